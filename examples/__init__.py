@@ -1,0 +1,1 @@
+"""The seed's five stages, runnable as ``python -m examples.stepNN_...``."""

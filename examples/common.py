@@ -1,0 +1,66 @@
+"""Shared by the step examples: flags and env -> client + config, and the round-by-round log.
+
+Connection settings follow the CLI: --base-url/--model flags, else QWEN_BASE_URL / QWEN_MODEL /
+QWEN_REASONING / QWEN_MAX_OUTPUT_TOKENS, else OPENAI_BASE_URL / OPENAI_MODEL / OPENAI_API_KEY.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from minipi.agent import AgentConfig, AgentEvent
+from minipi.ai import ClientConfig, Endpoint
+from minipi.ai import connect as connect_endpoint
+from minipi.ai.types import ModelClient
+from minipi.cli.render import HumanLog, words_for
+from minipi.cli.settings import DEFAULT_INSTRUCTIONS, resolve_settings
+from minipi.errors import MiniPiError
+
+HERE = Path(__file__).resolve().parent
+QUESTION = "帮我看看 reports 目录里的日报，告诉我这份日报的日期、订单数和营收。"
+
+
+def options(description: str = "") -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--project", type=Path, default=HERE / "sample_project")
+    parser.add_argument("--question", default=QUESTION)
+    parser.add_argument("--max-turns", type=int, default=8)
+    parser.add_argument("--base-url")
+    parser.add_argument("--model")
+    parser.add_argument("--api-key")
+    parser.add_argument("--wire", choices=["chat", "responses"])
+    return parser.parse_args()
+
+
+def connect(
+    args: argparse.Namespace, required: tuple[str, ...] = ()
+) -> tuple[ModelClient, AgentConfig]:
+    """The model client and the loop configuration the flags and environment describe."""
+    try:
+        settings = resolve_settings(
+            base_url=args.base_url, model=args.model, api_key=args.api_key, wire=args.wire
+        )
+    except MiniPiError as error:
+        sys.exit(f"error: {error}")
+    model = settings.model or "qwen3-0.6b"
+    client = connect_endpoint(
+        Endpoint(settings.base_url, model, settings.api_key, settings.wire), ClientConfig()
+    )
+    agent_config = AgentConfig(
+        model=model,
+        instructions=DEFAULT_INSTRUCTIONS,
+        max_turns=args.max_turns,
+        required_tool_names=required,
+        request_options=settings.request_options,
+    )
+    return client, agent_config
+
+
+def report(event: AgentEvent) -> None:
+    """Print each round the way the seed's log does."""
+    _log(event)
+
+
+_log = HumanLog(words_for(QUESTION), sys.stdout)

@@ -1,0 +1,61 @@
+"""Stage 3: run the first batch of calls, feed the results back, ask once more, then stop.
+
+With the daily-report task the model now asks for read_file: the program stops there and says
+the task is not done (exit 1), as in the seed.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from examples.common import connect, options, report
+from minipi.agent import ToolCallStarted, ToolResultReady
+from minipi.agent.tools import parse_arguments
+from minipi.ai.types import (
+    FunctionCallOutput,
+    Item,
+    Message,
+    ModelRequest,
+    output_text,
+    parse_function_calls,
+)
+from minipi.files import ProjectFiles, create_project_tools
+
+
+def main() -> None:
+    args = options(__doc__ or "")
+    client, config = connect(args)
+    history: list[Item] = [Message("user", args.question)]
+    with ProjectFiles(args.project) as files:
+        tools = {t.name: t for t in create_project_tools(files)}
+        for turn in (1, 2):
+            request = ModelRequest(
+                config.model,
+                history,
+                config.instructions,
+                [t.spec() for t in tools.values()],
+                parallel_tool_calls=False,
+                options=config.request_options,
+            )
+            response = client.create(request)
+            calls = parse_function_calls(response.items)
+            history.extend(response.items)  # the model's own output first, verbatim
+            if not calls:
+                print(output_text(response.items))
+                return
+            if turn == 2:
+                names = ", ".join(c.name for c in calls)
+                print(f"模型还需要工具（{names}），任务尚未完成。", file=sys.stderr)
+                sys.exit(1)
+            for call in calls:
+                report(ToolCallStarted(turn, call.call_id, call.name, call.arguments))
+                tool = tools[call.name]
+                arguments = parse_arguments(call.arguments, allow_empty=False)
+                result = arguments if not isinstance(arguments, dict) else tool.execute(arguments)
+                report(ToolResultReady(turn, call.call_id, call.name, result, 0.0))
+                history.append(FunctionCallOutput(call.call_id, result.content))
+    client.close()
+
+
+if __name__ == "__main__":
+    main()

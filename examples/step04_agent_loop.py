@@ -1,0 +1,24 @@
+"""Stage 4: the whole loop. ``--max-turns 2`` fails: two requests ask for tools, none answers."""
+
+from __future__ import annotations
+
+import sys
+
+from examples.common import connect, options, report
+from minipi.agent import run_agent
+from minipi.files import ProjectFiles, create_project_tools
+
+
+def main(required: tuple[str, ...] = ()) -> None:
+    args = options(__doc__ or "")
+    client, config = connect(args, required)
+    with ProjectFiles(args.project, 32 * 1024) as files:
+        result = run_agent(client, create_project_tools(files), config, args.question, report)
+    client.close()
+    if not result.succeeded:
+        sys.exit(f"{result.status}: {result.error}")
+    print(result.answer)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,3 @@
+from minipi.cli.main import main
+
+main()

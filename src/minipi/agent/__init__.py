@@ -1,0 +1,53 @@
+"""The agent layer ("pi_agent"): tools, the loop, its events and its result."""
+
+from minipi.agent.config import RESERVED_REQUEST_KEYS, AgentConfig
+from minipi.agent.events import (
+    AgentEvent,
+    AssistantText,
+    EventSink,
+    ModelResponded,
+    Notice,
+    RunEnd,
+    RunStart,
+    ToolCallStarted,
+    ToolResultReady,
+    TurnStart,
+    to_json,
+)
+from minipi.agent.function_tool import tool_from_function
+from minipi.agent.loop import run_agent
+from minipi.agent.result import RunResult, RunStatus
+from minipi.agent.tools import (
+    AgentTool,
+    ApprovalRequest,
+    Approver,
+    ToolHandler,
+    ToolResult,
+    parse_arguments,
+)
+
+__all__ = [
+    "RESERVED_REQUEST_KEYS",
+    "AgentConfig",
+    "AgentEvent",
+    "AgentTool",
+    "ApprovalRequest",
+    "Approver",
+    "AssistantText",
+    "EventSink",
+    "ModelResponded",
+    "Notice",
+    "RunEnd",
+    "RunResult",
+    "RunStart",
+    "RunStatus",
+    "ToolCallStarted",
+    "ToolHandler",
+    "ToolResult",
+    "ToolResultReady",
+    "TurnStart",
+    "parse_arguments",
+    "run_agent",
+    "to_json",
+    "tool_from_function",
+]

@@ -1,0 +1,52 @@
+"""Configuration of one agent run: a frozen value, built by the caller (the CLI reads env vars)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["RESERVED_REQUEST_KEYS", "AgentConfig"]
+
+RESERVED_REQUEST_KEYS = frozenset(
+    {
+        "model",
+        "instructions",
+        "input",
+        "messages",
+        "tools",
+        "tool_choice",
+        "parallel_tool_calls",
+        "store",
+        "stream",
+    }
+)
+"""Request keys the loop builds itself; ``request_options`` may not override them."""
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    """How the loop runs. Budgets end a run ``budget_exhausted``; nothing else is inferred."""
+
+    model: str
+    """Model name sent with every request."""
+    instructions: str | None = None
+    """System instructions (the seed's ``instructions``)."""
+    max_turns: int = 8
+    """Model requests allowed (the seed's meaning). The calls of the last turn still run."""
+    max_tool_calls: int | None = None
+    """Tool calls allowed in the whole run; calls beyond it are answered, not executed."""
+    max_seconds: float | None = None
+    """Wall-clock budget, checked before each model request."""
+    required_tool_names: tuple[str, ...] = ()
+    """Tools that must succeed, in this order, before the model may choose freely."""
+    request_options: Mapping[str, Any] = field(default_factory=dict)
+    """Extra request keys (temperature, max_output_tokens, reasoning...)."""
+    parallel_tool_calls: bool = True
+    """Let the model ask for several calls in one response."""
+    max_parallel_tools: int = 4
+    """Threads for independent calls of one response; sequential tools always run alone."""
+    max_repeats: int = 3
+    """Identical calls refused before the run fails ``stuck_loop``."""
+    max_repeated_errors: int = 3
+    """The same tool error this many times in a row fails the run ``repeated_tool_error``."""

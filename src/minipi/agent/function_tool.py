@@ -1,0 +1,106 @@
+"""Build an ``AgentTool`` from a typed Python function: the schema comes from its signature.
+
+    def get_weather(city: str, unit: Literal["c", "f"] = "c") -> str:
+        '''Current weather of a city.
+
+        Args:
+            city: the city's name, in English
+        '''
+
+    tool = tool_from_function(get_weather)
+
+Supported annotations: str, int, float, bool, list[X], dict, Literal[...], X | None.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+import types
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, get_args, get_origin
+
+from minipi.agent.tools import AgentTool, ToolResult
+from minipi.ai.types import JsonObject
+from minipi.errors import AgentError
+
+__all__ = ["tool_from_function"]
+
+_SCALARS: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
+
+
+def tool_from_function(
+    function: Callable[..., Any], *, name: str | None = None, sequential: bool = False
+) -> AgentTool:
+    """An AgentTool whose parameters are ``function``'s; its result becomes the tool output.
+
+    A str result is used as is; anything else is written as JSON. Raise ``ToolError`` in the
+    function for a refusal with a stable code.
+    """
+    hints = typing.get_type_hints(function)
+    doc = inspect.getdoc(function) or ""
+    described = _arg_docs(doc)
+    properties: JsonObject = {}
+    required: list[str] = []
+    for param in inspect.signature(function).parameters.values():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            raise AgentError(f"{function.__name__}: *args/**kwargs cannot be tool parameters")
+        if param.name not in hints:
+            raise AgentError(f"{function.__name__}: parameter {param.name!r} needs a type hint")
+        schema = _schema_of(hints[param.name], function.__name__)
+        if param.name in described:
+            schema["description"] = described[param.name]
+        properties[param.name] = schema
+        if param.default is inspect.Parameter.empty:
+            required.append(param.name)
+    parameters: JsonObject = {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
+
+    def handler(arguments: Mapping[str, Any]) -> str | ToolResult:
+        value = function(**arguments)
+        if isinstance(value, str | ToolResult):
+            return value
+        return json.dumps(value, ensure_ascii=False, default=str)
+
+    summary = doc.split("\n\n")[0].strip() or function.__name__
+    return AgentTool(name or function.__name__, summary, parameters, handler, sequential)
+
+
+def _schema_of(annotation: Any, owner: str) -> JsonObject:
+    if annotation in _SCALARS:
+        return {"type": _SCALARS[annotation]}
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Literal:
+        return {"enum": list(args)}
+    if origin in (types.UnionType, typing.Union):
+        options = [a for a in args if a is not type(None)]
+        if len(options) == 1:
+            inner = _schema_of(options[0], owner)
+            return {"anyOf": [inner, {"type": "null"}]}
+    if origin is list:
+        return {"type": "array", "items": _schema_of(args[0], owner) if args else {}}
+    if annotation is dict or origin is dict:
+        return {"type": "object"}
+    raise AgentError(f"{owner}: unsupported parameter type {annotation!r}")
+
+
+_ARG_LINE = re.compile(r"^\s+(\w+)(?:\s*\([^)]*\))?:\s*(.+)$")
+
+
+def _arg_docs(doc: str) -> dict[str, str]:
+    """Parameter descriptions from a Google-style ``Args:`` section."""
+    found: dict[str, str] = {}
+    section = doc.partition("Args:")[2]
+    for line in section.splitlines():
+        if line.strip() and not line.startswith((" ", "\t")):
+            break
+        match = _ARG_LINE.match(line)
+        if match:
+            found[match.group(1)] = match.group(2).strip()
+    return found

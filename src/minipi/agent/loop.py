@@ -1,0 +1,310 @@
+"""The agent loop: ask the model, run the calls it asks for, feed results back, repeat.
+
+``run_agent`` is the seed's loop with its exits made explicit: a run ends ``succeeded`` only
+when the model answers with text and no call is left unanswered; budgets end it
+``budget_exhausted``; infrastructure faults end it ``failed``; Ctrl-C ends it ``cancelled``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from minipi.agent.config import RESERVED_REQUEST_KEYS, AgentConfig
+from minipi.agent.events import (
+    AgentEvent,
+    AssistantText,
+    EventSink,
+    ModelResponded,
+    Notice,
+    RunEnd,
+    RunStart,
+    TurnStart,
+)
+from minipi.agent.execute import Ledger, Outcome, run_calls
+from minipi.agent.result import RunResult, RunStatus
+from minipi.agent.tools import AgentTool
+from minipi.ai.types import (
+    FunctionCall,
+    FunctionCallOutput,
+    Item,
+    Message,
+    ModelClient,
+    ModelRequest,
+    ModelResponse,
+    Usage,
+    output_text,
+    parse_function_calls,
+)
+from minipi.errors import AgentError, ModelError
+
+__all__ = ["run_agent"]
+
+
+@dataclass(frozen=True, slots=True)
+class FinalAnswer:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class RunTools:
+    calls: list[FunctionCall]
+
+
+@dataclass(frozen=True, slots=True)
+class Stop:
+    status: RunStatus
+    code: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class AskAgain:
+    reason: str
+
+
+Step = FinalAnswer | RunTools | Stop | AskAgain
+
+
+def run_agent(
+    client: ModelClient,
+    tools: Sequence[AgentTool],
+    config: AgentConfig,
+    question_or_history: str | Sequence[Item],
+    on_event: EventSink | None = None,
+) -> RunResult:
+    """Run the loop until the model answers, a budget runs out, or something fatal happens.
+
+    Raises ``AgentError`` only for a misconfigured run (before any request is sent); every
+    other outcome, including model and network failures, is a ``RunResult``.
+    """
+    run = _Run(client, tools, config, question_or_history, on_event)
+    try:
+        result = _loop(run)
+    except KeyboardInterrupt:
+        result = run.end(Stop("cancelled", "cancelled", "cancelled by the user"))
+    except ModelError as error:
+        result = run.end(Stop("failed", error.code, error.message))
+    run.emit(RunEnd(result))
+    return result
+
+
+def _loop(run: _Run) -> RunResult:
+    config = run.config
+    while True:
+        if run.turns >= config.max_turns:
+            return run.end(
+                Stop(
+                    "budget_exhausted",
+                    "max_turns",
+                    f"no final answer after {config.max_turns} model requests",
+                )
+            )
+        if run.out_of_time():
+            return run.end(
+                Stop(
+                    "budget_exhausted",
+                    "max_seconds",
+                    f"no final answer within {config.max_seconds} s",
+                )
+            )
+        run.turns += 1
+        response = run.ask_model()
+        step = _decide(run, response)
+        if isinstance(step, FinalAnswer):
+            return _finish(run, step)
+        if isinstance(step, Stop):
+            return run.end(step)
+        if isinstance(step, AskAgain):
+            run.emit(Notice(run.turns, step.reason, "retry"))
+            continue
+        for outcome in run_calls(step.calls, run.ledger, run.turns, run.emit):
+            run.deliver(outcome)
+        if run.ledger.stop is not None:
+            return run.end(Stop("failed", *run.ledger.stop))
+        if run.ledger.budget_hit:
+            return run.end(
+                Stop(
+                    "budget_exhausted",
+                    "max_tool_calls",
+                    f"the tool-call budget ({config.max_tool_calls}) is used up",
+                )
+            )
+
+
+def _finish(run: _Run, answer: FinalAnswer) -> RunResult:
+    """Success is a property of what ran, not of the model's text: a denied change fails."""
+    if run.ledger.denied:
+        refused = "; ".join(run.ledger.denied.values())
+        return run.end(
+            Stop(
+                "failed",
+                "user_denied",
+                f"a change the model asked for was denied, nothing was changed: {refused}",
+            )
+        )
+    return run.end(Stop("succeeded", "", ""), answer=answer.text)
+
+
+def _decide(run: _Run, response: ModelResponse) -> Step:
+    """What one model response means for the run (the calls win over any text beside them)."""
+    calls = parse_function_calls(response.items)
+    if response.finish_reason == "length":
+        return Stop(
+            "failed",
+            "truncated",
+            "the model's reply was cut off at its output-token "
+            "limit (raise max_output_tokens); nothing in it was executed",
+        )
+    if response.finish_reason == "content_filter":
+        return Stop("failed", "content_filter", "the endpoint filtered the model's reply")
+    if calls:
+        return RunTools(calls)
+    text = output_text(response.items)
+    if text:
+        return FinalAnswer(text)
+    run.empty_replies += 1
+    if run.empty_replies >= 2:
+        return Stop(
+            "failed",
+            "empty_output",
+            "the model returned neither text nor a tool call, twice in a row",
+        )
+    return AskAgain("the model returned neither text nor a tool call; asking once more")
+
+
+class _Run:
+    """The mutable state of one run: history, counters, the tool ledger, the event sink."""
+
+    def __init__(
+        self,
+        client: ModelClient,
+        tools: Sequence[AgentTool],
+        config: AgentConfig,
+        question_or_history: str | Sequence[Item],
+        on_event: EventSink | None,
+    ) -> None:
+        self.client = client
+        self.config = config
+        self.tools = _tool_map(tools)
+        _check_config(config, self.tools)
+        self.specs = tuple(tool.spec() for tool in tools)
+        if isinstance(question_or_history, str):
+            self.history: list[Item] = [Message("user", question_or_history)]
+        else:
+            self.history = list(question_or_history)
+        self.sink = on_event
+        self.ledger = Ledger(self.tools, config)
+        self.turns = 0
+        self.empty_replies = 0
+        self.required_index = 0
+        self.usage = Usage()
+        self.started = time.monotonic()
+        question = next(
+            (i.text for i in reversed(self.history) if isinstance(i, Message) and i.role == "user"),
+            "",
+        )
+        self.emit(RunStart(question, config.model, tuple(self.tools)))
+
+    def emit(self, event: AgentEvent) -> None:
+        if self.sink is not None:
+            self.sink(event)
+
+    def out_of_time(self) -> bool:
+        limit = self.config.max_seconds
+        return limit is not None and time.monotonic() - self.started >= limit
+
+    def tool_choice(self) -> str:
+        required = self.config.required_tool_names
+        return required[self.required_index] if self.required_index < len(required) else "auto"
+
+    def ask_model(self) -> ModelResponse:
+        choice = self.tool_choice()
+        request = ModelRequest(
+            model=self.config.model,
+            items=self.history,
+            instructions=self.config.instructions,
+            tools=self.specs,
+            tool_choice=choice,
+            parallel_tool_calls=self.config.parallel_tool_calls,
+            options=self.config.request_options,
+        )
+        self.emit(TurnStart(self.turns, choice, self.history))
+        started = time.perf_counter()
+        response = self.client.create(request)
+        self.usage = self.usage + response.usage
+        self.emit(ModelResponded(self.turns, response, time.perf_counter() - started))
+        text = output_text(response.items)
+        if text:
+            self.emit(AssistantText(self.turns, text))
+        if text or parse_function_calls(response.items):
+            self.empty_replies = 0
+            self.history.extend(response.items)  # replay the model's own items first, verbatim
+        return response
+
+    def deliver(self, outcome: Outcome) -> None:
+        self.history.append(FunctionCallOutput(outcome.call.call_id, outcome.result.content))
+        required = self.config.required_tool_names
+        if (
+            self.required_index < len(required)
+            and outcome.call.name == required[self.required_index]
+            and not outcome.result.is_error
+        ):
+            self.required_index += 1
+
+    def end(self, stop: Stop, answer: str = "") -> RunResult:
+        _close_open_calls(self.history, stop)
+        return RunResult(
+            status=stop.status,
+            answer=answer,
+            items=tuple(self.history),
+            usage=self.usage,
+            turns=self.turns,
+            tool_calls=self.ledger.executed,
+            code=stop.code or None,
+            error=stop.message or None,
+        )
+
+
+def _close_open_calls(history: list[Item], stop: Stop) -> None:
+    """Answer every call that has no result yet, so the history stays valid to send again."""
+    answered = {i.call_id for i in history if isinstance(i, FunctionCallOutput)}
+    for item in list(history):
+        if isinstance(item, FunctionCall) and item.call_id not in answered:
+            note = (
+                "interrupted: outcome unknown, verify before retrying"
+                if stop.status == "cancelled"
+                else f"not executed: {stop.message}"
+            )
+            history.append(FunctionCallOutput(item.call_id, note))
+
+
+def _tool_map(tools: Sequence[AgentTool]) -> dict[str, AgentTool]:
+    by_name: dict[str, AgentTool] = {}
+    for tool in tools:
+        if tool.name in by_name:
+            raise AgentError(
+                f"two tools are named {tool.name!r}; tool names must be unique",
+                code="duplicate_tool",
+            )
+        by_name[tool.name] = tool
+    return by_name
+
+
+def _check_config(config: AgentConfig, tools: dict[str, AgentTool]) -> None:
+    unknown = sorted(set(config.required_tool_names) - set(tools))
+    if unknown:
+        raise AgentError(
+            f"required tool(s) not registered: {', '.join(unknown)}; "
+            f"registered: {', '.join(sorted(tools))}",
+            code="unknown_required_tool",
+        )
+    reserved = sorted(RESERVED_REQUEST_KEYS & set(config.request_options))
+    if reserved:
+        raise AgentError(
+            f"request options may not override the loop's own keys: {', '.join(reserved)}",
+            code="reserved_request_key",
+        )
+    if config.max_turns < 1:
+        raise AgentError("max_turns must be at least 1", code="invalid_budget")

@@ -1,0 +1,36 @@
+"""How a run ended: exactly one status, the answer only when it succeeded."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+from minipi.ai.types import Item, Usage
+
+__all__ = ["RunResult", "RunStatus"]
+
+RunStatus: TypeAlias = Literal["succeeded", "failed", "budget_exhausted", "cancelled"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """The outcome of ``run_agent``.
+
+    ``answer`` is the model's final text, and is empty unless ``status == "succeeded"``:
+    half-done work is never reported as an answer. ``code``/``error`` say why a run did not
+    succeed (``budget_exhausted``, ``empty_output``, ``endpoint_unreachable``...). ``items`` is
+    the whole history (question, model output, tool results), valid to send again.
+    """
+
+    status: RunStatus
+    answer: str
+    items: tuple[Item, ...]
+    usage: Usage
+    turns: int
+    tool_calls: int
+    code: str | None = None
+    error: str | None = None
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status == "succeeded"

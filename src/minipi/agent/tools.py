@@ -1,0 +1,187 @@
+"""Tools: what the model is told (name, description, JSON Schema) plus the handler that runs.
+
+A tool failure is data: ``execute`` never raises for a refused or failed call; it returns a
+``ToolResult`` with ``is_error=True`` and a stable ``code`` that goes back to the model.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from minipi.ai.types import JsonObject, ToolSpec
+from minipi.errors import ToolError
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
+
+__all__ = [
+    "AgentTool",
+    "ApprovalRequest",
+    "Approver",
+    "ToolHandler",
+    "ToolResult",
+    "parse_arguments",
+]
+
+MAX_ARGUMENTS_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """What one call produced. ``code`` is a stable error code when ``is_error`` is true.
+
+    ``choices`` maps an argument name (``path``) to values the tool has just shown to exist;
+    guided tool calling may offer them to the model. ``changed`` says the call changed state
+    (a file moved), so earlier reads may be stale.
+    """
+
+    content: str
+    is_error: bool = False
+    code: str | None = None
+    choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    changed: bool = False
+
+    @classmethod
+    def error(cls, code: str, message: str) -> ToolResult:
+        return cls(f"error [{code}]: {message}", is_error=True, code=code)
+
+
+ToolHandler = Callable[[Mapping[str, Any]], "str | ToolResult"]
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequest:
+    """What a tool asks a human to approve, in the canonical form it will execute.
+
+    ``details`` are shown as ``key: value`` lines (e.g. ``source``/``destination`` as
+    root-relative canonical paths).
+    """
+
+    tool: str
+    summary: str
+    details: Mapping[str, str] = field(default_factory=dict)
+
+
+Approver = Callable[[ApprovalRequest], bool]
+"""Returns True to allow. Must treat a closed or non-interactive input as a denial."""
+
+
+@dataclass(frozen=True)
+class AgentTool:
+    """One tool: the declaration the model sees, plus the handler our code runs.
+
+    ``sequential`` tools (writes) run alone and in the model's order, never in parallel with
+    other calls; a successful sequential call also makes earlier identical reads re-runnable.
+    """
+
+    name: str
+    description: str
+    parameters: JsonObject
+    handler: ToolHandler
+    sequential: bool = False
+
+    def schema(self) -> JsonObject:
+        """The Responses-style declaration of this tool (the seed's format).
+
+        ``strict`` only when every property is required: OpenAI's strict mode refuses
+        optional properties.
+        """
+        properties = self.parameters.get("properties", {})
+        required = set(self.parameters.get("required", ()))
+        return {
+            "type": "function",
+            "name": self.name,
+            "description": self.description,
+            "parameters": self.parameters,
+            "strict": set(properties) <= required,
+        }
+
+    def spec(self) -> ToolSpec:
+        return ToolSpec(self.name, self.description, self.parameters)
+
+    def validate(self, arguments: Mapping[str, Any]) -> str | None:
+        """A short description of what is wrong with ``arguments``, or None when valid."""
+        errors = sorted(_validator(self.parameters).iter_errors(arguments), key=_error_order)
+        if not errors:
+            return None
+        return "; ".join(_describe(e) for e in errors[:4])
+
+    def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
+        """Validate ``arguments`` against the schema, then run the handler. Never raises."""
+        problem = self.validate(arguments)
+        if problem is not None:
+            return ToolResult.error("invalid_arguments", f"{self.name}: {problem}")
+        try:
+            result = self.handler(arguments)
+        except ToolError as error:
+            return ToolResult.error(error.code, error.message)
+        except Exception as error:  # a handler bug must not end the run: report it as data
+            return ToolResult.error("tool_failure", f"{self.name} failed: {type(error).__name__}")
+        return result if isinstance(result, ToolResult) else ToolResult(result)
+
+
+def parse_arguments(text: str, *, allow_empty: bool) -> JsonObject | ToolResult:
+    """Decode a call's JSON arguments, or an error result (``invalid_json`` and friends).
+
+    ``""`` counts as ``{}`` only for tools that take no parameters (``allow_empty``). NaN and
+    Infinity are refused: they are not JSON.
+    """
+    if len(text) > MAX_ARGUMENTS_BYTES:
+        return ToolResult.error(
+            "arguments_too_large",
+            f"arguments are {len(text)} characters; the limit is {MAX_ARGUMENTS_BYTES}",
+        )
+    if not text.strip() and allow_empty:
+        return {}
+    try:
+        value = json.loads(text, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError) as error:
+        return ToolResult.error("invalid_json", f"arguments are not valid JSON: {_short(error)}")
+    if not isinstance(value, dict):
+        kind = "null" if value is None else type(value).__name__
+        return ToolResult.error("invalid_arguments", f"arguments must be a JSON object, got {kind}")
+    return value
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _short(error: BaseException) -> str:
+    if isinstance(error, RecursionError):
+        return "nested too deeply"
+    return str(error).split("\n")[0][:120]
+
+
+_validators: dict[str, Validator] = {}
+
+
+def _validator(schema: JsonObject) -> Validator:
+    key = json.dumps(schema, sort_keys=True)
+    validator = _validators.get(key)
+    if validator is None:
+        from jsonschema import Draft202012Validator  # deferred: keeps `import minipi` fast
+
+        validator = Draft202012Validator(schema)
+        _validators[key] = validator
+    return validator
+
+
+def _error_order(error: Any) -> str:
+    return str(list(error.path))
+
+
+def _describe(error: Any) -> str:
+    where = ".".join(str(p) for p in error.path)
+    if error.validator == "additionalProperties":
+        extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
+        return "unexpected field(s) " + ", ".join(repr(e) for e in extra)
+    if error.validator == "required":
+        return str(error.message).replace(" is a required property", " is required")
+    message = str(error.message)
+    if len(message) > 100:
+        message = message[:100] + "…"
+    return f"{where}: {message}" if where else message

@@ -1,0 +1,78 @@
+"""Where the model lives (``Endpoint``) and how patiently we talk to it (``ClientConfig``).
+
+Both are frozen values built by the caller; environment variables are read only in the CLI.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from minipi.errors import ConfigError
+
+__all__ = ["ClientConfig", "Endpoint"]
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """An OpenAI-compatible model endpoint.
+
+    ``base_url`` is normalised: surrounding whitespace and trailing slashes are removed, and a
+    URL without a path gets ``/v1``, so ``http://127.0.0.1:8021`` and
+    ``http://127.0.0.1:8021/v1/`` name the same endpoint. The repr never shows the key.
+    """
+
+    base_url: str
+    """Root of the API, e.g. ``http://127.0.0.1:8021/v1``; request paths are appended to it."""
+    model: str
+    """Model name sent with every request (``qwen3-0.6b``)."""
+    api_key: str | None = None
+    """Sent as ``Authorization: Bearer KEY`` when set; never printed."""
+    wire: Literal["responses", "chat"] = "chat"
+    """``chat`` for ``/chat/completions`` (most local servers), ``responses`` for ``/responses``."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "base_url", _normalise(self.base_url))
+        if self.wire not in ("responses", "chat"):
+            raise ConfigError(f"unknown wire {self.wire!r}: use 'chat' or 'responses'")
+
+    def __repr__(self) -> str:
+        key = "None" if self.api_key is None else "'***'"
+        return (
+            f"Endpoint(base_url={self.base_url!r}, model={self.model!r}, "
+            f"api_key={key}, wire={self.wire!r})"
+        )
+
+
+def _normalise(base_url: str) -> str:
+    url = base_url.strip().rstrip("/")
+    scheme, _, rest = url.partition("://")  # not urllib.parse: it costs start-up time
+    host, slash, _ = rest.partition("/")
+    if scheme.lower() not in ("http", "https") or not host:
+        raise ConfigError(
+            f"base URL {base_url!r} is not an http(s) URL — set --base-url / QWEN_BASE_URL "
+            "like http://127.0.0.1:8021/v1"
+        )
+    return url if slash else url + "/v1"
+
+
+@dataclass(frozen=True)
+class ClientConfig:
+    """Timeouts and the retry policy of the HTTP model clients (RELIABILITY default 7)."""
+
+    connect_timeout: float = 5.0
+    """Seconds to establish a connection."""
+    read_timeout: float = 120.0
+    """Seconds to wait for the answer (also bounds each write)."""
+    max_retries: int = 2
+    """Retries after the first attempt, for 408/409/429/5xx, connection errors and timeouts."""
+    backoff_base: float = 0.5
+    """Retry ``n`` (from 0) waits ``backoff_base * 2**n`` seconds, plus a little jitter."""
+    max_retry_after: float = 20.0
+    """A ``Retry-After`` longer than this is not waited for: the request fails at once."""
+
+    def __post_init__(self) -> None:
+        if self.connect_timeout <= 0 or self.read_timeout <= 0:
+            raise ConfigError("timeouts must be positive seconds")
+        if self.max_retries < 0 or self.backoff_base < 0 or self.max_retry_after < 0:
+            raise ConfigError("max_retries, backoff_base and max_retry_after must be >= 0")

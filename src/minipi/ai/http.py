@@ -1,0 +1,315 @@
+"""The HTTP core both wire modules share: one keep-alive ``httpx.Client``, retries, errors.
+
+The retry policy lives here and nowhere else (RELIABILITY default 7): 408, 409, 429, 5xx,
+connection errors and timeouts are retried up to ``max_retries`` times with exponential
+backoff; a ``Retry-After`` up to ``max_retry_after`` seconds is honoured, a longer one fails at
+once. Other 4xx are never retried. Every failure is a ``ModelError`` whose message says what
+to do next; nothing else escapes (no httpx exception, no traceback-only ``KeyError``).
+
+This module imports httpx (~0.1 s), so only the wire modules import it, lazily via ``connect``.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import random
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+
+from minipi.ai.endpoint import ClientConfig, Endpoint
+from minipi.ai.types import JsonObject
+from minipi.errors import (
+    ConfigError,
+    ModelConnectionError,
+    ModelError,
+    ModelHTTPError,
+    ModelProtocolError,
+    ModelTimeoutError,
+)
+
+__all__ = ["HttpCore"]
+
+_JSON_HEADERS = {"content-type": "application/json"}
+_RETRY_STATUSES = frozenset({408, 409, 429})
+_SNIPPET = 300
+
+
+@dataclass(frozen=True, slots=True)
+class _Retry:
+    """An attempt failed in a way worth retrying: wait ``delay``, or raise ``error`` if last."""
+
+    delay: float
+    error: ModelError
+
+
+class HttpCore:
+    """POSTs JSON to one endpoint over a single keep-alive connection pool.
+
+    Thread-safe (httpx.Client is); ``close()`` releases every connection.
+    """
+
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        config: ClientConfig,
+        *,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.endpoint = endpoint
+        self.config = config
+        headers = {"accept": "application/json"}
+        if endpoint.api_key:
+            headers["authorization"] = f"Bearer {endpoint.api_key}"
+        timeout = httpx.Timeout(
+            connect=config.connect_timeout,
+            read=config.read_timeout,
+            write=config.read_timeout,
+            pool=config.connect_timeout,
+        )
+        if transport is None and endpoint.base_url.startswith("http://"):
+            # Plain HTTP never does TLS (redirects are not followed; env proxies get their own
+            # transports), so skip loading the CA bundle: 40-70 ms per client.
+            transport = httpx.HTTPTransport(verify=False)
+        self._client = httpx.Client(headers=headers, timeout=timeout, transport=transport)
+
+    def close(self) -> None:
+        self._client.close()
+
+    def post_json(self, path: str, body: bytes) -> tuple[JsonObject, int]:
+        """POST ``body`` (encoded JSON) to ``base_url + path``; the answer's JSON object and
+        the number of bytes sent. Raises a ``ModelError`` subclass after the retry policy."""
+        url = self.endpoint.base_url + path
+        attempt = 0
+        while True:
+            outcome = self._attempt(url, body, attempt)
+            if not isinstance(outcome, _Retry):
+                return outcome, len(body)
+            if attempt == self.config.max_retries:
+                raise outcome.error
+            time.sleep(outcome.delay)
+            attempt += 1
+
+    def _attempt(self, url: str, body: bytes, attempt: int) -> JsonObject | _Retry:
+        tries = attempt + 1
+        try:
+            # Non-streaming: httpx reads the whole body and closes the response (no leak).
+            response = self._client.post(url, content=body, headers=_JSON_HEADERS)
+        except httpx.TimeoutException as exc:
+            return _Retry(self._backoff(attempt), self._timeout_error(url, exc, tries))
+        except httpx.TransportError as exc:  # refused, reset, DNS...: maybe transient
+            return _Retry(self._backoff(attempt), self._connection_error(url, exc, tries))
+        except httpx.HTTPError as exc:  # e.g. a body that fails to decompress: not transient
+            raise ModelProtocolError(
+                f"{url} sent an unreadable answer: {_reason(exc)}", url=url
+            ) from None
+        except httpx.InvalidURL as exc:
+            raise ConfigError(
+                f"base URL {self.endpoint.base_url} is not valid ({exc}) — check --base-url / "
+                "QWEN_BASE_URL"
+            ) from None
+        if response.is_success:
+            return _decode_json(response, url)
+        return self._failure(response, url, attempt)
+
+    def _failure(self, response: httpx.Response, url: str, attempt: int) -> _Retry:
+        """A non-2xx answer: a ``_Retry`` when the policy allows one, else raise."""
+        status = response.status_code
+        if status not in _RETRY_STATUSES and status < 500:
+            raise self._client_error(response, url)
+        tries = _plural(attempt + 1, "attempt")
+        delay = _retry_after(response.headers)
+        if delay is not None and delay > self.config.max_retry_after:
+            raise _unavailable(
+                response,
+                url,
+                "",
+                f"the server asks to wait {delay:g} s "
+                f"(Retry-After), more than the {self.config.max_retry_after:g} s "
+                "minipi waits; try again later",
+            )
+        return _Retry(
+            self._backoff(attempt) if delay is None else delay,
+            _unavailable(response, url, f" ({tries})", "try again later or check the server"),
+        )
+
+    def _timeout_error(
+        self, url: str, exc: httpx.TimeoutException, tries: int
+    ) -> ModelTimeoutError:
+        if isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout):
+            limit = f"{self.config.connect_timeout:g} s connect"
+        else:
+            limit = f"{self.config.read_timeout:g} s read"
+        return ModelTimeoutError(
+            f"no answer from {url} within the {limit} timeout ({_plural(tries, 'attempt')}) — "
+            "the server may be overloaded or the prompt too long; raise the timeout or use a "
+            "smaller model",
+            url=url,
+        )
+
+    def _connection_error(
+        self, url: str, exc: httpx.TransportError, tries: int
+    ) -> ModelConnectionError:
+        return ModelConnectionError(
+            f"cannot connect to {self.endpoint.base_url} — is the server running? (start one "
+            "with `minipi serve`, or set --base-url / QWEN_BASE_URL) "
+            f"[{_plural(tries, 'attempt')}: {_reason(exc)}]",
+            url=url,
+        )
+
+    def _backoff(self, attempt: int) -> float:
+        # Jitter keeps many clients (batch runs) from retrying in lock-step.
+        return self.config.backoff_base * 2.0**attempt * (1 + random.random() / 10)
+
+    def _client_error(self, response: httpx.Response, url: str) -> ModelHTTPError:
+        """A 4xx that retrying cannot fix, with what to change."""
+        status, detail = response.status_code, _server_message(response)
+        if status == 404:
+            return self._not_found(response, url)
+        if status in (401, 403):
+            sent = "the API key was refused" if self.endpoint.api_key else "no API key was sent"
+            return ModelHTTPError(
+                f"{url} answered {status} ({sent}): {detail} — check --api-key / OPENAI_API_KEY",
+                status=status,
+                url=url,
+                code="unauthorized",
+            )
+        if status == 400:
+            hint = ""
+            if "context" in detail.lower():
+                hint = " — the conversation may be longer than the model's context window"
+            return ModelHTTPError(
+                f"{url} rejected the request (400): {detail}{hint}",
+                status=status,
+                url=url,
+                code="bad_request",
+            )
+        return ModelHTTPError(f"{url} answered {status}: {detail}", status=status, url=url)
+
+    def _not_found(self, response: httpx.Response, url: str) -> ModelHTTPError:
+        model = self.endpoint.model
+        if model and model in response.text:
+            available = self._model_ids()
+            listing = f" (available: {', '.join(available)})" if available else ""
+            return ModelHTTPError(
+                f"model '{model}' not found at {self.endpoint.base_url}{listing} — check "
+                "--model / QWEN_MODEL",
+                status=404,
+                url=url,
+                code="model_not_found",
+            )
+        hint = ""
+        if self.endpoint.wire == "responses":
+            hint = ", or this server does not speak the Responses API: try --wire chat"
+        return ModelHTTPError(
+            f"{url} not found (404) — check --base-url (it usually ends in /v1){hint}",
+            status=404,
+            url=url,
+            code="not_found",
+        )
+
+    def _model_ids(self) -> list[str]:
+        """The ids ``GET {base}/models`` lists, or ``[]``: only a hint, so failures are moot."""
+        try:
+            response = self._client.get(self.endpoint.base_url + "/models", timeout=2.0)
+            data: Any = response.json() if response.is_success else {}
+        except (httpx.HTTPError, ValueError):
+            return []
+        entries = data.get("data") if isinstance(data, dict) else None
+        if not isinstance(entries, list):
+            return []
+        ids = (e.get("id") for e in entries if isinstance(e, dict))
+        return [i for i in ids if isinstance(i, str)][:20]
+
+
+def _decode_json(response: httpx.Response, url: str) -> JsonObject:
+    """The 2xx body as a JSON object; ``ModelProtocolError`` for anything else (E12)."""
+    try:
+        data = json.loads(response.content)
+    except (ValueError, RecursionError):
+        kind = response.headers.get("content-type", "no content type")
+        raise ModelProtocolError(
+            f"{url} answered {response.status_code} with a body that is not JSON ({kind}): "
+            f"{_snippet(response.text)!r} — is --base-url a proxy or web page instead of the "
+            "model API? (check HTTP_PROXY / NO_PROXY)",
+            url=url,
+        ) from None
+    if not isinstance(data, dict):
+        raise ModelProtocolError(
+            f"{url} answered JSON that is not an object: {_snippet(response.text)!r}", url=url
+        )
+    return data
+
+
+def _unavailable(response: httpx.Response, url: str, note: str, advice: str) -> ModelHTTPError:
+    """A retryable status that is not (or no longer) retried: 429 -> ``rate_limited``."""
+    status = response.status_code
+    code = "rate_limited" if status == 429 else "endpoint_unavailable"
+    what = "rate limited by" if status == 429 else f"{status} from"
+    return ModelHTTPError(
+        f"{what} {url}{note}: {_server_message(response)} — {advice}",
+        status=status,
+        url=url,
+        code=code,
+    )
+
+
+def _retry_after(headers: httpx.Headers) -> float | None:
+    """Seconds the server asks us to wait (``Retry-After`` seconds or HTTP-date), if any."""
+    value = headers.get("retry-after-ms")
+    if value is not None:
+        try:
+            return max(float(value) / 1000, 0.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max((when - datetime.now(UTC)).total_seconds(), 0.0)
+
+
+def _server_message(response: httpx.Response) -> str:
+    """The error text the server gave (``error.message`` and kin), else a body snippet."""
+    try:
+        data: Any = json.loads(response.content)
+    except (ValueError, RecursionError):
+        data = None
+    if isinstance(data, dict):
+        error = data.get("error")
+        for candidate in (
+            error.get("message") if isinstance(error, dict) else error,
+            data.get("message"),
+            data.get("detail"),
+        ):
+            if isinstance(candidate, str) and candidate:
+                return _snippet(candidate)
+    if "html" in response.headers.get("content-type", ""):
+        return "an HTML page (a proxy or web server, not the model API?)"
+    return _snippet(response.text) or f"HTTP {response.status_code} with an empty body"
+
+
+def _snippet(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _SNIPPET else text[:_SNIPPET] + "…"
+
+
+def _reason(exc: Exception) -> str:
+    return str(exc) or type(exc).__name__
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -1,0 +1,166 @@
+"""The OpenAI Responses wire: ``POST {base}/responses`` (the seed's API).
+
+Request::
+
+    {"model", "instructions"?, "input": [...], "tools": [{"type": "function", "name",
+     "description", "parameters", "strict": true}], "tool_choice", "parallel_tool_calls",
+     "store": false, **options}
+
+Input items: a user message is ``{"role": "user", "content": [{"type": "input_text", ...}]}``
+(the seed's shape); a tool result is ``{"type": "function_call_output", "call_id", "output"}``;
+an item the model produced on this wire is replayed verbatim from its ``raw`` output item,
+reasoning included. Items from the chat wire are converted from their neutral fields, except
+chat reasoning, which is left out: Responses servers want an id or encrypted content for a
+reasoning input item that a chat reply cannot supply.
+"""
+
+from __future__ import annotations
+
+from minipi.ai.types import (
+    FinishReason,
+    FunctionCall,
+    FunctionCallOutput,
+    Item,
+    JsonObject,
+    Message,
+    ModelRequest,
+    Reasoning,
+    ToolSpec,
+    Usage,
+)
+from minipi.ai.wire import WireClient, decode_call, dumps, read_usage
+from minipi.errors import ModelProtocolError
+
+__all__ = ["ResponsesClient"]
+
+_CHOICES = frozenset({"auto", "none", "required"})
+_INCOMPLETE: dict[str, FinishReason] = {
+    "max_output_tokens": "length",
+    "content_filter": "content_filter",
+}
+
+
+class ResponsesClient(WireClient):
+    """``ModelClient`` for the Responses API (``store`` is always false: we send history)."""
+
+    path = "/responses"
+    reserved = frozenset(
+        {
+            "model",
+            "instructions",
+            "input",
+            "tools",
+            "tool_choice",
+            "parallel_tool_calls",
+            "store",
+            "stream",
+        }
+    )
+
+    def encode_envelope(self, request: ModelRequest) -> tuple[bytes, bytes]:
+        head = b'{"model":' + dumps(request.model)
+        if request.instructions:
+            head += b',"instructions":' + dumps(request.instructions)
+        choice = request.tool_choice
+        tail = b"".join(
+            (
+                b'],"tools":',
+                self.tools_json(tuple(request.tools)),
+                b',"tool_choice":',
+                dumps(choice if choice in _CHOICES else {"type": "function", "name": choice}),
+                b',"parallel_tool_calls":',
+                b"true" if request.parallel_tool_calls else b"false",
+                b',"store":false',
+            )
+        )
+        return head + b',"input":[', tail
+
+    def encode_tool(self, tool: ToolSpec) -> JsonObject:
+        return {
+            "type": "function",
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.parameters,
+            "strict": True,
+        }
+
+    def encode_unit(self, items: tuple[Item, ...], start: int) -> tuple[int, bytes]:
+        return start + 1, _input_item(items[start])
+
+    def decode(self, data: JsonObject) -> tuple[tuple[Item, ...], FinishReason, Usage]:
+        output = data.get("output")
+        if not isinstance(output, list):
+            raise ModelProtocolError("the response has no `output` list")
+        seen: set[str] = set()
+        items = tuple(i for entry in output if (i := _output_item(entry, seen)) is not None)
+        finish = _finish(data, any(isinstance(i, FunctionCall) for i in items))
+        usage = read_usage(data, "input_tokens", "output_tokens", "input_tokens_details")
+        return items, finish, usage
+
+
+def _input_item(item: Item) -> bytes:
+    """One input item as JSON; ``b""`` for an item this wire leaves out."""
+    if isinstance(item, FunctionCallOutput):
+        return dumps(
+            {"type": "function_call_output", "call_id": item.call_id, "output": item.output}
+        )
+    if item.raw is not None and item.wire == "responses":
+        return dumps(item.raw)
+    if isinstance(item, Message):
+        if item.role == "assistant":
+            return dumps({"role": "assistant", "content": item.text})
+        return dumps({"role": item.role, "content": [{"type": "input_text", "text": item.text}]})
+    if isinstance(item, FunctionCall):
+        return dumps(
+            {
+                "type": "function_call",
+                "call_id": item.call_id,
+                "name": item.name,
+                "arguments": item.arguments,
+            }
+        )
+    return b""  # chat reasoning: see the module docstring
+
+
+def _output_item(entry: object, seen: set[str]) -> Item | None:
+    """One output item -> a neutral item keeping ``entry`` as raw; None for other kinds."""
+    if not isinstance(entry, dict):
+        raise ModelProtocolError(f"an `output` entry is not an object: {str(entry)[:80]}")
+    kind = entry.get("type")
+    if kind == "message":
+        return Message("assistant", "".join(_texts(entry.get("content"))), entry, "responses")
+    if kind == "function_call":
+        sent_id = entry.get("call_id")
+        name, arguments, call_id = decode_call(
+            entry.get("name"), entry.get("arguments", ""), sent_id, seen
+        )
+        # A made-up id goes into the raw copy too, so the replayed call and its output agree.
+        raw = entry if call_id == sent_id else {**entry, "call_id": call_id}
+        return FunctionCall(call_id, name, arguments, raw, "responses")
+    if kind == "reasoning":
+        texts = _texts(entry.get("summary")) + _texts(entry.get("content"))
+        return Reasoning("\n\n".join(texts), entry, "responses")
+    return None  # built-in tool items (web search...) are not part of a minipi conversation
+
+
+def _texts(parts: object) -> list[str]:
+    """The texts of a content/summary part list (any ``text`` part kind)."""
+    if parts is None:
+        return []
+    if isinstance(parts, str):
+        return [parts]
+    if not isinstance(parts, list):
+        raise ModelProtocolError(f"a content list is not a list: {str(parts)[:80]}")
+    texts = (p.get("text") if isinstance(p, dict) else None for p in parts)
+    return [t for t in texts if isinstance(t, str) and t]
+
+
+def _finish(data: JsonObject, has_calls: bool) -> FinishReason:
+    status = data.get("status")
+    if status == "completed":
+        return "tool_calls" if has_calls else "stop"
+    if status == "incomplete":
+        details = data.get("incomplete_details")
+        reason = details.get("reason") if isinstance(details, dict) else None
+        return _INCOMPLETE.get(reason, "unknown") if isinstance(reason, str) else "unknown"
+    return "unknown"  # no status, or queued/in_progress: not a finished answer

@@ -1,0 +1,144 @@
+"""Neutral, wire-independent types of the model layer.
+
+A conversation is a list of items. The loop only ever sees these; the wire modules
+(``responses.py``, ``chat.py``) translate them to and from JSON at the HTTP boundary.
+Items the model produced keep the wire JSON they came from in ``raw`` (with ``wire`` naming
+the API), so that the same wire replays them verbatim, reasoning items included. For Chat
+Completions one assistant message becomes several items that share the same ``raw`` object;
+the encoder emits that message once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TypeAlias
+
+JsonObject: TypeAlias = dict[str, Any]
+Wire: TypeAlias = Literal["responses", "chat"]
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """Text from the user, or text the assistant produced."""
+
+    role: Literal["user", "assistant", "system"]
+    text: str
+    raw: JsonObject | None = None
+    wire: Wire | None = None
+    type: Literal["message"] = "message"
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionCall:
+    """The model asks for one tool call. ``arguments`` is the JSON text as the model sent it."""
+
+    call_id: str
+    name: str
+    arguments: str
+    raw: JsonObject | None = None
+    wire: Wire | None = None
+    type: Literal["function_call"] = "function_call"
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionCallOutput:
+    """The result of one call, paired to it by ``call_id``."""
+
+    call_id: str
+    output: str
+    type: Literal["function_call_output"] = "function_call_output"
+
+
+@dataclass(frozen=True, slots=True)
+class Reasoning:
+    """Reasoning the model emitted; replayed, never shown as an answer."""
+
+    text: str
+    raw: JsonObject | None = None
+    wire: Wire | None = None
+    type: Literal["reasoning"] = "reasoning"
+
+
+Item: TypeAlias = Message | FunctionCall | FunctionCallOutput | Reasoning
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """What the model is told about one tool."""
+
+    name: str
+    description: str
+    parameters: JsonObject
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token counts of one request (or a sum of several)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    requests: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cached_tokens + other.cached_tokens,
+            self.requests + other.requests,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    """One request to the model, in neutral form.
+
+    ``tool_choice`` is ``"auto"``, ``"none"``, ``"required"`` or the name of one tool that must
+    be called. ``options`` are extra wire keys (temperature, max_output_tokens, reasoning...);
+    they may not override the keys the request is built from.
+    """
+
+    model: str
+    items: Sequence[Item]
+    instructions: str | None = None
+    tools: Sequence[ToolSpec] = ()
+    tool_choice: str = "auto"
+    parallel_tool_calls: bool = True
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+FinishReason: TypeAlias = Literal["stop", "tool_calls", "length", "content_filter", "unknown"]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelResponse:
+    """The model's output items plus what the wire said about them."""
+
+    items: tuple[Item, ...]
+    finish_reason: FinishReason = "stop"
+    usage: Usage = Usage()
+    id: str | None = None
+    raw: JsonObject = field(default_factory=dict)
+    request_bytes: int = 0
+
+
+class ModelClient(Protocol):
+    """Anything that turns a ModelRequest into a ModelResponse (one HTTP request, or a script)."""
+
+    def create(self, request: ModelRequest) -> ModelResponse: ...
+
+    def close(self) -> None: ...
+
+
+def output_text(items: Sequence[Item]) -> str:
+    """The assistant text of ``items`` joined, with ``<think>`` blocks removed."""
+    from minipi.ai.think import strip_think
+
+    parts = [i.text for i in items if isinstance(i, Message) and i.role == "assistant"]
+    return strip_think("".join(parts)).strip()
+
+
+def parse_function_calls(items: Sequence[Item]) -> list[FunctionCall]:
+    """The calls among ``items``, in the model's order."""
+    return [i for i in items if isinstance(i, FunctionCall)]

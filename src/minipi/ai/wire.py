@@ -1,0 +1,255 @@
+"""What the two wire modules share: the client skeleton, the fragment cache, call decoding.
+
+Per-turn cost matters (a 200-turn run re-sends a history that grows every turn), so a request
+body is never encoded whole: each wire message is encoded once into a JSON fragment (bytes),
+the ``FragmentCache`` reuses the previous request's fragments for the part of the history
+that did not change, and the body is the join of the fragments inside a small envelope.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import httpx
+
+from minipi.ai.endpoint import ClientConfig, Endpoint
+from minipi.ai.http import HttpCore
+from minipi.ai.types import (
+    FinishReason,
+    Item,
+    JsonObject,
+    ModelRequest,
+    ModelResponse,
+    ToolSpec,
+    Usage,
+)
+from minipi.errors import ConfigError, ModelError, ModelProtocolError
+
+__all__ = ["FragmentCache", "WireClient", "decode_call", "dumps", "new_call_id", "read_usage"]
+
+
+def dumps(value: Any) -> bytes:
+    """Compact UTF-8 JSON, as servers usually send it (so replayed items stay byte-identical)."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    try:
+        return text.encode()
+    except UnicodeEncodeError:  # a lone surrogate (from a "\\ud800" escape): keep it escaped
+        return json.dumps(value, separators=(",", ":")).encode()
+
+
+def new_call_id() -> str:
+    """A locally made call id, for calls that arrived without a usable one (D7)."""
+    return f"call_local_{uuid.uuid4().hex[:12]}"
+
+
+def decode_call(
+    name: object, arguments: object, call_id: object, seen: set[str]
+) -> tuple[str, str, str]:
+    """One tool call as the wire sent it -> ``(name, arguments JSON text, call_id)``.
+
+    ``arguments`` may be a JSON string (as sent), an object (Ollama: dumped to JSON) or
+    anything else (dumped too, so the loop reports it as invalid arguments). A missing, empty
+    or already ``seen`` call id is replaced by ``new_call_id()``; the caller patches it into
+    the raw copy it keeps. A call without a name is a ``ModelProtocolError``: nothing sensible
+    can be answered to it. Names are otherwise kept as sent (the loop handles unknown tools).
+    """
+    if not isinstance(name, str) or not name:
+        shown = "" if name is None or name == "" else f" (name: {str(name)[:40]!r})"
+        raise ModelProtocolError(
+            f"the model sent a tool call without a name{shown}; its "
+            "answer cannot be used — retry, or use a model/server with "
+            "working tool calling",
+            code="malformed_call",
+        )
+    if not isinstance(arguments, str):
+        arguments = json.dumps(arguments, ensure_ascii=False)
+    if not isinstance(call_id, str) or not call_id or call_id in seen:
+        call_id = new_call_id()
+    seen.add(call_id)
+    return name, arguments, call_id
+
+
+def read_usage(data: Any, inputs: str, outputs: str, details: str) -> Usage:
+    """Token counts from a ``usage`` object; absent or odd fields count 0."""
+    usage = data.get("usage") if isinstance(data, dict) else None
+    if not isinstance(usage, dict):
+        return Usage(requests=1)
+    detail = usage.get(details)
+    cached = detail.get("cached_tokens") if isinstance(detail, dict) else 0
+    return Usage(_count(usage.get(inputs)), _count(usage.get(outputs)), _count(cached), 1)
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+@dataclass(frozen=True, slots=True)
+class _Encoded:
+    """What one request sent: its items and the fragments of its wire messages."""
+
+    items: tuple[Item, ...]
+    starts: list[int]  # index in ``items`` where the message of each fragment begins
+    fragments: list[bytes]
+
+
+UnitEncoder = Callable[[tuple[Item, ...], int], tuple[int, bytes]]
+"""``(items, start) -> (end, fragment)``: the wire message made of ``items[start:end]``;
+``b""`` if the wire leaves those items out."""
+
+
+class FragmentCache:
+    """Encoded history of the previous request, reused when the next one extends it.
+
+    A loop's history only grows, so request k+1 almost always starts with request k's items.
+    When it does (a C-speed tuple comparison: identity first, then equality, and equal
+    frozen items encode equally), every fragment but the last is reused and encoding resumes
+    at the last message, which new items may extend (a chat message's items arrive together,
+    but a neutral group may grow). Otherwise the history is encoded afresh. State is per
+    thread, so a client shared by threads stays correct; memory is one history per thread.
+    Items and their ``raw`` dicts are treated as immutable.
+    """
+
+    __slots__ = ("_local", "_unit")
+
+    def __init__(self, unit: UnitEncoder) -> None:
+        self._unit = unit
+        self._local = threading.local()
+
+    def fragments(self, history: Sequence[Item]) -> list[bytes]:
+        """The fragments of ``history``, in order (the list is shared: do not modify it)."""
+        items = tuple(history)
+        last: _Encoded | None = getattr(self._local, "last", None)
+        starts: list[int] = []
+        fragments: list[bytes] = []
+        position = 0
+        if last is not None and last.starts and items[: len(last.items)] == last.items:
+            starts, fragments = last.starts[:-1], last.fragments[:-1]
+            position = last.starts[-1]
+        while position < len(items):
+            end, fragment = self._unit(items, position)
+            if fragment:
+                starts.append(position)
+                fragments.append(fragment)
+            position = end
+        self._local.last = _Encoded(items, starts, fragments)
+        return fragments
+
+
+def _same(a: tuple[object, ...], b: tuple[object, ...]) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+
+
+class WireClient:
+    """The ``ModelClient`` skeleton: encode (wire-specific) -> POST -> decode (wire-specific).
+
+    Subclasses set ``path`` and ``reserved`` (request keys options may not set) and implement
+    ``encode_unit``, ``encode_envelope``, ``encode_tool`` and ``decode``.
+    """
+
+    path: ClassVar[str]
+    reserved: ClassVar[frozenset[str]]
+
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        config: ClientConfig | None = None,
+        *,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.endpoint = endpoint
+        self._http = HttpCore(endpoint, config or ClientConfig(), transport=transport)
+        self.cache = FragmentCache(self.encode_unit)
+        self._tools: tuple[tuple[ToolSpec, ...], bytes] = ((), b"[]")
+
+    def create(self, request: ModelRequest) -> ModelResponse:
+        """Send ``request``; the decoded response. Raises ``ModelError`` subclasses, or
+        ``ConfigError`` for a request that cannot be sent (reserved option, not JSON)."""
+        try:
+            body = self.encode(request)
+        except (TypeError, ValueError) as exc:  # json.dumps: an option or schema is not JSON
+            raise ConfigError(f"the request cannot be encoded as JSON: {exc}") from None
+        data, sent = self._http.post_json(self.path, body)
+        url = self.endpoint.base_url + self.path
+        try:
+            _raise_inband_error(data, url)
+            items, finish, usage = self.decode(data)
+        except ModelProtocolError as exc:
+            raise ModelProtocolError(
+                f"{exc.message} (from {url})", url=url, code=exc.code
+            ) from None
+        rid = data.get("id")
+        return ModelResponse(
+            items, finish, usage, rid if isinstance(rid, str) else None, data, sent
+        )
+
+    def encode(self, request: ModelRequest) -> bytes:
+        """The request body: cached history fragments joined inside a small envelope."""
+        history = b",".join(self.encode_history(request))
+        head, tail = self.encode_envelope(request)
+        return b"".join((head, history, tail, self.encode_options(request.options), b"}"))
+
+    def encode_options(self, options: Mapping[str, Any]) -> bytes:
+        """``,"key":value`` for each option, in this wire's names; reserved keys refused."""
+        if not options:
+            return b""
+        clash = sorted(set(options) & self.reserved)
+        if clash:
+            raise ConfigError(
+                f"request options may not set {', '.join(clash)}: minipi builds these itself",
+                code="reserved_option",
+            )
+        return b"," + dumps(self.wire_options(options))[1:-1]
+
+    def wire_options(self, options: Mapping[str, Any]) -> JsonObject:
+        """``options`` as this wire names them (the chat wire renames a few)."""
+        return dict(options)
+
+    def tools_json(self, tools: tuple[ToolSpec, ...]) -> bytes:
+        """The encoded tool list, recomputed only when the specs are not the same objects."""
+        cached, fragment = self._tools
+        if not _same(cached, tools):
+            fragment = dumps([self.encode_tool(t) for t in tools])  # once per tool list
+            self._tools = (tools, fragment)
+        return fragment
+
+    def encode_history(self, request: ModelRequest) -> list[bytes]:
+        """One fragment per wire message, from ``self.cache`` where possible."""
+        return self.cache.fragments(request.items)
+
+    def encode_unit(self, items: tuple[Item, ...], start: int) -> tuple[int, bytes]:
+        """The wire message that begins at ``items[start]``: (index after it, its JSON)."""
+        raise NotImplementedError
+
+    def encode_envelope(self, request: ModelRequest) -> tuple[bytes, bytes]:
+        """The bytes before the history list (ending in ``[``) and after it (from ``]``)."""
+        raise NotImplementedError
+
+    def encode_tool(self, tool: ToolSpec) -> JsonObject:
+        raise NotImplementedError
+
+    def decode(self, data: JsonObject) -> tuple[tuple[Item, ...], FinishReason, Usage]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> WireClient:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def _raise_inband_error(data: JsonObject, url: str) -> None:
+    """A 2xx body that carries ``{"error": ...}`` (E11) or a failed status is a ModelError."""
+    error = data.get("error")
+    if not error and data.get("status") != "failed":
+        return
+    message = error.get("message") if isinstance(error, dict) else error
+    shown = message if isinstance(message, str) and message else json.dumps(error)[:300]
+    raise ModelError(f"the model server at {url} reported an error: {shown}", url=url)

@@ -1,0 +1,166 @@
+"""What ``minipi ask`` and ``minipi chat`` do: settings -> library -> sinks -> exit code."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from minipi.agent import AgentConfig, AgentEvent, AgentTool, RunResult, run_agent
+from minipi.ai import ClientConfig, Endpoint, connect
+from minipi.ai.types import Item, Message, ModelClient
+from minipi.cli.approve import make_approver
+from minipi.cli.render import HumanLog, JsonLines, Words, safe, words_for
+from minipi.cli.settings import DEFAULT_INSTRUCTIONS, Settings, resolve_settings
+from minipi.cli.trace import TraceRecorder
+from minipi.errors import ConfigError
+from minipi.files import ProjectFiles, create_project_tools
+
+__all__ = ["EXIT_CODES", "RunOptions", "ask", "chat"]
+
+EXIT_CODES = {"succeeded": 0, "failed": 1, "budget_exhausted": 3, "cancelled": 130}
+EXIT_USAGE = 2
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """The flags shared by ``ask`` and ``chat``."""
+
+    project: Path
+    base_url: str | None = None
+    model: str | None = None
+    api_key: str | None = None
+    wire: str | None = None
+    max_turns: int = 8
+    max_tool_calls: int | None = None
+    required_tools: tuple[str, ...] = ()
+    approve: str = "ask"
+    json: bool = False
+    trace: Path | None = None
+    temperature: float | None = None
+    allow: tuple[str, ...] = ()
+
+
+@dataclass
+class _Session:
+    """What one CLI invocation holds open: the model client and the project's files."""
+
+    settings: Settings
+    client: ModelClient
+    files: ProjectFiles
+    config: AgentConfig
+
+    def close(self) -> None:
+        self.client.close()
+        self.files.close()
+
+
+def _open(options: RunOptions) -> _Session:
+    settings = resolve_settings(
+        base_url=options.base_url,
+        model=options.model,
+        api_key=options.api_key,
+        wire=options.wire,
+        temperature=options.temperature,
+    )
+    if settings.model is None:
+        raise ConfigError("no model name: pass --model NAME (or set QWEN_MODEL / OPENAI_MODEL)")
+    endpoint = Endpoint(settings.base_url, settings.model, settings.api_key, settings.wire)
+    files = ProjectFiles(options.project, allow=options.allow)
+    config = AgentConfig(
+        model=settings.model,
+        instructions=DEFAULT_INSTRUCTIONS,
+        max_turns=options.max_turns,
+        max_tool_calls=options.max_tool_calls,
+        required_tool_names=options.required_tools,
+        request_options=settings.request_options,
+    )
+    return _Session(settings, connect(endpoint, ClientConfig()), files, config)
+
+
+def _sinks(
+    options: RunOptions, words: Words, session: _Session, tools: Sequence[AgentTool]
+) -> Callable[[AgentEvent], None]:
+    sinks: list[Callable[[AgentEvent], None]] = [JsonLines() if options.json else HumanLog(words)]
+    if options.trace is not None:
+        header = {
+            "endpoint": {
+                "base_url": session.settings.base_url,
+                "model": session.settings.model,
+                "wire": session.settings.wire,
+            },
+            "project": str(options.project),
+            "instructions": session.config.instructions,
+            "tools": [t.schema() for t in tools],
+        }
+        sinks.append(TraceRecorder(options.trace, header))
+
+    def emit(event: AgentEvent) -> None:
+        for sink in sinks:
+            sink(event)
+
+    return emit
+
+
+def _run(
+    session: _Session,
+    options: RunOptions,
+    history: Sequence[Item],
+    words: Words,
+    stdin: TextIO | None = None,
+) -> RunResult:
+    approver = make_approver(options.approve, words, stdin)
+    tools = create_project_tools(session.files, approver)
+    return run_agent(
+        session.client, tools, session.config, history, _sinks(options, words, session, tools)
+    )
+
+
+def ask(question: str, options: RunOptions) -> int:
+    """Answer one question; print the answer on stdout (unless --json); return the exit code."""
+    words = words_for(question)
+    session = _open(options)
+    try:
+        result = _run(session, options, [Message("user", question)], words)
+    finally:
+        session.close()
+    if result.succeeded and not options.json:
+        print(safe(result.answer), flush=True)
+    return EXIT_CODES[result.status]
+
+
+def chat(options: RunOptions, stdin: TextIO | None = None) -> int:
+    """The interactive terminal of seed 004: questions share one history until exit/Ctrl-D."""
+    source = stdin or sys.stdin
+    session = _open(options)
+    history: list[Item] = []
+    try:
+        while True:
+            question = _prompt(source)
+            if question is None:
+                return 0
+            if not question:
+                continue
+            words = words_for(question)
+            result = _run(session, options, [*history, Message("user", question)], words, source)
+            history = list(result.items)
+            if result.succeeded and not options.json:
+                print(safe(result.answer), flush=True)
+    finally:
+        session.close()
+
+
+def _prompt(source: TextIO) -> str | None:
+    """The next question, or None to leave (exit, quit, q, 退出, Ctrl-D, Ctrl-C at the prompt)."""
+    if source.isatty():
+        print("> ", end="", file=sys.stderr, flush=True)
+    try:
+        line = source.readline()
+    except KeyboardInterrupt:
+        return None
+    if not line:
+        return None
+    question = line.strip()
+    return None if question.lower() in ("exit", "quit", "q", "退出") else question

@@ -1,0 +1,136 @@
+"""The ``minipi`` command: parse flags, hand over to ``app``, map errors to exit codes."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from minipi import __version__
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+__all__ = ["cli", "main"]
+
+
+def _run_options(function: F) -> F:
+    """The flags ``ask`` and ``chat`` share."""
+    options = [
+        click.option(
+            "--project",
+            type=click.Path(path_type=Path),
+            default=Path("."),
+            show_default=True,
+            help="Project root the file tools are confined to.",
+        ),
+        click.option(
+            "--base-url", help="OpenAI-compatible base URL [env: QWEN_BASE_URL, OPENAI_BASE_URL]."
+        ),
+        click.option("--model", help="Model name [env: QWEN_MODEL, OPENAI_MODEL]."),
+        click.option("--api-key", help="API key [env: OPENAI_API_KEY]."),
+        click.option(
+            "--wire",
+            type=click.Choice(["chat", "responses"]),
+            help="Wire API: /chat/completions (default) or /responses.",
+        ),
+        click.option(
+            "--max-turns",
+            type=click.IntRange(min=1),
+            default=8,
+            show_default=True,
+            help="Model requests allowed; the calls of the last one still run.",
+        ),
+        click.option(
+            "--max-tool-calls", type=click.IntRange(min=1), help="Tool calls allowed in the run."
+        ),
+        click.option(
+            "--require-tool",
+            "required_tools",
+            multiple=True,
+            metavar="NAME",
+            help="A tool that must succeed first (repeat for an order).",
+        ),
+        click.option(
+            "--approve",
+            type=click.Choice(["ask", "deny", "all"]),
+            default="ask",
+            show_default=True,
+            help="Approval of changes (move_file).",
+        ),
+        click.option(
+            "--json", "json_lines", is_flag=True, help="Write one JSON event per line on stdout."
+        ),
+        click.option(
+            "--trace",
+            type=click.Path(path_type=Path, dir_okay=False),
+            help="Write the run's evidence record (requests, responses, calls) here.",
+        ),
+        click.option("--temperature", type=float, help="Sampling temperature."),
+        click.option(
+            "--allow",
+            multiple=True,
+            metavar="GLOB",
+            help="Allow a sensitive path (like .env) that is refused by default.",
+        ),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def _options(kwargs: dict[str, Any]) -> Any:
+    from minipi.cli.app import RunOptions
+
+    kwargs["json"] = kwargs.pop("json_lines")
+    kwargs["required_tools"] = tuple(kwargs["required_tools"])
+    kwargs["allow"] = tuple(kwargs["allow"])
+    return RunOptions(**kwargs)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="minipi")
+def cli() -> None:
+    """minipi: a small agent loop that answers questions about a project's files."""
+
+
+@cli.command()
+@click.argument("question")
+@_run_options
+def ask(question: str, **kwargs: Any) -> None:
+    """Answer QUESTION about the project's files, showing each round."""
+    from minipi.cli.app import ask as run_ask
+
+    sys.exit(_guard(lambda: run_ask(question, _options(kwargs))))
+
+
+@cli.command()
+@_run_options
+def chat(**kwargs: Any) -> None:
+    """An interactive conversation; history is kept until exit or Ctrl-D."""
+    from minipi.cli.app import chat as run_chat
+
+    sys.exit(_guard(lambda: run_chat(_options(kwargs))))
+
+
+def _guard(run: Callable[[], int]) -> int:
+    """Exit codes in one place: MiniPiError -> message and 2 (config) or 1; Ctrl-C -> 130."""
+    from minipi.errors import AgentError, ConfigError, MiniPiError
+
+    try:
+        return run()
+    except (ConfigError, AgentError) as error:
+        click.echo(f"minipi: error: {error}", err=True)
+        return 2
+    except MiniPiError as error:
+        click.echo(f"minipi: error: {error}", err=True)
+        return 1
+    except KeyboardInterrupt:
+        click.echo("minipi: cancelled", err=True)
+        return 130
+
+
+def main() -> None:
+    cli()

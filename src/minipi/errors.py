@@ -1,0 +1,111 @@
+"""Exceptions raised by minipi.
+
+Only infrastructure raises; a tool that fails returns a ``ToolResult`` with ``is_error=True``
+instead (see ``minipi.agent.tools``). Every exception derives from one base::
+
+    MiniPiError                    anything minipi raises on purpose
+    ├── ConfigError                bad configuration or usage (CLI exit 2)
+    ├── ModelError                 the model endpoint could not give a usable response
+    │   ├── ModelConnectionError   cannot connect / connection dropped (after retries)
+    │   ├── ModelTimeoutError      connect, read or stream-idle timeout (after retries)
+    │   ├── ModelHTTPError         non-2xx status; ``status`` and ``url`` attributes
+    │   └── ModelProtocolError     2xx but unusable: not JSON, no choices, a call without a name
+    ├── ToolError                  a tool refused or failed; ``code`` is stable (fed back as data)
+    │   └── FileAccessError        a ProjectFiles refusal (path, file type, size, encoding, ...)
+    └── AgentError                 the loop itself cannot go on (reserved keys, bad policy)
+
+Context lives in keyword-only attributes so that callers never parse messages.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AgentError",
+    "ConfigError",
+    "FileAccessError",
+    "MiniPiError",
+    "ModelConnectionError",
+    "ModelError",
+    "ModelHTTPError",
+    "ModelProtocolError",
+    "ModelTimeoutError",
+    "ToolError",
+]
+
+
+class MiniPiError(Exception):
+    """Base class of every error minipi raises on purpose."""
+
+    def __init__(self, message: str, *, code: str = "error") -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class ConfigError(MiniPiError):
+    """Invalid configuration or usage; the CLI exits 2."""
+
+    def __init__(self, message: str, *, code: str = "config_error") -> None:
+        super().__init__(message, code=code)
+
+
+class ModelError(MiniPiError):
+    """The model endpoint did not give a usable response (after retries where they apply)."""
+
+    def __init__(self, message: str, *, code: str = "model_error", url: str = "") -> None:
+        super().__init__(message, code=code)
+        self.url = url
+
+
+class ModelConnectionError(ModelError):
+    """Could not connect to the endpoint, or the connection dropped."""
+
+    def __init__(self, message: str, *, url: str = "") -> None:
+        super().__init__(message, code="endpoint_unreachable", url=url)
+
+
+class ModelTimeoutError(ModelError):
+    """The endpoint did not answer (or stopped streaming) within the configured time."""
+
+    def __init__(self, message: str, *, url: str = "") -> None:
+        super().__init__(message, code="timeout", url=url)
+
+
+class ModelHTTPError(ModelError):
+    """The endpoint answered with a non-2xx status."""
+
+    def __init__(self, message: str, *, status: int, url: str = "", code: str = "") -> None:
+        super().__init__(message, code=code or f"http_{status}", url=url)
+        self.status = status
+
+
+class ModelProtocolError(ModelError):
+    """A 2xx answer that cannot be used: not JSON, no output, a malformed call structure."""
+
+    def __init__(self, message: str, *, url: str = "", code: str = "protocol_error") -> None:
+        super().__init__(message, code=code, url=url)
+
+
+class ToolError(MiniPiError):
+    """A tool refused or failed. Raised inside handlers; the loop turns it into a tool result."""
+
+    def __init__(self, message: str, *, code: str = "tool_failure") -> None:
+        super().__init__(message, code=code)
+
+
+class FileAccessError(ToolError):
+    """ProjectFiles refused an access; ``code`` says why (``symlink``, ``too_large``, ...)."""
+
+    def __init__(self, message: str, *, code: str, path: str = "") -> None:
+        super().__init__(message, code=code)
+        self.path = path
+
+
+class AgentError(MiniPiError):
+    """The loop cannot run as configured (reserved request keys, unknown required tool...)."""
+
+    def __init__(self, message: str, *, code: str = "agent_error") -> None:
+        super().__init__(message, code=code)

@@ -1,0 +1,233 @@
+"""ProjectFiles: the only way the file tools touch the disk.
+
+The root comes from the user or config, never from a model: it is resolved once
+(``os.path.realpath``, so a root given through a symlink works) and opened once as a directory
+fd. Every operation then takes a root-relative string, validates it (``paths.parse_path``),
+applies the sensitive-path policy, and opens it through ``_open`` (``move`` through
+``move.plan_move``), both built on ``walk.walk``/``walk.open_at``: from the root fd, one
+component at a time, returning fds. Symlinks are never followed, inside or outside.
+
+Refusals raise ``FileAccessError`` with a stable ``code``; operations return plain data
+(``results``) that ``minipi.files.tools`` formats for the model.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from types import TracebackType
+
+from minipi.agent.tools import Approver
+from minipi.errors import ConfigError, FileAccessError
+from minipi.files.move import ask_approval, execute_move, plan_move
+from minipi.files.paths import RelPath, is_sensitive, parse_path, show
+from minipi.files.results import Entry, EntryType, Listing, Moved, SearchResult, TextFile
+from minipi.files.search import SearchLimits, search_tree
+from minipi.files.text import check_range, decode_utf8, read_bounded, select_lines, too_large
+from minipi.files.walk import (
+    Root,
+    Want,
+    entry_kind,
+    lstat_at,
+    names_in,
+    open_at,
+    refusal,
+    walk,
+)
+
+__all__ = ["ProjectFiles"]
+
+
+class ProjectFiles:
+    """Read-mostly access to the files under one project root.
+
+    ``max_bytes`` bounds what read_file and search read per file. ``allow`` holds globs that
+    excuse paths from the sensitive-path policy (``.env.example``, ``config/dev.key``).
+    Use as a context manager; the root fd is closed on exit.
+    """
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        max_bytes: int = 32 * 1024,
+        *,
+        allow: Iterable[str] = (),
+        max_entries: int = 200,
+        max_matches: int = 50,
+        max_visits: int = 20_000,
+    ) -> None:
+        for name, value in (
+            ("max_bytes", max_bytes),
+            ("max_entries", max_entries),
+            ("max_matches", max_matches),
+            ("max_visits", max_visits),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"{name} must be a positive integer, got {value!r}")
+        if isinstance(allow, str):  # tuple("*.pem") would allow "*"
+            raise ConfigError(f"allow must be a list of globs, not the string {allow!r}")
+        self.root = os.path.realpath(os.fspath(root))
+        self.max_bytes = max_bytes
+        self.allow = tuple(allow)
+        self.max_entries = max_entries
+        self._limits = SearchLimits(max_bytes, max_matches, max_visits, self.allow)
+        self._root: Root | None = _open_root(self.root, os.fspath(root))
+
+    def __enter__(self) -> ProjectFiles:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the root fd; later calls raise ConfigError. Safe to call twice."""
+        if self._root is not None:
+            os.close(self._root.fd)
+            self._root = None
+
+    def __repr__(self) -> str:
+        return f"ProjectFiles({self.root!r}, max_bytes={self.max_bytes})"
+
+    def list_dir(self, path: object = ".") -> Listing:
+        """The direct children of directory ``path``, sorted by name, at most ``max_entries``.
+
+        Entry types come from ``lstat`` (symlinks are reported, never followed).
+        """
+        rel = self._resolve(path)
+        fd, _ = self._open(rel, "dir")
+        try:
+            names = names_in(fd, rel)
+            shown = names[: self.max_entries]
+            entries = [e for e in (_entry(fd, rel, n) for n in shown) if e is not None]
+        finally:
+            os.close(fd)
+        return Listing(rel.text, tuple(entries), more=len(names) - len(shown))
+
+    def read_text(
+        self, path: object, offset: int | None = None, limit: int | None = None
+    ) -> TextFile:
+        """The UTF-8 text of regular file ``path``, or lines ``offset..offset+limit-1`` of it.
+
+        Refused: over ``max_bytes`` (``too_large``, from ``fstat`` and again while reading at
+        most ``max_bytes + 1`` bytes), not strict UTF-8 (``not_utf8``), bad range
+        (``invalid_range``), plus every path refusal.
+        """
+        rel = self._resolve(path)
+        check_range(offset, limit)
+        fd, info = self._open(rel, "file")
+        try:
+            if info.st_size > self.max_bytes:
+                raise too_large(rel, info.st_size, self.max_bytes)
+            data = read_bounded(fd, self.max_bytes)
+        finally:
+            os.close(fd)
+        if data is None:
+            raise too_large(rel, None, self.max_bytes)
+        text, bom = decode_utf8(data, rel)
+        selected, first, last, total = select_lines(text, offset, limit, rel)
+        return TextFile(rel.text, selected, len(data), info.st_nlink, bom, total, first, last)
+
+    def search(self, query: object, path: object = ".") -> SearchResult:
+        """Lines containing ``query`` (literal, case-sensitive) in the files under ``path``."""
+        if not isinstance(query, str) or not query or "\n" in query:
+            raise FileAccessError(
+                "query must be a non-empty single line of text (searched literally, "
+                f"case-sensitive); got {query!r:.60}",
+                code="invalid_query",
+            )
+        rel = self._resolve(path)
+        fd, info = self._open(rel, "any")
+        return search_tree(
+            self._live(), fd, rel, entry_kind(info.st_mode) == "dir", query, self._limits
+        )
+
+    def move(self, source: object, target: object, approve: Approver) -> Moved:
+        """Move file ``source`` to ``target`` after ``approve`` allows the canonical move.
+
+        ``target`` may be an existing directory (the file keeps its name). Never replaces an
+        existing file, never creates directories, never moves directories or symlinks, never
+        crosses filesystems. Everything is re-checked after approval.
+        """
+        source_rel = self._resolve(source, arg="source")
+        target_rel = self._resolve(target, arg="target")
+        plan = plan_move(self._live(), source_rel, target_rel)
+        try:
+            self._check_sensitive(plan.destination)
+            ask_approval(plan, approve)
+            return execute_move(self._live(), plan)
+        finally:
+            plan.close()
+
+    def _live(self) -> Root:
+        if self._root is None:
+            raise ConfigError(
+                "ProjectFiles is closed; use it inside 'with ProjectFiles(root) as files:'"
+            )
+        return self._root
+
+    def _resolve(self, raw: object, *, arg: str = "path") -> RelPath:
+        rel = parse_path(raw, arg=arg)
+        self._check_sensitive(rel)
+        return rel
+
+    def _check_sensitive(self, rel: RelPath) -> None:
+        if is_sensitive(rel.parts, self.allow):
+            raise FileAccessError(
+                f"{show(rel.text)} may hold secrets (.env, keys, .git/, .ssh/) and is not "
+                "available to the file tools; the user can allow it in minipi's configuration",
+                code="sensitive_path",
+                path=rel.text,
+            )
+
+    def _open(self, rel: RelPath, want: Want) -> tuple[int, os.stat_result]:
+        """The single entry to the walk: an fd for ``rel`` (the caller closes it) and its fstat."""
+        root = self._live()
+        if not rel.parts:
+            if want == "file":
+                raise refusal("is_directory", rel)
+            fd = walk(root, ())
+            return fd, os.fstat(fd)
+        parent = walk(root, rel.parent.parts)
+        try:
+            return open_at(root, parent, rel.parts[-1], rel, want)
+        finally:
+            os.close(parent)
+
+
+def _open_root(resolved: str, given: str) -> Root:
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NONBLOCK
+    try:
+        fd = os.open(resolved, flags)
+    except FileNotFoundError:
+        raise ConfigError(
+            f"project root {given!r} does not exist; pass an existing directory"
+        ) from None
+    except NotADirectoryError:
+        raise ConfigError(f"project root {given!r} is not a directory; pass a directory") from None
+    except OSError as error:
+        raise ConfigError(f"cannot open project root {given!r}: {error.strerror}") from None
+    return Root(fd, os.fstat(fd).st_dev)
+
+
+_OTHER_TYPES: dict[str, EntryType] = {"file": "file", "dir": "dir", "symlink": "symlink"}
+
+
+def _entry(fd: int, parent: RelPath, name: str) -> Entry | None:
+    """One listed child, typed by ``lstat``; None if it vanished since ``listdir``."""
+    where = parent.child(name)
+    try:
+        info = lstat_at(fd, name, where)
+    except FileAccessError as error:
+        if error.code == "not_found":
+            return None
+        raise
+    kind = entry_kind(info.st_mode)
+    entry_type = _OTHER_TYPES.get(kind, "other")
+    detail = "" if entry_type != "other" else kind
+    size = info.st_size if entry_type == "file" else 0
+    return Entry(where.text, entry_type, detail, size)

@@ -1,0 +1,236 @@
+"""The project file tools, each built by a factory bound to one ProjectFiles sandbox.
+
+Output formats (the CLI and tests rely on them):
+
+- ``list_files``: one root-relative entry per line; ``dir/``, ``link -> (symlink, not
+  followed)``, ``pipe (fifo)``; ``(empty directory)``; last line
+  ``[truncated: N more entries; list a subdirectory]``.
+- ``read_file``: the text exactly; ``(empty file, 0 bytes)``; then
+  ``[truncated: N more lines; call read_file again with offset=K]`` and
+  ``[note: this file has 2 hard links]`` lines when they apply.
+- ``search_files``: ``path:line: text`` lines, then notices; ``no matches for 'q'``.
+- ``move_file``: ``moved inbox/a.txt -> archive/a.txt``.
+
+A path that could break a line or fool a terminal is written as a JSON string literal
+(``paths.quote_path``). Refusals raise ``FileAccessError``; ``AgentTool.execute`` turns them
+into error results carrying the code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from minipi.agent.tools import AgentTool, Approver, ToolResult
+from minipi.ai.types import JsonObject
+from minipi.files.paths import escape_line, is_sensitive, quote_path
+from minipi.files.results import Entry, Listing, SearchResult, TextFile
+from minipi.files.sandbox import ProjectFiles
+
+__all__ = [
+    "create_project_tools",
+    "format_listing",
+    "format_search",
+    "format_text",
+    "make_list_files_tool",
+    "make_move_file_tool",
+    "make_read_file_tool",
+    "make_search_files_tool",
+]
+
+_ROOT_NOTE = "relative to the project root; use . for the root"
+_SKIP_LABELS = {
+    "not_utf8": "not UTF-8",
+    "too_large": "too large",
+    "not_regular_file": "fifo/socket/device",
+    "symlink": "symlink",
+    "sensitive": "sensitive",
+}
+
+
+def _schema(properties: JsonObject, required: list[str]) -> JsonObject:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
+
+
+def make_list_files_tool(files: ProjectFiles) -> AgentTool:
+    """``list_files(path)``: the direct children of a directory."""
+
+    def handler(arguments: Mapping[str, Any]) -> ToolResult:
+        listing = files.list_dir(arguments["path"])
+        return ToolResult(format_listing(listing), choices={"path": _listed(listing, files)})
+
+    return AgentTool(
+        name="list_files",
+        description="List the files and directories directly inside a project directory.",
+        parameters=_schema(
+            {"path": {"type": "string", "description": f"Directory path, {_ROOT_NOTE}."}},
+            ["path"],
+        ),
+        handler=handler,
+    )
+
+
+def make_read_file_tool(files: ProjectFiles) -> AgentTool:
+    """``read_file(path, offset?, limit?)``: a UTF-8 text file, or a range of its lines."""
+
+    def handler(arguments: Mapping[str, Any]) -> str:
+        text = files.read_text(arguments["path"], arguments.get("offset"), arguments.get("limit"))
+        return format_text(text)
+
+    line = {"type": "integer", "minimum": 1}
+    return AgentTool(
+        name="read_file",
+        description="Read a UTF-8 text file of the project.",
+        parameters=_schema(
+            {
+                "path": {"type": "string", "description": f"File path, {_ROOT_NOTE}."},
+                "offset": {**line, "description": "First line to read (1-based). Optional."},
+                "limit": {**line, "description": "Number of lines to read. Optional."},
+            },
+            ["path"],
+        ),
+        handler=handler,
+    )
+
+
+def make_search_files_tool(files: ProjectFiles) -> AgentTool:
+    """``search_files(query, path?)``: literal, case-sensitive search in text files."""
+
+    def handler(arguments: Mapping[str, Any]) -> ToolResult:
+        result = files.search(arguments["query"], arguments.get("path", "."))
+        paths = tuple(dict.fromkeys(m.path for m in result.matches))
+        return ToolResult(format_search(result), choices={"path": paths})
+
+    return AgentTool(
+        name="search_files",
+        description=(
+            "Find the lines that contain a text in the project's files "
+            "(plain text, case-sensitive, not a regex)."
+        ),
+        parameters=_schema(
+            {
+                "query": {"type": "string", "description": "The exact text to find."},
+                "path": {
+                    "type": "string",
+                    "description": f"Directory to search, {_ROOT_NOTE} (the default).",
+                },
+            },
+            ["query"],
+        ),
+        handler=handler,
+    )
+
+
+def make_move_file_tool(files: ProjectFiles, approve: Approver) -> AgentTool:
+    """``move_file(source, target)``: move one file after ``approve`` allows it."""
+
+    def handler(arguments: Mapping[str, Any]) -> ToolResult:
+        moved = files.move(arguments["source"], arguments["target"], approve)
+        text = f"moved {quote_path(moved.source)} -> {quote_path(moved.destination)}"
+        return ToolResult(text, changed=True)
+
+    return AgentTool(
+        name="move_file",
+        description=(
+            "Move one file to a new path, or into an existing directory. "
+            "The user must approve; an existing file is never replaced."
+        ),
+        parameters=_schema(
+            {
+                "source": {"type": "string", "description": f"File to move, {_ROOT_NOTE}."},
+                "target": {
+                    "type": "string",
+                    "description": f"New file path or existing directory, {_ROOT_NOTE}.",
+                },
+            },
+            ["source", "target"],
+        ),
+        handler=handler,
+        sequential=True,
+    )
+
+
+def create_project_tools(files: ProjectFiles, approve: Approver | None = None) -> list[AgentTool]:
+    """list_files, read_file, search_files, and move_file when an approver is given."""
+    tools = [
+        make_list_files_tool(files),
+        make_read_file_tool(files),
+        make_search_files_tool(files),
+    ]
+    if approve is not None:
+        tools.append(make_move_file_tool(files, approve))
+    return tools
+
+
+def format_listing(listing: Listing) -> str:
+    """One entry per line, root-relative, then the truncation notice if any."""
+    lines = [_entry_line(entry) for entry in listing.entries]
+    if listing.more:
+        lines.append(f"[truncated: {listing.more} more entries; list a subdirectory]")
+    return "\n".join(lines) if lines else "(empty directory)"
+
+
+def _entry_line(entry: Entry) -> str:
+    shown = quote_path(entry.path)
+    if entry.type == "dir":
+        return shown + "/"
+    if entry.type == "symlink":
+        return shown + " -> (symlink, not followed)"
+    if entry.type == "other":
+        return f"{shown} ({entry.detail})"
+    return shown
+
+
+def _listed(listing: Listing, files: ProjectFiles) -> tuple[str, ...]:
+    """Paths worth offering to the next call: files and directories that are not refused."""
+    return tuple(
+        e.path
+        for e in listing.entries
+        if e.type in ("file", "dir")
+        and e.path.isprintable()  # names that need escaping are not offered as choices
+        and not is_sensitive(e.path.split("/"), files.allow)
+    )
+
+
+def format_text(text: TextFile) -> str:
+    """The text as read, plus notice lines for a cut range and for hard links."""
+    body = text.text if text.total_lines else f"(empty file, {text.size} bytes)"
+    notes = []
+    if text.next_offset is not None:
+        notes.append(
+            f"[truncated: {text.more_lines} more lines; "
+            f"call read_file again with offset={text.next_offset}]"
+        )
+    if text.nlink > 1:
+        notes.append(f"[note: this file has {text.nlink} hard links]")
+    if not notes:
+        return body
+    return body + ("" if body.endswith("\n") else "\n") + "\n".join(notes)
+
+
+def format_search(result: SearchResult) -> str:
+    """``path:line: text`` lines, then notices for more matches, a cut walk, skipped files."""
+    lines = [f"{quote_path(m.path, colon=True)}:{m.line}: {m.text}" for m in result.matches]
+    if not lines:
+        where = "" if result.path == "." else f" in {quote_path(result.path)}"
+        lines.append(f"no matches for '{escape_line(result.query)}'{where}")
+    if result.more_matches:
+        least = "" if result.complete else "at least "
+        lines.append(
+            f"[truncated: {least}{result.more_matches} more matches; "
+            "use a longer query or a narrower path]"
+        )
+    if not result.complete:
+        lines.append(
+            f"[search stopped after visiting {result.visited} entries; results are "
+            "incomplete: search a subdirectory with path]"
+        )
+    if result.skipped:
+        counts = ", ".join(f"{_SKIP_LABELS.get(k, k)}: {n}" for k, n in result.skipped.items())
+        lines.append(f"[not searched: {counts}]")
+    return "\n".join(lines)

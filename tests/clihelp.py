@@ -1,0 +1,58 @@
+"""Running the real ``minipi`` command in a subprocess, and reading what the fake server saw."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+QUESTION = "帮我看看 reports 目录里的日报，告诉我这份日报的日期、订单数和营收。"
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """The environment without any endpoint settings of the developer's own."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("QWEN_", "OPENAI_", "MINIPI_"))}
+    env["PYTHONIOENCODING"] = "utf-8"
+    env.update(extra)
+    return env
+
+
+def minipi(
+    *args: str, stdin: str = "", env: dict[str, str] | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m minipi ARGS`` and capture its output (stdin is a pipe, not a tty)."""
+    return subprocess.run(
+        [sys.executable, "-m", "minipi", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env=env if env is not None else clean_env(),
+        timeout=timeout,
+        check=False,
+    )
+
+
+def copy_example(name: str, tmp_path: Path) -> Path:
+    """A private copy of an example project (runs may move files)."""
+    target = tmp_path / name
+    shutil.copytree(EXAMPLES / name, target)
+    return target
+
+
+def json_lines(stdout: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
+
+
+def tool_outputs(body: dict[str, Any] | None) -> list[str]:
+    """The tool results a request carried, on either wire."""
+    if body is None:
+        return []
+    if "messages" in body:
+        return [m["content"] for m in body["messages"] if m.get("role") == "tool"]
+    return [i["output"] for i in body.get("input", []) if i.get("type") == "function_call_output"]

@@ -1,0 +1,305 @@
+"""``minipi ask`` end to end: the real command, over real HTTP, on real files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from clihelp import EXAMPLES, QUESTION, copy_example, json_lines, minipi, tool_outputs
+from fakeserver import Call, FakeServer, Turn
+
+
+def _read_listed_report(body: dict[str, Any]) -> Turn:
+    """Turn 2 of a model that reads the path the directory listing returned (not a guess)."""
+    listing = tool_outputs(body)[-1]
+    path = next(line for line in listing.splitlines() if line.endswith(".json"))
+    return Turn(calls=[Call("read_file", {"path": path})])
+
+
+def _answer_from_report(body: dict[str, Any]) -> Turn:
+    report = json.loads(tool_outputs(body)[-1])
+    return Turn(
+        text=f"这份日报的日期是{report['date']}，订单数为{report['orders']}，"
+        f"营收为{report['revenue_yuan']}元。"
+    )
+
+
+def daily_report_script(server: FakeServer) -> None:
+    server.add(
+        Turn(calls=[Call("list_files", {"path": "reports"})]),
+        _read_listed_report,
+        _answer_from_report,
+    )
+
+
+def ask(
+    server: FakeServer,
+    *extra: str,
+    project: Path = EXAMPLES / "sample_project",
+    question: str = QUESTION,
+    stdin: str = "",
+) -> Any:
+    return minipi(
+        "ask",
+        question,
+        "--project",
+        str(project),
+        "--base-url",
+        server.base_url,
+        "--model",
+        "fake-model",
+        *extra,
+        stdin=stdin,
+    )
+
+
+@pytest.mark.parametrize("wire", ["chat", "responses"])
+def test_daily_report_three_requests_seed_log(fake_server: FakeServer, wire: str) -> None:
+    daily_report_script(fake_server)
+    proc = ask(fake_server, "--wire", wire)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "这份日报的日期是2026-09-06，订单数为128，营收为9600元。"
+    log = proc.stderr
+    assert '[第 1 轮调用] list_files {"path": "reports"}' in log
+    assert '[第 2 轮调用] read_file {"path": "reports/daily-2026-09-06.json"}' in log
+    assert log.count("call_id=") == 2
+    assert log.count("[工具成功]") == 2
+    assert "[第 3 轮模型文本]" in log
+    requests = [r for r in fake_server.requests if r.path.endswith(("/responses", "/completions"))]
+    assert len(requests) == 3
+    # the directory result reaches request 2; both results reach request 3
+    assert tool_outputs(requests[1].body) == ["reports/daily-2026-09-06.json"]
+    second = tool_outputs(requests[2].body)
+    assert second[0] == "reports/daily-2026-09-06.json"
+    assert '"revenue_yuan": 9600' in second[1]
+
+
+def test_english_question_gets_english_headings(fake_server: FakeServer) -> None:
+    daily_report_script(fake_server)
+    proc = ask(fake_server, question="What do the daily reports say?")
+    assert proc.returncode == 0, proc.stderr
+    assert "[turn 1 call] list_files" in proc.stderr
+    assert "[tool ok]" in proc.stderr
+
+
+def test_json_lines_events_and_run_end(fake_server: FakeServer) -> None:
+    daily_report_script(fake_server)
+    proc = ask(fake_server, "--json")
+    assert proc.returncode == 0, proc.stderr
+    events = json_lines(proc.stdout)
+    kinds = [e["type"] for e in events]
+    assert kinds[-1] == "run_end"
+    calls = [e for e in events if e["type"] == "tool_call"]
+    results = [e for e in events if e["type"] == "tool_result"]
+    assert [c["name"] for c in calls] == ["list_files", "read_file"]
+    assert [r["call_id"] for r in results] == [c["call_id"] for c in calls]
+    assert all(r["is_error"] is False and r["code"] is None for r in results)
+    assert [c["turn"] for c in calls] == [1, 2]
+    end = events[-1]
+    assert end["status"] == "succeeded"
+    assert end["turns"] == 3
+    assert end["tool_calls"] == 2
+    assert "9600" in end["answer"]
+    texts = [e for e in events if e["type"] == "assistant_text"]
+    assert texts[-1]["turn"] == 3
+
+
+def test_trace_records_every_request_and_result(fake_server: FakeServer, tmp_path: Path) -> None:
+    daily_report_script(fake_server)
+    trace = tmp_path / "evidence.json"
+    proc = ask(fake_server, "--trace", str(trace), "--api-key", "sk-secret-value")
+    assert proc.returncode == 0, proc.stderr
+    text = trace.read_text(encoding="utf-8")
+    assert "sk-secret-value" not in text
+    record = json.loads(text)
+    assert [t["turn"] for t in record["turns"]] == [1, 2, 3]
+    turn2 = record["turns"][1]
+    assert [i["type"] for i in turn2["new_input"]] == ["function_call", "function_call_output"]
+    assert turn2["new_input"][1]["output"] == "reports/daily-2026-09-06.json"
+    assert turn2["calls"][0]["name"] == "read_file"
+    assert record["result"]["status"] == "succeeded"
+    assert all("seconds" in t and "response" in t for t in record["turns"])
+
+
+def test_max_turns_two_runs_both_tools_then_exhausts(fake_server: FakeServer) -> None:
+    daily_report_script(fake_server)
+    proc = ask(fake_server, "--max-turns", "2")
+    assert proc.returncode == 3
+    assert proc.stdout == ""  # half-done work is never shown as an answer
+    assert proc.stderr.count("[工具成功]") == 2
+    assert "max_turns" in proc.stderr
+    assert fake_server.remaining == 1
+
+
+def test_require_tool_forces_tool_choice(fake_server: FakeServer) -> None:
+    daily_report_script(fake_server)
+    proc = ask(fake_server, "--require-tool", "list_files")
+    assert proc.returncode == 0, proc.stderr
+    bodies = [r.body or {} for r in fake_server.requests]
+    assert bodies[0]["tool_choice"] == {"type": "function", "function": {"name": "list_files"}}
+    assert bodies[1]["tool_choice"] == "auto"
+
+
+def test_unknown_required_tool_is_a_usage_error(fake_server: FakeServer) -> None:
+    proc = ask(fake_server, "--require-tool", "delete_everything")
+    assert proc.returncode == 2
+    assert "delete_everything" in proc.stderr
+    assert fake_server.requests == []
+
+
+def test_tool_error_is_fed_back_and_run_continues(fake_server: FakeServer) -> None:
+    fake_server.add(
+        Turn(calls=[Call("read_file", {"path": "../outside/secret.txt"})]),
+        Turn(calls=[Call("read_fle", {"path": "reports"})]),
+        Turn(text="我无法读取那个文件。"),
+    )
+    proc = ask(fake_server, "--json")
+    assert proc.returncode == 0, proc.stderr
+    results = [e for e in json_lines(proc.stdout) if e["type"] == "tool_result"]
+    assert [r["code"] for r in results] == ["parent_ref", "unknown_tool"]
+    assert "read_file" in results[1]["content"]  # the valid names are listed
+    last = fake_server.requests[-1].body
+    assert len(tool_outputs(last)) == 2
+
+
+def test_no_endpoint_is_a_usage_error_with_what_to_set(tmp_path: Path) -> None:
+    proc = minipi("ask", "hi", "--project", str(tmp_path), "--model", "m")
+    assert proc.returncode == 2
+    assert "--base-url" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_missing_project_is_a_usage_error(fake_server: FakeServer, tmp_path: Path) -> None:
+    proc = ask(fake_server, project=tmp_path / "nope")
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert fake_server.requests == []
+
+
+def test_server_down_fails_with_a_hint(tmp_path: Path) -> None:
+    proc = minipi(
+        "ask",
+        "hi",
+        "--project",
+        str(tmp_path),
+        "--model",
+        "m",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+    )
+    assert proc.returncode == 1
+    assert "is the server running" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_unknown_model_is_actionable(fake_server: FakeServer, tmp_path: Path) -> None:
+    proc = minipi(
+        "ask",
+        "hi",
+        "--project",
+        str(tmp_path),
+        "--model",
+        "qwen3-9b",
+        "--base-url",
+        fake_server.base_url,
+    )
+    assert proc.returncode == 1
+    assert "qwen3-9b" in proc.stderr
+    assert "not found" in proc.stderr
+
+
+def test_env_settings_are_used_and_flags_win(fake_server: FakeServer) -> None:
+    from clihelp import clean_env
+
+    fake_server.add(Turn(text="ok"))
+    env = clean_env(
+        QWEN_BASE_URL=fake_server.base_url,
+        QWEN_MODEL="fake-model",
+        OPENAI_MODEL="other-model",
+        QWEN_MAX_OUTPUT_TOKENS="256",
+    )
+    proc = minipi("ask", "hi", "--project", str(EXAMPLES / "sample_project"), env=env)
+    assert proc.returncode == 0, proc.stderr
+    body = fake_server.requests[0].body or {}
+    assert body["model"] == "fake-model"
+    assert body["max_tokens"] == 256
+
+
+def test_treasure_hunt_follows_the_chain(fake_server: FakeServer) -> None:
+    def next_step(body: dict[str, Any]) -> Turn:
+        clue = tool_outputs(body)[-1]
+        for name in ("step2.txt", "step3.txt"):
+            if name in clue:
+                return Turn(calls=[Call("read_file", {"path": name})])
+        first, second = (o.split("'")[1] for o in tool_outputs(body)[1:3])
+        return Turn(text=f"最终的完整密码是 {first}{second}。")
+
+    fake_server.add(
+        Turn(calls=[Call("read_file", {"path": "step1.txt"})]), next_step, next_step, next_step
+    )
+    proc = ask(
+        fake_server,
+        project=EXAMPLES / "treasure_hunt",
+        question="请帮我读取 step1.txt 文件，并严格按照文件中的线索一步步寻找，"
+        "直到拼凑出最终的完整密码告诉我。",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "AgentLoop" in proc.stdout
+
+
+def shelter_script(server: FakeServer) -> None:
+    server.add(
+        Turn(calls=[Call("list_files", {"path": "inbox"})]),
+        Turn(
+            text="我来领养猫咪小花。",
+            calls=[Call("move_file", {"source": "inbox/猫咪小花.txt", "target": "archive/"})],
+        ),
+        Turn(calls=[Call("list_files", {"path": "inbox"})]),
+        Turn(text="已完成领养：猫咪小花已移到 archive/。"),
+    )
+
+
+def test_shelter_adoption_with_approval(fake_server: FakeServer, tmp_path: Path) -> None:
+    project = copy_example("shelter", tmp_path)
+    shelter_script(fake_server)
+    proc = ask(fake_server, "--approve", "all", project=project, question="请领养猫咪小花。")
+    assert proc.returncode == 0, proc.stderr
+    assert (project / "archive" / "猫咪小花.txt").exists()
+    assert not (project / "inbox" / "猫咪小花.txt").exists()
+    assert "inbox/猫咪小花.txt" in proc.stderr
+    assert "archive/猫咪小花.txt" in proc.stderr
+    # the second listing ran again (the move changed the directory) and no longer shows the cat
+    final = tool_outputs(fake_server.requests[-1].body)
+    assert "猫咪小花" not in final[-1]
+    assert "狗狗旺财" in final[-1]
+
+
+@pytest.mark.parametrize("mode", ["ask", "deny"])
+def test_shelter_denied_loses_nothing(fake_server: FakeServer, tmp_path: Path, mode: str) -> None:
+    project = copy_example("shelter", tmp_path)
+    shelter_script(fake_server)
+    # stdin is a pipe here: "ask" must treat it as a denial
+    proc = ask(
+        fake_server,
+        "--approve",
+        mode,
+        "--json",
+        project=project,
+        stdin="y\n",
+        question="请领养猫咪小花。",
+    )
+    assert proc.returncode == 1  # the change the task needed did not happen: not a success
+    assert proc.stdout.splitlines()[-1].startswith('{"type": "run_end", "status": "failed"')
+    assert (project / "inbox" / "猫咪小花.txt").exists()
+    assert not (project / "archive" / "猫咪小花.txt").exists()
+    moves = [
+        e
+        for e in json_lines(proc.stdout)
+        if e["type"] == "tool_result" and e["name"] == "move_file"
+    ]
+    assert moves[0]["code"] == "user_denied"
+    assert "source" in proc.stderr
+    assert "archive/猫咪小花.txt" in proc.stderr
