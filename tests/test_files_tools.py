@@ -141,8 +141,8 @@ def test_refusals_become_error_results_with_the_code(
 def test_the_seed_flow_list_then_read(tools: dict[str, AgentTool]) -> None:
     listed = tools["list_files"].execute({"path": "reports"})
     assert listed.content == "reports/daily-2026-09-06.json"
-    assert listed.choices == {"path": ("reports/daily-2026-09-06.json",)}
-    read = tools["read_file"].execute({"path": listed.choices["path"][0]})
+    assert listed.choices == {"file": ("reports/daily-2026-09-06.json",), "dir": ()}
+    read = tools["read_file"].execute({"path": listed.choices["file"][0]})
     assert read.content == DAILY
     assert not read.is_error
 
@@ -155,7 +155,7 @@ def test_list_choices_skip_links_specials_and_secrets(
     project.write(".env", "X=1\n")
     result = tools["list_files"].execute({"path": "."})
     assert result.content.splitlines()[0] == ".env"
-    assert result.choices == {"path": ("archive", "inbox", "notes.txt", "reports")}
+    assert result.choices == {"file": ("notes.txt",), "dir": ("archive", "inbox", "reports")}
 
 
 def test_search_output_and_choices(project: Project, tools: dict[str, AgentTool]) -> None:
@@ -166,7 +166,7 @@ def test_search_output_and_choices(project: Project, tools: dict[str, AgentTool]
         '"revenue_yuan": 9600}',
         'reports/weekly.json:1: {"orders": 900}',
     ]
-    assert result.choices == {"path": ("reports/daily-2026-09-06.json", "reports/weekly.json")}
+    assert result.choices == {"file": ("reports/daily-2026-09-06.json", "reports/weekly.json")}
     none = tools["search_files"].execute({"query": "cats"})
     assert none.content == "no matches for 'cats'"
     assert not none.is_error

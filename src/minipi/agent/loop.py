@@ -244,12 +244,15 @@ class _Run:
         return response
 
     def deliver(self, outcome: Outcome) -> None:
-        self.history.append(FunctionCallOutput(outcome.call.call_id, outcome.result.content))
+        result = outcome.result
+        self.history.append(
+            FunctionCallOutput(outcome.call.call_id, result.content, result.choices)
+        )
         required = self.config.required_tool_names
         if (
             self.required_index < len(required)
             and outcome.call.name == required[self.required_index]
-            and not outcome.result.is_error
+            and not result.is_error
         ):
             self.required_index += 1
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from minipi.ai.types import JsonObject, ToolSpec
+from minipi.ai.types import ChoiceSpec, JsonObject, ToolSpec
 from minipi.errors import ToolError
 
 if TYPE_CHECKING:
@@ -33,9 +33,9 @@ MAX_ARGUMENTS_BYTES = 64 * 1024
 class ToolResult:
     """What one call produced. ``code`` is a stable error code when ``is_error`` is true.
 
-    ``choices`` maps an argument name (``path``) to values the tool has just shown to exist;
-    guided tool calling may offer them to the model. ``changed`` says the call changed state
-    (a file moved), so earlier reads may be stale.
+    ``choices`` maps a kind (``file``, ``dir``) to values the tool has just shown to exist;
+    tools whose parameters declare that kind (``AgentTool.choices``) may be guided to them.
+    ``changed`` says the call changed state (a file moved), so earlier reads may be stale.
     """
 
     content: str
@@ -75,6 +75,7 @@ class AgentTool:
 
     ``sequential`` tools (writes) run alone and in the model's order, never in parallel with
     other calls; a successful sequential call also makes earlier identical reads re-runnable.
+    ``choices`` maps a parameter to the kind of discovered value it takes (see ToolResult).
     """
 
     name: str
@@ -82,6 +83,7 @@ class AgentTool:
     parameters: JsonObject
     handler: ToolHandler
     sequential: bool = False
+    choices: Mapping[str, ChoiceSpec] = field(default_factory=dict)
 
     def schema(self) -> JsonObject:
         """The Responses-style declaration of this tool (the seed's format).
@@ -100,7 +102,7 @@ class AgentTool:
         }
 
     def spec(self) -> ToolSpec:
-        return ToolSpec(self.name, self.description, self.parameters)
+        return ToolSpec(self.name, self.description, self.parameters, self.choices)
 
     def validate(self, arguments: Mapping[str, Any]) -> str | None:
         """A short description of what is wrong with ``arguments``, or None when valid."""

@@ -18,6 +18,8 @@ def item_to_json(item: Item) -> JsonObject:
         record.update(call_id=item.call_id, name=item.name, arguments=item.arguments)
     elif isinstance(item, FunctionCallOutput):
         record.update(call_id=item.call_id, output=item.output)
+        if item.choices:
+            record["choices"] = {k: list(v) for k, v in item.choices.items()}
     else:
         record.update(text=item.text)
     if not isinstance(item, FunctionCallOutput) and item.raw is not None:
@@ -37,7 +39,12 @@ def item_from_json(record: JsonObject) -> Item:
                 str(record["call_id"]), str(record["name"]), str(record["arguments"]), raw, wire
             )
         if kind == "function_call_output":
-            return FunctionCallOutput(str(record["call_id"]), str(record["output"]))
+            choices = record.get("choices") or {}
+            return FunctionCallOutput(
+                str(record["call_id"]),
+                str(record["output"]),
+                {str(k): tuple(str(x) for x in v) for k, v in choices.items()},
+            )
         if kind == "reasoning":
             return Reasoning(str(record["text"]), raw, wire)
     except KeyError as missing:

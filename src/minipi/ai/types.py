@@ -43,10 +43,15 @@ class FunctionCall:
 
 @dataclass(frozen=True, slots=True)
 class FunctionCallOutput:
-    """The result of one call, paired to it by ``call_id``."""
+    """The result of one call, paired to it by ``call_id``.
+
+    ``choices`` (never sent on the wire) are values the tool showed to exist, by kind
+    (``{"file": ("reports/a.json",), "dir": ("reports",)}``); guided tool calling offers them.
+    """
 
     call_id: str
     output: str
+    choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     type: Literal["function_call_output"] = "function_call_output"
 
 
@@ -64,12 +69,26 @@ Item: TypeAlias = Message | FunctionCall | FunctionCallOutput | Reasoning
 
 
 @dataclass(frozen=True, slots=True)
+class ChoiceSpec:
+    """A parameter whose values come from what tools have shown: values of ``kind`` found in
+    earlier results, plus ``always`` (e.g. ``"."`` for the project root)."""
+
+    kind: str
+    always: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class ToolSpec:
-    """What the model is told about one tool."""
+    """What the model is told about one tool.
+
+    ``choices`` (not sent on the wire) maps a parameter to the discovered values it takes;
+    guided tool calling may restrict the parameter to them.
+    """
 
     name: str
     description: str
     parameters: JsonObject
+    choices: Mapping[str, ChoiceSpec] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

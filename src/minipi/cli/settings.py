@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from minipi.ai.types import Wire
-
 from minipi.errors import ConfigError
 
 __all__ = ["DEFAULT_INSTRUCTIONS", "Settings", "resolve_settings"]

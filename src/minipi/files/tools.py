@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from minipi.agent.tools import AgentTool, Approver, ToolResult
-from minipi.ai.types import JsonObject
+from minipi.ai.types import ChoiceSpec, JsonObject
 from minipi.files.paths import escape_line, is_sensitive, quote_path
 from minipi.files.results import Entry, Listing, SearchResult, TextFile
 from minipi.files.sandbox import ProjectFiles
@@ -38,6 +38,8 @@ __all__ = [
     "make_search_files_tool",
 ]
 
+_DIRS = ChoiceSpec("dir", always=(".",))
+_FILES = ChoiceSpec("file")
 _ROOT_NOTE = "relative to the project root; use . for the root"
 _SKIP_LABELS = {
     "not_utf8": "not UTF-8",
@@ -62,7 +64,7 @@ def make_list_files_tool(files: ProjectFiles) -> AgentTool:
 
     def handler(arguments: Mapping[str, Any]) -> ToolResult:
         listing = files.list_dir(arguments["path"])
-        return ToolResult(format_listing(listing), choices={"path": _listed(listing, files)})
+        return ToolResult(format_listing(listing), choices=_listed(listing, files))
 
     return AgentTool(
         name="list_files",
@@ -72,6 +74,7 @@ def make_list_files_tool(files: ProjectFiles) -> AgentTool:
             ["path"],
         ),
         handler=handler,
+        choices={"path": _DIRS},
     )
 
 
@@ -95,6 +98,7 @@ def make_read_file_tool(files: ProjectFiles) -> AgentTool:
             ["path"],
         ),
         handler=handler,
+        choices={"path": _FILES},
     )
 
 
@@ -103,8 +107,8 @@ def make_search_files_tool(files: ProjectFiles) -> AgentTool:
 
     def handler(arguments: Mapping[str, Any]) -> ToolResult:
         result = files.search(arguments["query"], arguments.get("path", "."))
-        paths = tuple(dict.fromkeys(m.path for m in result.matches))
-        return ToolResult(format_search(result), choices={"path": paths})
+        paths = tuple(dict.fromkeys(m.path for m in result.matches if m.path.isprintable()))
+        return ToolResult(format_search(result), choices={"file": paths})
 
     return AgentTool(
         name="search_files",
@@ -123,6 +127,7 @@ def make_search_files_tool(files: ProjectFiles) -> AgentTool:
             ["query"],
         ),
         handler=handler,
+        choices={"path": _DIRS},
     )
 
 
@@ -152,6 +157,7 @@ def make_move_file_tool(files: ProjectFiles, approve: Approver) -> AgentTool:
         ),
         handler=handler,
         sequential=True,
+        choices={"source": _FILES, "target": ChoiceSpec("dir")},
     )
 
 
@@ -186,15 +192,19 @@ def _entry_line(entry: Entry) -> str:
     return shown
 
 
-def _listed(listing: Listing, files: ProjectFiles) -> tuple[str, ...]:
-    """Paths worth offering to the next call: files and directories that are not refused."""
-    return tuple(
-        e.path
+def _listed(listing: Listing, files: ProjectFiles) -> dict[str, tuple[str, ...]]:
+    """Paths worth offering to the next call, by kind: files and directories not refused."""
+    offered = [
+        e
         for e in listing.entries
         if e.type in ("file", "dir")
         and e.path.isprintable()  # names that need escaping are not offered as choices
         and not is_sensitive(e.path.split("/"), files.allow)
-    )
+    ]
+    return {
+        "file": tuple(e.path for e in offered if e.type == "file"),
+        "dir": tuple(e.path for e in offered if e.type == "dir"),
+    }
 
 
 def format_text(text: TextFile) -> str:
