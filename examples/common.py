@@ -1,19 +1,19 @@
 """Shared by the step examples: flags and env -> client + config, and the round-by-round log.
 
 Connection settings follow the CLI: --base-url/--model flags, else QWEN_BASE_URL / QWEN_MODEL /
-QWEN_REASONING / QWEN_MAX_OUTPUT_TOKENS, else OPENAI_BASE_URL / OPENAI_MODEL / OPENAI_API_KEY.
+QWEN_REASONING / QWEN_MAX_OUTPUT_TOKENS, else OPENAI_BASE_URL / OPENAI_MODEL / OPENAI_API_KEY,
+else the local engine (guided), exactly as `minipi ask` does.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 from minipi.agent import AgentConfig, AgentEvent
-from minipi.ai import ClientConfig, Endpoint
-from minipi.ai import connect as connect_endpoint
-from minipi.ai.types import ModelClient
+from minipi.cli.embedded import ModelHandle, open_model
 from minipi.cli.render import HumanLog, words_for
 from minipi.cli.settings import DEFAULT_INSTRUCTIONS, resolve_settings
 from minipi.errors import MiniPiError
@@ -36,26 +36,25 @@ def options(description: str = "") -> argparse.Namespace:
 
 def connect(
     args: argparse.Namespace, required: tuple[str, ...] = ()
-) -> tuple[ModelClient, AgentConfig]:
-    """The model client and the loop configuration the flags and environment describe."""
+) -> tuple[ModelHandle, AgentConfig]:
+    """The model (close it when done) and the loop configuration flags and environment give."""
     try:
         settings = resolve_settings(
             base_url=args.base_url, model=args.model, api_key=args.api_key, wire=args.wire
         )
+        model = open_model(
+            settings, model_file=None, guided=None, mutating=frozenset(), env=os.environ
+        )
     except MiniPiError as error:
         sys.exit(f"error: {error}")
-    model = settings.model or "qwen3-0.6b"
-    client = connect_endpoint(
-        Endpoint(settings.base_url, model, settings.api_key, settings.wire), ClientConfig()
-    )
     agent_config = AgentConfig(
-        model=model,
+        model=model.model,
         instructions=DEFAULT_INSTRUCTIONS,
         max_turns=args.max_turns,
         required_tool_names=required,
         request_options=settings.request_options,
     )
-    return client, agent_config
+    return model, agent_config
 
 
 def report(event: AgentEvent) -> None:

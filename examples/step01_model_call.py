@@ -8,7 +8,7 @@ from minipi.ai.types import Message, ModelRequest, output_text
 
 def main() -> None:
     args = options(__doc__ or "")
-    client, config = connect(args)
+    model, config = connect(args)
     request = ModelRequest(
         model=config.model,
         items=[Message("user", args.question)],
@@ -18,9 +18,9 @@ def main() -> None:
         options=config.request_options,
     )
     try:
-        response = client.create(request)
+        response = model.client.create(request)
     finally:
-        client.close()
+        model.close()
     print(output_text(response.items))
 
 

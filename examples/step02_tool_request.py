@@ -9,7 +9,7 @@ from minipi.files import ProjectFiles, create_project_tools
 
 def main() -> None:
     args = options(__doc__ or "")
-    client, config = connect(args)
+    model, config = connect(args)
     with ProjectFiles(args.project) as files:
         tools = [t for t in create_project_tools(files) if t.name in ("list_files", "read_file")]
     request = ModelRequest(
@@ -21,9 +21,9 @@ def main() -> None:
         options=config.request_options,
     )
     try:
-        response = client.create(request)
+        response = model.client.create(request)
     finally:
-        client.close()
+        model.close()
     calls = parse_function_calls(response.items)
     for call in calls:
         print(f"模型请求调用：{call.name} {call.arguments}  call_id={call.call_id}")

@@ -7,14 +7,16 @@ the task is not done (exit 1), as in the seed.
 from __future__ import annotations
 
 import sys
+from argparse import Namespace
 
 from examples.common import connect, options, report
-from minipi.agent import ToolCallStarted, ToolResultReady
+from minipi.agent import AgentConfig, ToolCallStarted, ToolResult, ToolResultReady
 from minipi.agent.tools import parse_arguments
 from minipi.ai.types import (
     FunctionCallOutput,
     Item,
     Message,
+    ModelClient,
     ModelRequest,
     output_text,
     parse_function_calls,
@@ -24,7 +26,15 @@ from minipi.files import ProjectFiles, create_project_tools
 
 def main() -> None:
     args = options(__doc__ or "")
-    client, config = connect(args)
+    model, config = connect(args)
+    try:
+        one_round(model.client, config, args)
+    finally:
+        model.close()
+
+
+def one_round(client: ModelClient, config: AgentConfig, args: Namespace) -> None:
+    """Run the first calls, feed them back, and stop when the model asks for more."""
     history: list[Item] = [Message("user", args.question)]
     with ProjectFiles(args.project) as files:
         tools = {t.name: t for t in create_project_tools(files)}
@@ -49,12 +59,16 @@ def main() -> None:
                 sys.exit(1)
             for call in calls:
                 report(ToolCallStarted(turn, call.call_id, call.name, call.arguments))
-                tool = tools[call.name]
+                tool = tools.get(call.name)
                 arguments = parse_arguments(call.arguments, allow_empty=False)
-                result = arguments if not isinstance(arguments, dict) else tool.execute(arguments)
+                if tool is None:
+                    result = ToolResult.error("unknown_tool", f"未知工具：{call.name}")
+                elif isinstance(arguments, dict):
+                    result = tool.execute(arguments)
+                else:
+                    result = arguments
                 report(ToolResultReady(turn, call.call_id, call.name, result, 0.0))
                 history.append(FunctionCallOutput(call.call_id, result.content))
-    client.close()
 
 
 if __name__ == "__main__":

@@ -11,10 +11,10 @@ from minipi.files import ProjectFiles, create_project_tools
 
 def main(required: tuple[str, ...] = ()) -> None:
     args = options(__doc__ or "")
-    client, config = connect(args, required)
+    model, config = connect(args, required)
     with ProjectFiles(args.project, 32 * 1024) as files:
-        result = run_agent(client, create_project_tools(files), config, args.question, report)
-    client.close()
+        result = run_agent(model.client, create_project_tools(files), config, args.question, report)
+    model.close()
     if not result.succeeded:
         sys.exit(f"{result.status}: {result.error}")
     print(result.answer)

@@ -165,10 +165,13 @@ def test_tool_error_is_fed_back_and_run_continues(fake_server: FakeServer) -> No
     assert len(tool_outputs(last)) == 2
 
 
-def test_no_endpoint_is_a_usage_error_with_what_to_set(tmp_path: Path) -> None:
-    proc = minipi("ask", "hi", "--project", str(tmp_path), "--model", "m")
+def test_bad_model_file_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "fake.gguf").write_bytes(b"not a model")
+    proc = minipi(
+        "ask", "hi", "--project", str(tmp_path), "--model-file", str(tmp_path / "fake.gguf")
+    )
     assert proc.returncode == 2
-    assert "--base-url" in proc.stderr
+    assert "fake.gguf" in proc.stderr
     assert "Traceback" not in proc.stderr
 
 

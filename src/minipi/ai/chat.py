@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from minipi.ai.textcalls import find_text_calls
 from minipi.ai.types import (
     FinishReason,
     FunctionCall,
@@ -129,7 +130,9 @@ class ChatClient(WireClient):
             end += 1
         return end, dumps(_assistant_message(items[start:end]))
 
-    def decode(self, data: JsonObject) -> tuple[tuple[Item, ...], FinishReason, Usage]:
+    def decode(
+        self, data: JsonObject, tool_names: frozenset[str] = frozenset()
+    ) -> tuple[tuple[Item, ...], FinishReason, Usage]:
         choices = data.get("choices")
         if not isinstance(choices, list) or not choices:
             raise ModelProtocolError("the response has no choices")
@@ -143,6 +146,10 @@ class ChatClient(WireClient):
         if isinstance(reasoning, str) and reasoning:
             items.append(Reasoning(reasoning, raw, "chat"))
         text = _content_text(message.get("content"))
+        found = None if calls else find_text_calls(text, tool_names)
+        if found is not None:  # <tool_call> text: the calls share the raw message (textcalls.py)
+            text = found.text
+            calls = [(c.name, c.arguments, c.call_id) for c in found.calls]
         if text:
             items.append(Message("assistant", text, raw, "chat"))
         items.extend(FunctionCall(cid, name, args, raw, "chat") for name, args, cid in calls)

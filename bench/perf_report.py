@@ -1,0 +1,400 @@
+"""The table ``perf.py`` prints: one row per figure, its target, the stdlib reference, PASS/MISS.
+
+``ratio`` is always figure ÷ reference; the per-turn ratio is the median over reps of the
+ratio paired within each rep (runs alternated), as the peers harness computes it.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from perf_runs import RSS_EXACT, ChainRun
+
+TURN_RATIO = 1.5  # per-turn overhead vs the stdlib loop
+HELP_S = 0.25
+IMPORT_S = 0.10
+RSS_MB = 35.0
+TOOLS_S = 0.30
+CACHE_SHARE = 0.90
+TTFT_SLACK = 1.5  # TTFT may grow 1.5x the new tokens' growth (attention over a longer context)
+
+
+@dataclass(frozen=True)
+class Row:
+    figure: str
+    value: str
+    target: str
+    reference: str
+    ratio: str
+    verdict: str
+
+
+def verdict(ok: bool) -> str:
+    return "PASS" if ok else "MISS"
+
+
+def med(values: Iterable[float]) -> float:
+    data = list(values)
+    return float(statistics.median(data)) if data else float("nan")
+
+
+def by_rep(runs: Sequence[ChainRun], runner: str, n: int) -> dict[int, ChainRun]:
+    return {r.rep: r for r in runs if r.runner == runner and r.n == n and r.ok}
+
+
+def growth(run: ChainRun) -> float:
+    last, first = int(run.stats["last_bytes"]), int(run.stats["first_bytes"])
+    return (last - first) / run.n
+
+
+def build_rows(
+    runs: Sequence[ChainRun],
+    compact: Sequence[ChainRun],
+    startup: dict[str, list[float]],
+    tools: dict[int, list[dict[str, Any]]],
+    engine: dict[str, Any] | str,
+    ns: Sequence[int],
+) -> list[Row]:
+    return [
+        *loop_rows(runs, ns),
+        *startup_rows(startup),
+        *rss_rows(runs, max(ns)),
+        *byte_rows(runs, compact),
+        *tool_rows(tools),
+        *engine_rows(engine),
+    ]
+
+
+# ---------------------------------------------------------------- 1. per-turn overhead
+def per_turn_ms(runs: Sequence[ChainRun], runner: str, lo: int, hi: int) -> dict[int, float]:
+    low, high = by_rep(runs, runner, lo), by_rep(runs, runner, hi)
+    return {rep: 1000 * (high[rep].wall - low[rep].wall) / (hi - lo) for rep in high if rep in low}
+
+
+def loop_rows(runs: Sequence[ChainRun], ns: Sequence[int]) -> list[Row]:
+    lo, hi = min(ns), max(ns)
+    base = per_turn_ms(runs, "stdlib", lo, hi)
+    base_wall = med(r.wall for r in by_rep(runs, "stdlib", hi).values())
+    rows = []
+    for runner, label in (("library", "library API"), ("cli", "`minipi ask`")):
+        ours = per_turn_ms(runs, runner, lo, hi)
+        ratio = med(ours[rep] / base[rep] for rep in ours if base.get(rep, 0) > 0)
+        rows.append(
+            Row(
+                f"per-turn overhead N={hi}, {label}",
+                f"{med(ours.values()):.2f} ms",
+                f"≤ {TURN_RATIO}× stdlib",
+                f"{med(base.values()):.2f} ms",
+                f"{ratio:.2f}×",
+                verdict(ratio <= TURN_RATIO),
+            )
+        )
+    for runner, label in (("library", "library API"), ("cli", "`minipi ask`")):
+        wall = med(r.wall for r in by_rep(runs, runner, hi).values())
+        rows.append(
+            Row(
+                f"whole run N={hi} wall, {label}",
+                f"{wall:.3f} s",
+                "-",
+                f"{base_wall:.3f} s",
+                f"{wall / base_wall:.2f}×",
+                "info",
+            )
+        )
+    return rows
+
+
+# ---------------------------------------------------------------- 2. start-up
+def startup_rows(s: dict[str, list[float]]) -> list[Row]:
+    ref_help = med(s["stdlib_help"])
+    rows = []
+    for name in ("help", "version"):
+        value = med(s[name])
+        rows.append(
+            Row(
+                f"`minipi --{name}` wall (median of {len(s[name])})",
+                f"{value:.3f} s",
+                f"≤ {HELP_S} s",
+                f"{ref_help:.3f} s (stdlib loop --help)",
+                f"{value / ref_help:.2f}×",
+                verdict(value <= HELP_S),
+            )
+        )
+    inside, ref_inside = med(s["import"]), med(s["stdlib_import"])
+    rows.append(
+        Row(
+            "`import minipi`, in-process perf_counter",
+            f"{inside:.3f} s",
+            f"≤ {IMPORT_S} s",
+            f"{ref_inside:.3f} s (import http.client, json)",
+            f"{inside / ref_inside:.1f}×",
+            verdict(inside <= IMPORT_S),
+        )
+    )
+    extra = med(a - b for a, b in zip(s["import_wall"], s["pass_wall"], strict=True))
+    wall, bare = med(s["import_wall"]), med(s["pass_wall"])
+    rows.append(
+        Row(
+            "`python -c 'import minipi'` wall − `-c pass`",
+            f"{extra:.3f} s ({wall:.3f} − {bare:.3f})",
+            f"≤ {IMPORT_S} s",
+            f"{bare:.3f} s (python -c pass)",
+            f"{wall / bare:.1f}×",
+            verdict(extra <= IMPORT_S),
+        )
+    )
+    return rows
+
+
+# ---------------------------------------------------------------- 3. memory
+def rss_rows(runs: Sequence[ChainRun], n: int) -> list[Row]:
+    base = med(r.rss_mb for r in by_rep(runs, "stdlib", n).values())
+    rows = []
+    for runner, label, target in (("library", "library API", True), ("cli", "`minipi ask`", False)):
+        rss = med(r.rss_mb for r in by_rep(runs, runner, n).values())
+        bound = "" if RSS_EXACT else " (upper bound: no GNU time)"
+        rows.append(
+            Row(
+                f"peak RSS N={n}, {label}",
+                f"{rss:.1f} MB{bound}",
+                f"≤ {RSS_MB:g} MB" if target else "-",
+                f"{base:.1f} MB",
+                f"{rss / base:.2f}×",
+                verdict(rss <= RSS_MB) if target else "info",
+            )
+        )
+    return rows
+
+
+# ---------------------------------------------------------------- 4. bytes on the wire
+def byte_rows(runs: Sequence[ChainRun], compact: Sequence[ChainRun]) -> list[Row]:
+    rows = []
+    for packed in compact:
+        n = packed.n
+        ours = next(iter(by_rep(runs, "library", n).values()))
+        base = next(iter(by_rep(runs, "stdlib", n).values()))
+        o, b, c = ours.stats, base.stats, packed.stats
+        rows.append(
+            Row(
+                f"request bytes N={n}, library: total / last",
+                f"{o['total_bytes']:,} / {o['last_bytes']:,} B",
+                "-",
+                f"{b['total_bytes']:,} / {b['last_bytes']:,} B (compact "
+                f"{c['total_bytes']:,} / {c['last_bytes']:,})",
+                f"{o['total_bytes'] / b['total_bytes']:.3f}×",
+                "info",
+            )
+        )
+        mine, floor = growth(ours), growth(packed)
+        rows.append(
+            Row(
+                f"request growth/turn N={n}, library",
+                f"{mine:.1f} B",
+                "= stdlib (compact JSON)",
+                f"{floor:.1f} B (as is {growth(base):.1f})",
+                f"{mine / floor:.3f}×",
+                verdict(abs(mine - floor) < 0.01),
+            )
+        )
+    if compact:
+        n = compact[0].n
+        o = next(iter(by_rep(runs, "library", n).values())).stats
+        c = compact[0].stats
+        rows.append(
+            Row(
+                "first request, library",
+                f"{o['first_bytes']:,} B",
+                "-",
+                f"{c['first_bytes']:,} B (compact)",
+                f"{o['first_bytes'] / c['first_bytes']:.2f}×",
+                "info",
+            )
+        )
+    return rows
+
+
+# ---------------------------------------------------------------- 5. parallel tools
+def tool_rows(tools: dict[int, list[dict[str, Any]]]) -> list[Row]:
+    rows = []
+    for workers, results in tools.items():
+        cold, warm = med(r["cold_s"] for r in results), med(r["warm_s"] for r in results)
+        floor = med(r["stdlib_s"] for r in results)
+        ordered = all(r["ordered"] for r in results)
+        used = results[0]["workers"] if results else workers
+        label = f"max_parallel_tools={used}" + (" (default)" if workers == 0 else "")
+        rows.append(
+            Row(
+                f"8 × 200 ms tools, {label}",
+                f"{cold:.3f} s (warm {warm:.3f}), order {'ok' if ordered else 'WRONG'}",
+                f"≤ {TOOLS_S} s, model's order",
+                f"{floor:.3f} s (ThreadPoolExecutor(8))",
+                f"{cold / floor:.2f}×",
+                verdict(cold <= TOOLS_S and ordered),
+            )
+        )
+    return rows
+
+
+# ---------------------------------------------------------------- 6. local engine
+def engine_turns(engine: dict[str, Any]) -> tuple[list[dict[str, float]], dict[str, float]]:
+    """Per turn, the median over conversations of each figure; and the cold re-run's."""
+    reps = engine["reps"]
+    keys = ("prompt", "cached", "evaluated", "request_s", "decode_s", "ttft_s")
+    count = min(len(rep["turns"]) for rep in reps)
+    turns = [
+        {"turn": k + 1, **{key: med(rep["turns"][k][key] for rep in reps) for key in keys}}
+        for k in range(count)
+    ]
+    cold = {key: med(rep["cold"][key] for rep in reps) for key in keys}
+    return turns, cold
+
+
+def engine_rows(engine: dict[str, Any] | str) -> list[Row]:
+    if isinstance(engine, str):
+        return [Row("local engine prompt cache", engine, f"≥ {CACHE_SHARE:.0%}", "-", "-", "n/a")]
+    turns, cold = engine_turns(engine)
+    if len(turns) < 3:
+        return [Row("local engine prompt cache", "too few turns", "-", "-", "-", "n/a")]
+    later = turns[1:]
+    share = [t["cached"] / t["prompt"] for t in later]
+    ideal = [prev["prompt"] / t["prompt"] for prev, t in zip(turns, later, strict=False)]
+    worst = min(range(len(later)), key=share.__getitem__)
+    rows = [
+        Row(
+            f"engine cache share, turns 2-{len(turns)} (min, turn {worst + 2})",
+            f"{share[worst]:.1%} (last turn {share[-1]:.1%})",
+            f"≥ {CACHE_SHARE:.0%}",
+            f"{ideal[worst]:.1%} ideal (all of turn {worst + 1}'s prompt)",
+            f"{share[worst] / ideal[worst]:.2f}×",
+            verdict(share[worst] >= CACHE_SHARE),
+        )
+    ]
+    first, last = later[0], later[-1]
+    grew = last["ttft_s"] / first["ttft_s"]
+    new_tokens = max(1.0, last["evaluated"] / first["evaluated"])
+    cold_grew = cold["ttft_s"] / first["ttft_s"]
+    rows.append(
+        Row(
+            f"engine TTFT growth, turn 2 → {len(turns)}",
+            f"×{grew:.2f} ({first['ttft_s']:.2f} → {last['ttft_s']:.2f} s)",
+            f"≤ ×{TTFT_SLACK * new_tokens:.2f} ({TTFT_SLACK}× new tokens ×{new_tokens:.2f})",
+            f"×{cold_grew:.2f} cold ({cold['ttft_s']:.2f} s, no cache)",
+            f"{grew / cold_grew:.2f}×",
+            verdict(grew <= TTFT_SLACK * new_tokens),
+        )
+    )
+    return rows
+
+
+def engine_lines(engine: dict[str, Any] | str) -> list[str]:
+    """The per-turn figures of the engine probe (medians over its conversations)."""
+    if isinstance(engine, str):
+        return [f"local engine: {engine}", ""]
+    turns, cold = engine_turns(engine)
+    lines = [
+        f"local engine (llama_cpp.server + SmolLM2-135M, minipi chat client), median of "
+        f"{len(engine['reps'])} conversation(s):",
+        "turn | prompt tok | cached | evaluated | cache % | request s | TTFT s",
+    ]
+    lines += [_turn_line(f"{t['turn']:.0f}", t) for t in turns]
+    lines.append(_turn_line("cold", cold))
+    lines.append(
+        f"(TTFT = request s − the engine's decode time; 'cold' = the last turn sent "
+        f"again after another prompt evicted the cache; engine log: {engine['log']})"
+    )
+    if engine.get("patched_null_content"):
+        lines.append(
+            f"(the driver replayed {engine['patched_null_content']} assistant tool-call "
+            'messages with content "" instead of null: llama-cpp-python\'s server '
+            "answers HTTP 500 to its own null content)"
+        )
+    return [*lines, ""]
+
+
+def _turn_line(label: str, t: dict[str, float]) -> str:
+    share = t["cached"] / t["prompt"] if t["prompt"] else 0.0
+    return (
+        f"{label:>4} | {t['prompt']:10.0f} | {t['cached']:6.0f} | {t['evaluated']:9.0f} | "
+        f"{share:7.1%} | {t['request_s']:9.3f} | {t['ttft_s']:6.3f}"
+    )
+
+
+# ---------------------------------------------------------------- table and notes
+def render(rows: Sequence[Row]) -> str:
+    head = Row("figure", "measured", "target", "reference (same run)", "ratio", "verdict")
+    table = [head, *rows]
+    widths = [max(len(getattr(r, f)) for r in table) for f in Row.__dataclass_fields__]
+
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " |"
+
+    out = [line(list(vars(head).values())), line(["-" * w for w in widths])]
+    out += [line(list(vars(r).values())) for r in rows]
+    return "\n".join(out)
+
+
+def notes(
+    runs: Sequence[ChainRun],
+    compact: Sequence[ChainRun],
+    first: dict[str, Any],
+    engine: dict[str, Any] | str,
+    peers_dir: Path,
+) -> list[str]:
+    lines = [""]
+    if compact:
+        n = compact[-1].n
+        base = next(iter(by_rep(runs, "stdlib", n).values()))
+        lines.append(
+            f"- bytes: the stdlib loop sends json.dumps' default separators (', ' ': '),"
+            f" minipi compact ones: {growth(base) - growth(compact[-1]):.1f} B/turn. "
+            "'compact' = the same stdlib loop run with compact separators; its growth "
+            "per turn is the figure minipi must equal (no padding, no duplicated items)."
+        )
+    lines.append("- " + first_request_note(runs, first))
+    lines.append("- " + peers_note(peers_dir))
+    lines.append(
+        "- ratio = measured ÷ reference; per-turn ratio = median over reps of the "
+        "ratio paired within a rep; tools: 'cold' = first run in a fresh process "
+        "(judged), 'warm' = second run."
+    )
+    return lines
+
+
+def first_request_note(runs: Sequence[ChainRun], first: dict[str, Any]) -> str:
+    ours, floor = first["minipi"], first["stdlib_compact"]
+    deltas = []
+    for key in [k for k in ours if k != "_total"]:
+        delta = ours[key] - floor[key] if key in floor else ours[key] + 1  # + its comma
+        deltas.append(f"{key} {delta:+d}")
+    measured = [r.stats["first_bytes"] for r in by_rep(runs, "library", 50).values()]
+    check = (
+        "= the library's first request as the server measured it"
+        if measured and measured[0] == ours["_total"]
+        else f"server measured {measured[:1]}"
+    )
+    return (
+        f"first request: library {ours['_total']} B ({check}) vs stdlib compact "
+        f"{floor['_total']} B: {', '.join(deltas)} B. minipi's read_file declares offset "
+        "and limit too (and additionalProperties: false); it always sends tool_choice "
+        "and parallel_tool_calls. The history itself is byte-identical."
+    )
+
+
+def peers_note(peers_dir: Path) -> str:
+    path = peers_dir / "results.json"
+    try:
+        agg = json.loads(path.read_text())["agg"]
+    except (OSError, ValueError, KeyError):
+        return f"peers: no {path} (run the harness for the peers' figures)"
+    figures = sorted(
+        (row["per_turn_ms"], name)
+        for name, row in agg.items()
+        if row.get("per_turn_ms") is not None
+    )
+    listed = ", ".join(f"{name} {ms:.1f}" for ms, name in figures)
+    return f"peers, per-turn ms from the harness's last run ({path}, not this run): {listed}"

@@ -1,0 +1,101 @@
+"""The model a CLI run talks to: a configured endpoint, a running ``minipi serve``, or an
+embedded engine that this command starts and stops itself.
+
+Guided tool calling wraps the client here, outside the loop: the loop never knows.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from minipi.ai import ClientConfig, Endpoint, connect
+from minipi.ai.types import ModelClient
+from minipi.cli.settings import Settings
+from minipi.errors import ConfigError
+
+__all__ = ["ModelHandle", "open_model"]
+
+
+@dataclass
+class ModelHandle:
+    """An open model client, the name to send, and what to stop when the command ends."""
+
+    client: ModelClient
+    model: str
+    base_url: str
+    embedded: bool
+    stops: list[Callable[[], None]] = field(default_factory=list)
+
+    def close(self) -> None:
+        self.client.close()
+        for stop in reversed(self.stops):
+            stop()
+
+
+def open_model(
+    settings: Settings,
+    *,
+    model_file: str | None,
+    guided: bool | None,
+    mutating: frozenset[str],
+    env: Mapping[str, str],
+) -> ModelHandle:
+    """Connect to the configured endpoint, or to the local engine when none is configured.
+
+    ``guided=None`` means: on for the embedded engine, off for other endpoints.
+    """
+    if settings.base_url is not None and model_file is None:
+        if settings.model is None:
+            raise ConfigError("no model name: pass --model NAME (or set QWEN_MODEL / OPENAI_MODEL)")
+        endpoint = Endpoint(settings.base_url, settings.model, settings.api_key, settings.wire)
+        handle = ModelHandle(
+            connect(endpoint, ClientConfig()), settings.model, endpoint.base_url, embedded=False
+        )
+    else:
+        handle = _local(settings, model_file, env)
+    if guided if guided is not None else handle.embedded:
+        from minipi.local.guided import GuidedClient
+
+        handle.client = GuidedClient(handle.client, mutating=mutating)
+    return handle
+
+
+def _say(message: str) -> None:
+    print(f"minipi: {message}", file=sys.stderr, flush=True)
+
+
+def _local(settings: Settings, model_file: str | None, env: Mapping[str, str]) -> ModelHandle:
+    """A running ``minipi serve`` on 127.0.0.1:8021, else a fresh engine on a free port."""
+    from minipi.local.engine import (
+        DEFAULT_PORT,
+        Engine,
+        EngineClient,
+        find_running,
+        require_local_extra,
+    )
+
+    require_local_extra()
+    if settings.wire == "responses":
+        raise ConfigError("the local engine speaks /chat/completions only: drop --wire responses")
+    if model_file is None:
+        running = find_running(DEFAULT_PORT)
+        if running is not None:
+            _say(f"using the engine already running at {running.base_url} (model {running.model})")
+            endpoint = Endpoint(running.base_url, running.model, wire="chat")
+            return ModelHandle(
+                connect(endpoint, ClientConfig()), running.model, running.base_url, embedded=True
+            )
+    from minipi.local.models import resolve_model
+
+    choice = resolve_model(model_file, env, report=_say)
+    for line in (choice.notice or "").splitlines():
+        _say(line)
+    _say(f"starting the local engine: {choice.name} ({choice.path}, {choice.source})")
+    engine = Engine.start(choice)
+    endpoint = Endpoint(engine.base_url, engine.model_name, wire="chat")
+    client = EngineClient(connect(endpoint, ClientConfig()), engine)
+    return ModelHandle(
+        client, engine.model_name, engine.base_url, embedded=True, stops=[engine.stop]
+    )

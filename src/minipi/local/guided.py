@@ -1,0 +1,379 @@
+"""Guided tool calling for small local models: each reply is one valid call or an answer.
+
+``GuidedClient`` wraps a chat-wire ``ModelClient`` (a llama.cpp-compatible server) and
+constrains every reply with a JSON-Schema grammar sent as ``response_format``. The loop does
+not know: it sends ordinary neutral requests and gets ordinary neutral items back.
+
+What the server sees instead of the neutral request:
+
+- no native tools; the tool declarations and the reply protocol are appended to the system
+  instructions, which therefore never change during a run (the engine's prefix cache holds);
+- the history as plain messages (tiny models' chat templates do not know the tool role): an
+  earlier call as the assistant's ``{"tool": NAME, "arguments": {...}}``, an earlier answer as
+  ``{"answer": TEXT}``, a tool result as a user message
+  ``Result of list_files {"path": "reports"}:\\n<output>``; reasoning is left out. Each item is
+  rendered once and the same ``Message`` object is reused on later turns, so the inner
+  client's fragment cache and the server's prefix cache both hit;
+- the constraint, rebuilt every turn from the history, only in ``response_format``
+  (``guided_schema``): one branch per tool that can still be called usefully, plus the
+  answer branch when it is allowed.
+
+Rules of the schema (the run's state is read from the request's items only):
+
+- a tool's arguments are reduced to its *required* parameters: optional ones (``read_file``'s
+  ``offset``/``limit``) are dropped in guided mode, for a smaller grammar a tiny model can
+  follow; the declarations in the system prompt show the same reduced parameters;
+- a parameter with a ``ChoiceSpec`` becomes an ``enum`` of the values of its kind that tool
+  results have shown (``FunctionCallOutput.choices``), plus its ``always`` values;
+- an identical repeat is not expressible where the grammar can say so: for a tool whose only
+  required parameter has choices (or that has no required parameter), values used by an
+  earlier call of that tool are removed. Earlier calls count since the last call of a
+  ``mutating`` tool (the lead passes the ``sequential`` tools): after a change, reads may
+  give new results. Free-text parameters cannot be excluded; the loop's duplicate check
+  still answers such repeats;
+- a tool whose enum is empty is dropped; when no tool is left, the answer is allowed;
+- the answer (a non-empty string) is allowed only once a tool result follows the last user
+  message (``answer_needs_evidence``), or when no tool branch is left;
+- ``tool_choice``: ``"none"`` allows only the answer, a tool name only that tool,
+  ``"required"`` only tools, ``"auto"`` the rules above.
+
+Styles of ``response_format``: ``"json_object"`` (``{"type": "json_object", "schema": S}``,
+what llama-cpp-python's server accepts; its 0.3.x refuses ``json_schema`` with an error) and
+``"json_schema"`` (``{"type": "json_schema", "json_schema": {"name", "schema": S}}``, what
+llama.cpp's llama-server, vLLM and OpenAI accept).
+
+A reply that is not JSON despite the grammar, or that is neither shape, raises
+``ModelProtocolError`` (the server probably ignores ``response_format``). A well-formed call
+the schema did not allow (a server that fell back to plain JSON) is passed on: the loop's own
+checks answer it. A reply cut at the token limit passes through with finish ``length``.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal, TypeAlias
+
+from minipi.ai.think import strip_think
+from minipi.ai.types import (
+    ChoiceSpec,
+    FunctionCall,
+    FunctionCallOutput,
+    Item,
+    JsonObject,
+    Message,
+    ModelClient,
+    ModelRequest,
+    ModelResponse,
+    ToolSpec,
+    output_text,
+)
+from minipi.errors import ConfigError, ModelProtocolError
+
+__all__ = [
+    "ANSWER_BRANCH",
+    "GuidedClient",
+    "ResponseFormatStyle",
+    "guided_instructions",
+    "guided_schema",
+    "response_format",
+]
+
+ResponseFormatStyle: TypeAlias = Literal["json_object", "json_schema"]
+
+ANSWER_BRANCH: JsonObject = {
+    "type": "object",
+    "properties": {"answer": {"type": "string", "minLength": 1}},
+    "required": ["answer"],
+    "additionalProperties": False,
+}
+"""The final-answer branch of every guided schema that allows an answer."""
+
+_PROTOCOL = """Reply with exactly one JSON object and nothing else:
+{"tool": "<tool name>", "arguments": {...}} calls a tool; its result comes back to you.
+{"answer": "<your answer>"} is your final answer to the user.
+Use the tools to find the facts first, then answer from the tool results."""
+
+
+class GuidedClient:
+    """A ``ModelClient`` that makes the inner (chat-wire) client's replies grammar-guided.
+
+    ``style`` picks the ``response_format`` shape the server understands; ``mutating`` names
+    the tools that change state (identical calls made before one become allowed again);
+    ``answer_needs_evidence`` withholds the answer until a tool result follows the question.
+    """
+
+    def __init__(
+        self,
+        inner: ModelClient,
+        *,
+        style: ResponseFormatStyle = "json_object",
+        mutating: frozenset[str] = frozenset(),
+        answer_needs_evidence: bool = True,
+    ) -> None:
+        self.inner = inner
+        self.style = style
+        self.mutating = mutating
+        self.answer_needs_evidence = answer_needs_evidence
+        self._rendered: dict[int, tuple[Item, Message | None]] = {}
+
+    def create(self, request: ModelRequest) -> ModelResponse:
+        """Rewrite ``request`` for the grammar, ask the inner client, translate the reply."""
+        if "response_format" in request.options:
+            raise ConfigError(
+                "request options may not set response_format in guided mode: "
+                "GuidedClient builds it every turn",
+                code="reserved_option",
+            )
+        schema = guided_schema(
+            request.tools,
+            request.items,
+            request.tool_choice,
+            mutating=self.mutating,
+            answer_needs_evidence=self.answer_needs_evidence,
+        )
+        options = {**request.options, "response_format": response_format(schema, self.style)}
+        guided = ModelRequest(
+            model=request.model,
+            items=self._render(request.items),
+            instructions=guided_instructions(request.instructions, request.tools),
+            parallel_tool_calls=request.parallel_tool_calls,
+            options=options,
+        )
+        return _translate(self.inner.create(guided), self.style)
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def _render(self, items: Sequence[Item]) -> list[Item]:
+        """The history as plain messages, reusing each item's rendering from earlier turns.
+
+        The cache is keyed by item identity (checked, so a reused id is never confused) and
+        keeps only the current history; a client shared by threads stays correct."""
+        calls = {i.call_id: i for i in items if isinstance(i, FunctionCall)}
+        previous, current = self._rendered, {}
+        rendered: list[Item] = []
+        for item in items:
+            hit = previous.get(id(item))
+            message = hit[1] if hit is not None and hit[0] is item else _render(item, calls)
+            current[id(item)] = (item, message)
+            if message is not None:
+                rendered.append(message)
+        self._rendered = current
+        return rendered
+
+
+def response_format(schema: JsonObject, style: ResponseFormatStyle) -> JsonObject:
+    """The ``response_format`` request value for ``schema`` in the server's ``style``."""
+    if style == "json_schema":
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": "guided_reply", "strict": True, "schema": schema},
+        }
+    return {"type": "json_object", "schema": schema}
+
+
+def guided_instructions(instructions: str | None, tools: Sequence[ToolSpec]) -> str:
+    """The system message: the caller's instructions, the tools (required parameters only,
+    as guided mode offers them) and the reply protocol. Static for a given tool list."""
+    lines = ["You can use these tools:"]
+    for tool in tools:
+        required = _required(tool.parameters)
+        signature = ", ".join(f"{n}: {s.get('type', 'value')}" for n, s in required.items())
+        lines.append(f"- {tool.name}({signature}): {tool.description}")
+        lines.extend(
+            f"  {name}: {schema['description']}"
+            for name, schema in required.items()
+            if schema.get("description")
+        )
+    tools_text = "\n".join(lines) if tools else "You have no tools."
+    head = f"{instructions.strip()}\n\n" if instructions and instructions.strip() else ""
+    return f"{head}{tools_text}\n\n{_PROTOCOL}"
+
+
+def guided_schema(
+    tools: Sequence[ToolSpec],
+    items: Sequence[Item],
+    tool_choice: str = "auto",
+    *,
+    mutating: frozenset[str] = frozenset(),
+    answer_needs_evidence: bool = True,
+) -> JsonObject:
+    """The JSON Schema the next reply must match (see the module docstring for the rules)."""
+    state = _State.of(items, mutating)
+    branches: list[JsonObject] = []
+    if tool_choice != "none":
+        for tool in tools:
+            if tool_choice in ("auto", "required", tool.name):
+                branch = _tool_branch(tool, state)
+                if branch is not None:
+                    branches.append(branch)
+    evidence = state.evidence or not answer_needs_evidence
+    if not branches or tool_choice == "none" or (tool_choice == "auto" and evidence):
+        branches.append(ANSWER_BRANCH)
+    return branches[0] if len(branches) == 1 else {"anyOf": branches}
+
+
+@dataclass(frozen=True, slots=True)
+class _State:
+    """What the history says: values shown by kind, calls made since the last change, and
+    whether a tool result follows the last user message."""
+
+    shown: Mapping[str, tuple[str, ...]]
+    made: frozenset[str]
+    repeated: frozenset[str]  # tools that already repeated an identical call
+    evidence: bool
+
+    @classmethod
+    def of(cls, items: Sequence[Item], mutating: frozenset[str]) -> _State:
+        shown: dict[str, dict[str, None]] = {}
+        made: set[str] = set()
+        repeated: set[str] = set()
+        evidence = False
+        for item in items:
+            if isinstance(item, FunctionCallOutput):
+                evidence = True
+                for kind, values in item.choices.items():
+                    shown.setdefault(kind, {}).update(dict.fromkeys(values))
+            elif isinstance(item, FunctionCall):
+                if item.name in mutating:
+                    made.clear()  # the world changed: earlier reads may differ now
+                    repeated.clear()
+                key = _call_key(item.name, _loads(item.arguments))
+                if key in made:
+                    repeated.add(item.name)
+                made.add(key)
+            elif isinstance(item, Message) and item.role == "user":
+                evidence = False
+        shown_values = {k: tuple(v) for k, v in shown.items()}
+        return cls(shown_values, frozenset(made), frozenset(repeated), evidence)
+
+    def offered(self, spec: ChoiceSpec) -> list[str]:
+        return list(dict.fromkeys((*spec.always, *self.shown.get(spec.kind, ()))))
+
+
+def _tool_branch(tool: ToolSpec, state: _State) -> JsonObject | None:
+    """The branch for one call of ``tool``, or None when no useful call is left."""
+    required = _required(tool.parameters)
+    guided = {name: tool.choices[name] for name in required if name in tool.choices}
+    # Repeats are excluded value by value only when the arguments are one enum (or nothing);
+    # a tool with free-text arguments that repeated itself anyway is dropped.
+    exclusive = len(required) == len(guided) <= 1
+    if tool.name in state.repeated or (not required and _call_key(tool.name, {}) in state.made):
+        return None
+    arguments: JsonObject = {}
+    for name, schema in required.items():
+        spec = guided.get(name)
+        if spec is None:
+            arguments[name] = {k: v for k, v in schema.items() if k != "description"}
+            continue
+        values = state.offered(spec)
+        if exclusive:
+            values = [v for v in values if _call_key(tool.name, {name: v}) not in state.made]
+        if not values:
+            return None
+        arguments[name] = {"type": "string", "enum": values}
+    return _object({"tool": {"const": tool.name}, "arguments": _object(arguments)})
+
+
+def _required(parameters: JsonObject) -> dict[str, JsonObject]:
+    """The required properties of a parameters schema, in the order ``required`` lists them."""
+    properties = parameters.get("properties")
+    if not isinstance(properties, dict):
+        return {}
+    names = parameters.get("required") or ()
+    return {n: properties[n] for n in names if isinstance(properties.get(n), dict)}
+
+
+def _object(properties: JsonObject) -> JsonObject:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+def _call_key(name: str, arguments: Any) -> str:
+    """Equal for calls with equal arguments (key order aside); arguments not JSON count as
+    ``None``, as the loop answers them all alike."""
+    return name + json.dumps(arguments, sort_keys=True, ensure_ascii=False)
+
+
+def _loads(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _render(item: Item, calls: Mapping[str, FunctionCall]) -> Message | None:
+    """One history item as a plain message (None for reasoning and empty messages)."""
+    if isinstance(item, Message):
+        if item.role != "assistant":
+            return item
+        text = strip_think(item.text).strip()
+        return Message("assistant", _dumps({"answer": text})) if text else None
+    if isinstance(item, FunctionCall):
+        return Message("assistant", _dumps({"tool": item.name, "arguments": _shown(item)}))
+    if isinstance(item, FunctionCallOutput):
+        call = calls.get(item.call_id)
+        head = f"Result of {call.name} {_dumps(_shown(call))}" if call else "Result"
+        return Message("user", f"{head}:\n{item.output}")
+    return None
+
+
+def _shown(call: FunctionCall) -> Any:
+    """A call's arguments as a JSON value: the parsed object, or the text as sent."""
+    arguments = _loads(call.arguments)
+    return arguments if isinstance(arguments, dict) else call.arguments
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _translate(response: ModelResponse, style: ResponseFormatStyle) -> ModelResponse:
+    """The guided JSON reply as neutral items: one ``FunctionCall`` or an answer ``Message``."""
+    if response.finish_reason in ("length", "content_filter"):
+        return response  # cut or filtered: the loop ends the run, nothing here is executed
+    text = output_text(response.items)
+    if not text:
+        return replace(response, items=())  # the loop's empty-reply rule applies
+    try:
+        value = json.loads(text, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError) as error:
+        raise ModelProtocolError(
+            f"the guided reply is not valid JSON despite the grammar ({str(error)[:80]}): "
+            f"{text[:160]!r}; the server may ignore response_format in style {style!r} "
+            "(llama-cpp-python wants 'json_object'; llama-server and vLLM 'json_schema')",
+            code="guided_invalid_json",
+        ) from None
+    finish = response.finish_reason
+    if isinstance(value, dict) and set(value) == {"tool", "arguments"}:
+        name, arguments = value["tool"], value["arguments"]
+        if isinstance(name, str) and name and isinstance(arguments, dict):
+            call = FunctionCall(f"call_guided_{uuid.uuid4().hex[:12]}", name, _dumps(arguments))
+            return replace(response, items=(call,), finish_reason=_finish(finish, "tool_calls"))
+    if isinstance(value, dict) and set(value) == {"answer"}:
+        answer = value["answer"]
+        if isinstance(answer, str) and answer.strip():
+            message = Message("assistant", answer)
+            return replace(response, items=(message,), finish_reason=_finish(finish, "stop"))
+    raise ModelProtocolError(
+        f"the guided reply is neither a tool call nor an answer: {text[:160]!r}; "
+        "the server may not enforce the response_format schema",
+        code="guided_invalid_reply",
+    )
+
+
+def _finish(
+    sent: str, meant: Literal["stop", "tool_calls"]
+) -> Literal["stop", "tool_calls", "unknown"]:
+    return "unknown" if sent == "unknown" else meant  # a missing finish reason stays missing
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
