@@ -28,9 +28,10 @@ Rules of the schema (the run's state is read from the request's items only):
 - an identical repeat is not expressible where the grammar can say so: for a tool whose only
   required parameter has choices (or that has no required parameter), values used by an
   earlier call of that tool are removed. Earlier calls count since the last call of a
-  ``mutating`` tool (the lead passes the ``sequential`` tools): after a change, reads may
-  give new results. Free-text parameters cannot be excluded; the loop's duplicate check
-  still answers such repeats;
+  ``mutating`` tool (pass the tools whose ``AgentTool.sequential`` is set): after a change,
+  reads may give new results. A free-text value cannot be excluded (the grammar has no
+  "not"), so such a repeat is answered by the loop's duplicate check, and a tool that has
+  repeated an identical call is dropped from then on (until the next change);
 - a tool whose enum is empty is dropped; when no tool is left, the answer is allowed;
 - the answer (a non-empty string) is allowed only once a tool result follows the last user
   message (``answer_needs_evidence``), or when no tool branch is left;
@@ -44,8 +45,10 @@ llama.cpp's llama-server, vLLM and OpenAI accept).
 
 A reply that is not JSON despite the grammar, or that is neither shape, raises
 ``ModelProtocolError`` (the server probably ignores ``response_format``). A well-formed call
-the schema did not allow (a server that fell back to plain JSON) is passed on: the loop's own
-checks answer it. A reply cut at the token limit passes through with finish ``length``.
+the schema did not allow is passed on and the loop's own checks answer it (llama-cpp-python
+silently falls back to a plain-JSON grammar for a schema it cannot convert). A blank answer
+is an empty reply (the loop asks once more); a reply cut at the token limit passes through
+with finish ``length``.
 """
 
 from __future__ import annotations
@@ -357,11 +360,11 @@ def _translate(response: ModelResponse, style: ResponseFormatStyle) -> ModelResp
         if isinstance(name, str) and name and isinstance(arguments, dict):
             call = FunctionCall(f"call_guided_{uuid.uuid4().hex[:12]}", name, _dumps(arguments))
             return replace(response, items=(call,), finish_reason=_finish(finish, "tool_calls"))
-    if isinstance(value, dict) and set(value) == {"answer"}:
-        answer = value["answer"]
-        if isinstance(answer, str) and answer.strip():
-            message = Message("assistant", answer)
-            return replace(response, items=(message,), finish_reason=_finish(finish, "stop"))
+    if isinstance(value, dict) and set(value) == {"answer"} and isinstance(value["answer"], str):
+        if not value["answer"].strip():
+            return replace(response, items=())  # a blank answer is an empty reply
+        message = Message("assistant", value["answer"])
+        return replace(response, items=(message,), finish_reason=_finish(finish, "stop"))
     raise ModelProtocolError(
         f"the guided reply is neither a tool call nor an answer: {text[:160]!r}; "
         "the server may not enforce the response_format schema",
