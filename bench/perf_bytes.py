@@ -84,6 +84,7 @@ def main() -> int:
         "stdlib": by_key(stdlib, compact=False),
         "stdlib_compact": by_key(stdlib, compact=True),
         "minipi_tool": json.loads(ours)["tools"],
+        "stdlib_tool": stdlib["tools"],
     }
     print(json.dumps(report))
     return 0

@@ -1,20 +1,25 @@
 #!/usr/bin/env python3
 """Local engine prefill probe for ``perf.py``: does the engine reuse its prompt cache per turn?
 
-    perf_engine.py --gguf MODEL.gguf [--turns 8] [--reps 3] [--log FILE]
+    perf_engine.py --gguf MODEL.gguf [--turns 8] [--reps 3] [--modes native,guided] [--log F]
 
 Starts ``python -m llama_cpp.server`` on a free 127.0.0.1 port (stderr to ``--log``), then
-runs ``--reps`` conversations of ``--turns`` requests through minipi's real chat wire client
-(``minipi.ai.connect``): the CLI's instructions and project tools, ``tool_choice`` forced to
-``read_file`` (so the engine returns a tool call), and after each reply this driver appends a
-fixed ~100-token tool result. Per request the engine's log says how many prompt tokens came
+per mode runs ``--reps`` conversations of ``--turns`` requests through minipi's real chat wire
+client (``minipi.ai.connect``) with the CLI's instructions and project tools and
+``tool_choice`` forced to ``search_files`` (so every reply is a call); after each reply this
+driver appends a fixed ~100-token tool result. Modes: ``native`` sends the request as is
+(native ``tools``; the engine answers ``tool_calls``); ``guided`` wraps the client in
+``minipi.local.guided.GuidedClient``, as ``minipi ask`` does for its embedded engine (tool
+declarations in the system prompt, a JSON grammar per reply). Per request the engine's log
+says how many prompt tokens came
 from its cache (``Llama.generate: N prefix-match hit, remaining M prompt tokens to eval``)
 and how long decoding took (``llama_perf_context_print: eval time``). After each
 conversation the last request is sent again with a cold cache (another prompt in between),
 the reference for what a turn costs without the cache.
 
-Prints per-turn lines on stderr and one JSON object on stdout:
-``{"reps": [{"turns": [TURN...], "cold": TURN}], "patched_null_content": n}``, where
+Prints per-turn lines on stderr and one JSON object on stdout: ``{"log": F, "modes": {MODE:
+{"reps": [{"turns": [TURN...], "cold": TURN}], "patched_null_content": n} or "why not"}}``,
+where
 TURN = ``{"turn", "prompt", "cached", "evaluated", "request_s", "decode_s", "ttft_s"}``;
 ``ttft_s`` = request seconds - decode seconds (the engine's prefill plus HTTP and templating:
 the client is non-streaming, so this is the time to first token as the engine served it).
@@ -38,6 +43,7 @@ import time
 import urllib.request
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from minipi.ai import Endpoint, connect
 from minipi.ai.types import (
@@ -50,9 +56,11 @@ from minipi.ai.types import (
     ToolSpec,
 )
 from minipi.cli.settings import DEFAULT_INSTRUCTIONS
+from minipi.errors import MiniPiError
 from minipi.files import ProjectFiles, create_project_tools
 
 MODEL = "smollm2"
+TOOL = "search_files"  # its required parameter is free text: a call is always possible
 HIT = re.compile(r"Llama\.generate: (\d+) prefix-match hit, remaining (\d+) prompt tokens")
 FULL = "Llama.generate: full prompt already cached"
 DECODE = re.compile(r"^llama_perf_context_print:\s+eval time =\s+([\d.]+) ms", re.MULTILINE)
@@ -137,7 +145,7 @@ class Engine:
 
 
 class Driver:
-    """Sends requests through minipi's chat client and reads the engine's log for each."""
+    """Sends requests through a minipi client and reads the engine's log for each."""
 
     def __init__(self, engine: Engine, client: ModelClient, specs: tuple[ToolSpec, ...]) -> None:
         self.engine = engine
@@ -151,8 +159,8 @@ class Driver:
             history,
             DEFAULT_INSTRUCTIONS,
             self.specs,
-            "read_file",
-            options={"max_output_tokens": 24, "temperature": 0},
+            TOOL,
+            options={"max_output_tokens": 48, "temperature": 0},
         )
         offset = self.engine.log_size()
         start = time.perf_counter()
@@ -225,31 +233,50 @@ def _as_json(turn: Turn) -> dict[str, float]:
     return {**asdict(turn), "ttft_s": turn.ttft_s}
 
 
+def run_mode(
+    engine: Engine, chat: ModelClient, mode: str, turns: int, reps: int
+) -> dict[str, Any] | str:
+    """``reps`` conversations in ``mode``; the figures, or why the mode could not run."""
+    client = chat
+    if mode == "guided":
+        try:
+            from minipi.local.guided import GuidedClient
+        except ImportError as error:
+            return f"minipi.local.guided unavailable: {error}"
+        client = GuidedClient(chat)
+    with ProjectFiles(tempfile.mkdtemp(prefix="perf-engine-project-")) as files:
+        specs = tuple(tool.spec() for tool in create_project_tools(files))
+    driver = Driver(engine, client, specs)
+    driver.request([Message("user", "Say hi.")], 0)  # warm-up: page the model in
+    done = []
+    for rep in range(reps):
+        print(f"{mode} rep {rep}", file=sys.stderr, flush=True)
+        try:
+            conversation, cold = converse(driver, turns)
+        except MiniPiError as error:
+            return f"failed: {error}"
+        done.append({"turns": [_as_json(t) for t in conversation], "cold": _as_json(cold)})
+    return {"reps": done, "patched_null_content": driver.patched}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--gguf", required=True)
     parser.add_argument("--turns", type=int, default=8)
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--modes", default="native,guided")
     parser.add_argument("--n-ctx", type=int, default=4096)
     parser.add_argument("--log", help="engine stderr (default: a temporary file)")
     args = parser.parse_args()
     log = Path(args.log or os.path.join(tempfile.mkdtemp(prefix="perf-engine-"), "engine.log"))
     engine = Engine(args.gguf, log, args.n_ctx)
-    client = connect(Endpoint(engine.base_url, MODEL))
-    reps = []
+    chat = connect(Endpoint(engine.base_url, MODEL))
     try:
-        with ProjectFiles(tempfile.mkdtemp(prefix="perf-engine-project-")) as files:
-            specs = tuple(tool.spec() for tool in create_project_tools(files))
-        driver = Driver(engine, client, specs)
-        driver.request([Message("user", "Say hi.")], 0)  # warm-up: page the model in
-        for rep in range(args.reps):
-            print(f"rep {rep}", file=sys.stderr, flush=True)
-            turns, cold = converse(driver, args.turns)
-            reps.append({"turns": [_as_json(t) for t in turns], "cold": _as_json(cold)})
+        modes = {m: run_mode(engine, chat, m, args.turns, args.reps) for m in args.modes.split(",")}
     finally:
-        client.close()
+        chat.close()
         engine.stop()
-    print(json.dumps({"reps": reps, "patched_null_content": driver.patched, "log": str(log)}))
+    print(json.dumps({"log": str(log), "modes": modes}))
     return 0
 
 

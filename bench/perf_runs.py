@@ -52,6 +52,8 @@ RSS_EXACT = GNU_TIME is not None
 class Proc:
     wall: float
     rss_mb: float
+    cpu: float
+    """User + system CPU seconds of the process and its children (``wait4``)."""
     returncode: int
     out: str
     err: str
@@ -90,6 +92,7 @@ def run_process(
         return Proc(
             wall,
             peak_kb / 1024,
+            usage.ru_utime + usage.ru_stime,
             proc.returncode,
             out.read().decode("utf-8", "replace"),
             err.read().decode("utf-8", "replace"),
@@ -155,6 +158,7 @@ class ChainRun:
     rep: int
     wall: float
     rss_mb: float
+    cpu: float
     ok: bool
     why: str
     stats: dict[str, Any]
@@ -190,7 +194,7 @@ class Chains:
                 f"stderr={proc.err[-400:]!r}"
             )
         )
-        return ChainRun(name, n, rep, proc.wall, proc.rss_mb, ok, why, stats)
+        return ChainRun(name, n, rep, proc.wall, proc.rss_mb, proc.cpu, ok, why, stats)
 
 
 def chain_section(
@@ -222,9 +226,11 @@ def chain_section(
 def startup_section(
     walls: dict[str, list[str]], imports: dict[str, list[str]], count: int, cwd: str
 ) -> dict[str, list[float]]:
-    """``count`` fresh processes per probe, probes rotated each round: wall time of each
-    ``walls`` command; the in-process figure each ``imports`` command prints."""
+    """``count`` fresh processes per probe, probes rotated each round, after one untimed round:
+    wall time of each ``walls`` command; the in-process figure each ``imports`` command prints."""
     samples: dict[str, list[float]] = {name: [] for name in [*walls, *imports]}
+    for command in [*walls.values(), *imports.values()]:
+        run_process(command, cwd)  # warm-up: page cache, bytecode
     for i in range(count):
         for name in rotate(list(samples), i):
             proc = run_process(walls.get(name) or imports[name], cwd)

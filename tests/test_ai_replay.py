@@ -271,4 +271,5 @@ def test_a_raw_reply_with_spaces_is_replayed_as_the_same_json(fake_server: FakeS
         history: list[Item] = [Message("user", "q")]
         answer_calls(history, client.create(ModelRequest("fake-model", history)))
         client.create(ModelRequest("fake-model", history))
-    assert history_of(fake_server.requests[1].body)[1] == message
+    # replayed as sent, except a null content, which llama-cpp-python's templates refuse
+    assert history_of(fake_server.requests[1].body)[1] == {**message, "content": ""}

@@ -16,7 +16,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from fakeserver import FakeServer, Turn
-from minipi.agent import AgentConfig, AgentEvent, ToolCallStarted, run_agent
+from minipi.agent import AgentConfig, AgentEvent, ApprovalRequest, ToolCallStarted, run_agent
 from minipi.ai import Endpoint, connect
 from minipi.ai.testing import ScriptedModel
 from minipi.ai.types import (
@@ -64,8 +64,10 @@ def call(name: str, arguments: JsonObject, call_id: str) -> FunctionCall:
     return FunctionCall(call_id, name, json.dumps(arguments))
 
 
-def result(call_id: str, output: str = "", **choices: tuple[str, ...]) -> FunctionCallOutput:
-    return FunctionCallOutput(call_id, output, choices)
+def result(
+    call_id: str, output: str = "", *, is_error: bool = False, **choices: tuple[str, ...]
+) -> FunctionCallOutput:
+    return FunctionCallOutput(call_id, output, choices, is_error)
 
 
 def branches(schema: JsonObject) -> dict[str, JsonObject]:
@@ -94,8 +96,20 @@ def allows(schema: JsonObject, reply: JsonObject) -> bool:
 
 def test_turn_one_offers_only_the_root_and_no_answer(specs: Sequence[ToolSpec]) -> None:
     schema = guided_schema(specs, [Message("user", QUESTION)])
-    assert set(branches(schema)) == {"list_files", "search_files"}  # no file known, no evidence
+    assert set(branches(schema)) == {"list_files"}  # no file known, no evidence, no free text
+    assert "anyOf" not in schema  # one branch: the schema is that branch
     assert enum(schema, "list_files") == ["."]  # `always` for dirs
+    assert allows(schema, {"tool": "list_files", "arguments": {"path": "."}})
+    assert not allows(schema, {"tool": "list_files", "arguments": {"path": "reports"}})
+    assert not allows(schema, {"tool": "search_files", "arguments": {"query": "orders"}})
+    assert not allows(schema, {"answer": "2026-09-06"})
+
+
+def test_free_text_tools_are_offered_only_when_asked_for(specs: Sequence[ToolSpec]) -> None:
+    first: list[Item] = [Message("user", QUESTION)]
+    schema = guided_schema(specs, first, free_text=True)
+    assert set(branches(schema)) == {"list_files", "search_files"}  # no file known, no evidence
+    assert enum(schema, "list_files") == ["."]
     assert branches(schema)["search_files"] == {
         "type": "object",
         "properties": {"query": {"type": "string"}},
@@ -103,8 +117,14 @@ def test_turn_one_offers_only_the_root_and_no_answer(specs: Sequence[ToolSpec]) 
         "additionalProperties": False,
     }
     assert allows(schema, {"tool": "list_files", "arguments": {"path": "."}})
+    assert allows(schema, {"tool": "search_files", "arguments": {"query": "orders"}})
     assert not allows(schema, {"tool": "list_files", "arguments": {"path": "reports"}})
     assert not allows(schema, {"answer": "2026-09-06"})
+    # Once a file is known, the default still leaves search_files out; free_text keeps it.
+    shown: list[Item] = [*first, call("list_files", {"path": "."}, "c1")]
+    shown.append(result("c1", "", file=("a.txt",)))
+    assert "search_files" not in branches(guided_schema(specs, shown))
+    assert "search_files" in branches(guided_schema(specs, shown, free_text=True))
 
 
 def test_enums_come_from_shown_choices_and_repeats_are_not_expressible(
@@ -138,21 +158,113 @@ def test_optional_parameters_are_dropped(specs: Sequence[ToolSpec]) -> None:
     assert "offset" not in guided_instructions(None, specs)
 
 
-def test_several_choice_parameters_are_enums_without_exclusion(specs: Sequence[ToolSpec]) -> None:
+def move_options(schema: JsonObject) -> list[JsonObject]:
+    """The (source, target) pairs move_file's branch lists, as {"source": .., "target": ..}."""
+    arguments = branches(schema)["move_file"]
+    return [
+        {p: s["const"] for p, s in option["properties"].items()}
+        for option in arguments.get("anyOf", [arguments])
+    ]
+
+
+def test_several_choice_parameters_list_the_unused_combinations(
+    specs: Sequence[ToolSpec],
+) -> None:
+    move = {"source": "a.txt", "target": "archive"}
+    items: list[Item] = [
+        Message("user", "q"),
+        call("list_files", {"path": "."}, "c1"),
+        result("c1", "", file=("a.txt", "b.txt"), dir=("archive", "old")),
+    ]
+    schema = guided_schema(specs, items)
+    assert move_options(schema) == [  # every pair; ChoiceSpec("dir") for target: no "."
+        {"source": "a.txt", "target": "archive"},
+        {"source": "a.txt", "target": "old"},
+        {"source": "b.txt", "target": "archive"},
+        {"source": "b.txt", "target": "old"},
+    ]
+    option = branches(schema)["move_file"]["anyOf"][0]
+    assert option["required"] == ["source", "target"]
+    assert option["additionalProperties"] is False
+    assert allows(schema, {"tool": "move_file", "arguments": move})
+    assert not allows(schema, {"tool": "move_file", "arguments": {**move, "target": "."}})
+
+    items += [
+        call("move_file", move, "c2"),
+        result("c2", "error [user_denied]: denied", is_error=True),
+    ]
+    schema = guided_schema(specs, items)
+    assert not allows(schema, {"tool": "move_file", "arguments": move})  # used: not expressible
+    for other in (
+        {"source": "a.txt", "target": "old"},
+        {"source": "b.txt", "target": "archive"},
+        {"source": "b.txt", "target": "old"},
+    ):
+        assert allows(schema, {"tool": "move_file", "arguments": other})
+    assert len(move_options(schema)) == 3
+    # Key order of the earlier call's arguments does not matter.
+    reordered = {"target": "old", "source": "b.txt"}
+    items += [
+        call("move_file", reordered, "c3"),
+        result("c3", "error [user_denied]: denied", is_error=True),
+    ]
+    schema = guided_schema(specs, items)
+    assert move_options(schema) == [
+        {"source": "a.txt", "target": "old"},
+        {"source": "b.txt", "target": "archive"},
+    ]
+
+
+def test_a_single_unused_combination_is_one_object_and_none_drops_the_tool(
+    specs: Sequence[ToolSpec],
+) -> None:
     move = {"source": "a.txt", "target": "archive"}
     items: list[Item] = [
         Message("user", "q"),
         call("list_files", {"path": "."}, "c1"),
         result("c1", "", file=("a.txt",), dir=("archive",)),
+    ]
+    arguments = branches(guided_schema(specs, items))["move_file"]
+    assert "anyOf" not in arguments
+    assert arguments["properties"] == {"source": {"const": "a.txt"}, "target": {"const": "archive"}}
+    items += [
         call("move_file", move, "c2"),
-        result("c2", "error [user_denied]: denied"),
+        result("c2", "error [user_denied]: denied", is_error=True),
+    ]
+    schema = guided_schema(specs, items)
+    assert "move_file" not in branches(schema)  # its only pair is used
+    assert not allows(schema, {"tool": "move_file", "arguments": move})
+
+
+def test_too_many_combinations_fall_back_to_plain_enums(specs: Sequence[ToolSpec]) -> None:
+    sources = tuple(f"f{n:02}.txt" for n in range(13))
+    targets = tuple(f"d{n}" for n in range(5))  # 13 x 5 = 65 pairs: one more than the limit
+    move = {"source": sources[0], "target": targets[0]}
+    items: list[Item] = [
+        Message("user", "q"),
+        call("list_files", {"path": "."}, "c1"),
+        result("c1", "", file=sources, dir=targets),
     ]
     schema = guided_schema(specs, items)
     assert branches(schema)["move_file"]["properties"] == {
-        "source": {"type": "string", "enum": ["a.txt"]},
-        "target": {"type": "string", "enum": ["archive"]},  # ChoiceSpec("dir"): no "."
+        "source": {"type": "string", "enum": list(sources)},
+        "target": {"type": "string", "enum": list(targets)},
     }
     assert allows(schema, {"tool": "move_file", "arguments": move})
+    # One pair used: the 64 left are listed, and the used one is not expressible.
+    items += [
+        call("move_file", move, "c2"),
+        result("c2", "error [user_denied]: denied", is_error=True),
+    ]
+    schema = guided_schema(specs, items)
+    options = move_options(schema)
+    assert len(options) == 64
+    assert move not in options
+    assert not allows(schema, {"tool": "move_file", "arguments": move})
+    assert allows(schema, {"tool": "move_file", "arguments": {**move, "target": targets[1]}})
+
+
+MOVE_FILE = frozenset({"move_file"})
 
 
 def test_a_mutating_call_makes_earlier_calls_possible_again(specs: Sequence[ToolSpec]) -> None:
@@ -164,24 +276,82 @@ def test_a_mutating_call_makes_earlier_calls_possible_again(specs: Sequence[Tool
         result("c2", "moved a.txt -> archive/a.txt"),
     ]
     assert enum(guided_schema(specs, items), "list_files") == ["archive"]
-    changed = guided_schema(specs, items, mutating=frozenset({"move_file"}))
+    changed = guided_schema(specs, items, mutating=MOVE_FILE)
     assert enum(changed, "list_files") == [".", "archive"]
+
+
+def test_the_memory_resets_only_after_a_successful_mutating_output(
+    specs: Sequence[ToolSpec],
+) -> None:
+    move = {"source": "a.txt", "target": "archive"}
+    listed: list[Item] = [
+        Message("user", "q"),
+        call("list_files", {"path": "."}, "c1"),
+        result("c1", "", file=("a.txt", "b.txt"), dir=("archive",)),
+        call("move_file", move, "c2"),
+    ]
+    # The call alone changes nothing yet: its output decides.
+    pending = guided_schema(specs, listed, mutating=MOVE_FILE)
+    assert enum(pending, "list_files") == ["archive"]
+    assert not allows(pending, {"tool": "move_file", "arguments": move})
+
+    failed = [*listed, result("c2", "error [user_denied]: denied", is_error=True)]
+    schema = guided_schema(specs, failed, mutating=MOVE_FILE)
+    assert enum(schema, "list_files") == ["archive"]  # "." is still remembered
+    assert not allows(schema, {"tool": "list_files", "arguments": {"path": "."}})
+    assert not allows(schema, {"tool": "move_file", "arguments": move})
+    assert allows(schema, {"tool": "move_file", "arguments": {**move, "source": "b.txt"}})
+
+    moved = [*listed, result("c2", "moved a.txt -> archive/a.txt")]
+    schema = guided_schema(specs, moved, mutating=MOVE_FILE)
+    assert enum(schema, "list_files") == [".", "archive"]
+    assert allows(schema, {"tool": "list_files", "arguments": {"path": "."}})
+
+    # Calls made after the change count again, and a later failure does not reset them.
+    again = [*moved, call("list_files", {"path": "."}, "c3"), result("c3", "", dir=("archive",))]
+    again += [call("move_file", {**move, "source": "b.txt"}, "c4")]
+    again += [result("c4", "error [exists]: exists", is_error=True)]
+    assert enum(guided_schema(specs, again, mutating=MOVE_FILE), "list_files") == ["archive"]
 
 
 def test_a_free_text_tool_that_repeated_itself_is_dropped(specs: Sequence[ToolSpec]) -> None:
     items: list[Item] = [Message("user", "q")]
     for n in (1, 2):
         items += [call("search_files", {"query": "x"}, f"c{n}"), result(f"c{n}", "no matches")]
-        assert ("search_files" in branches(guided_schema(specs, items))) is (n == 1)
+        offered = branches(guided_schema(specs, items, free_text=True))
+        assert ("search_files" in offered) is (n == 1)
+
+
+def test_a_repeated_free_text_tool_returns_only_after_a_successful_change(
+    specs: Sequence[ToolSpec],
+) -> None:
+    move = {"source": "a.txt", "target": "archive"}
+    items: list[Item] = [
+        Message("user", "q"),
+        call("list_files", {"path": "."}, "c1"),
+        result("c1", "", file=("a.txt",), dir=("archive",)),
+    ]
+    for n in (2, 3):
+        items += [call("search_files", {"query": "x"}, f"c{n}"), result(f"c{n}", "no matches")]
+    items += [call("move_file", move, "c4")]
+
+    def searchable(history: list[Item]) -> bool:
+        schema = guided_schema(specs, history, mutating=MOVE_FILE, free_text=True)
+        return "search_files" in branches(schema)
+
+    assert not searchable(items)
+    assert not searchable([*items, result("c4", "error [user_denied]: denied", is_error=True)])
+    assert searchable([*items, result("c4", "moved a.txt -> archive/a.txt")])
 
 
 def test_answer_gating(specs: Sequence[ToolSpec]) -> None:
     first: list[Item] = [Message("user", "q")]
     assert "answer" not in branches(guided_schema(specs, first))
     assert "answer" in branches(guided_schema(specs, first, answer_needs_evidence=False))
-    answered = [*first, call("list_files", {"path": "."}, "c1"), result("c1", "(empty)")]
+    listed = result("c1", "a.txt", file=("a.txt",))  # read_file stays callable afterwards
+    answered = [*first, call("list_files", {"path": "."}, "c1"), listed]
     assert "answer" in branches(guided_schema(specs, answered))
-    follow_up = [*answered, Message("assistant", "empty"), Message("user", "and now?")]
+    follow_up = [*answered, Message("assistant", "a.txt"), Message("user", "and now?")]
     assert "answer" not in branches(guided_schema(specs, follow_up))  # evidence for *this* one
     # Nothing left to call: the answer is the only branch, evidence or not.
     assert guided_schema([specs[1]], first) == ANSWER_BRANCH
@@ -197,18 +367,32 @@ def test_tool_choice_forms(specs: Sequence[ToolSpec]) -> None:
     assert set(branches(guided_schema(specs, items, "required"))) == {
         "list_files",
         "read_file",
-        "search_files",
         "move_file",
     }
     assert set(branches(guided_schema(specs, items, "auto"))) == {
+        "list_files",
+        "read_file",
+        "move_file",
+        "answer",
+    }
+    assert set(branches(guided_schema(specs, items, "required", free_text=True))) == {
+        "list_files",
+        "read_file",
+        "search_files",
+        "move_file",
+    }
+    assert set(branches(guided_schema(specs, items, "auto", free_text=True))) == {
         "list_files",
         "read_file",
         "search_files",
         "move_file",
         "answer",
     }
+    searched = guided_schema(specs, items, "search_files", free_text=True)
+    assert set(branches(searched)) == {"search_files"}
     # The named tool has nothing left to call: answering is all that remains.
     assert guided_schema(specs, [Message("user", "q")], "read_file") == ANSWER_BRANCH
+    assert guided_schema(specs, items, "search_files") == ANSWER_BRANCH  # free text is off
 
 
 # --- the rewritten request and the translated reply ----------------------------------------
@@ -277,6 +461,7 @@ def test_history_is_rendered_as_plain_messages(files: ProjectFiles) -> None:
     assert last.instructions is not None
     assert last.instructions.startswith("Be brief.\n\nYou can use these tools:\n- list_files(")
     assert '{"answer": "<your answer>"}' in last.instructions
+    assert "As soon as a tool result holds what the question asks" in last.instructions
 
 
 def test_system_prompt_and_rendered_history_are_stable_across_turns(files: ProjectFiles) -> None:
@@ -303,8 +488,11 @@ def test_the_prefix_sent_over_http_is_byte_stable(files: ProjectFiles) -> None:
     assert sent is not None
     assert "tools" not in sent
     assert sent["messages"][0]["role"] == "system"
-    assert sent["response_format"]["schema"]["anyOf"][0]["properties"]["tool"] == {
-        "const": "list_files"
+    first = sent["response_format"]["schema"]  # only list_files(".") is possible on turn one
+    assert first["properties"]["tool"] == {"const": "list_files"}
+    assert first["properties"]["arguments"]["properties"]["path"] == {
+        "type": "string",
+        "enum": ["."],
     }
 
 
@@ -319,6 +507,85 @@ def test_json_schema_style(files: ProjectFiles) -> None:
     assert sent["type"] == "json_schema"
     assert sent["json_schema"]["schema"] == guided_schema(request.tools, request.items)
     assert response.finish_reason == "tool_calls"
+
+
+def sent_schema(client: GuidedClient, inner: ScriptedModel, request: ModelRequest) -> JsonObject:
+    client.create(request)
+    schema: JsonObject = inner.requests[-1].options["response_format"]["schema"]
+    return schema
+
+
+def test_the_client_offers_free_text_tools_only_when_asked(files: ProjectFiles) -> None:
+    request = ModelRequest(
+        "m", [Message("user", "q")], tools=[t.spec() for t in create_project_tools(files)]
+    )
+    answer = '{"tool": "list_files", "arguments": {"path": "."}}'
+    inner = ScriptedModel([reply(answer), reply(answer)])
+    default = sent_schema(GuidedClient(inner), inner, request)
+    assert set(branches(default)) == {"list_files"}
+    with_text = sent_schema(GuidedClient(inner, free_text=True), inner, request)
+    assert set(branches(with_text)) == {"list_files", "search_files"}
+    assert with_text == guided_schema(request.tools, request.items, free_text=True)
+
+
+def test_offer_mutating_false_leaves_the_mutating_tools_out(files: ProjectFiles) -> None:
+    tools = [t.spec() for t in create_project_tools(files, approve=lambda _: True)]
+    items: list[Item] = [
+        Message("user", "q"),
+        call("list_files", {"path": "."}, "c1"),
+        result("c1", "", file=("a.txt",), dir=("archive",)),
+    ]
+    request = ModelRequest("m", items, tools=tools)
+    inner = ScriptedModel([reply('{"answer": "ok"}') for _ in range(3)])
+    offered = sent_schema(GuidedClient(inner, mutating=MOVE_FILE), inner, request)
+    assert set(branches(offered)) == {"list_files", "read_file", "move_file", "answer"}
+    move = {"source": "a.txt", "target": "archive"}
+    assert allows(offered, {"tool": "move_file", "arguments": move})
+    client = GuidedClient(inner, mutating=MOVE_FILE, offer_mutating=False)
+    left_out = sent_schema(client, inner, request)
+    assert set(branches(left_out)) == {"list_files", "read_file", "answer"}
+    assert not allows(left_out, {"tool": "move_file", "arguments": move})
+    assert left_out == guided_schema([t for t in tools if t.name != "move_file"], items)
+    # Forcing the left-out tool leaves only the answer.
+    forced = ModelRequest("m", items, tools=tools, tool_choice="move_file")
+    assert sent_schema(client, inner, forced) == ANSWER_BRANCH
+
+
+@pytest.mark.parametrize("approved", [False, True])
+def test_the_loop_marks_failed_outputs_and_only_a_done_move_resets(
+    files: ProjectFiles, approved: bool
+) -> None:
+    (Path(files.root) / "archive").mkdir()
+    move = {"source": REPORT, "target": "archive"}
+    script = [
+        reply('{"tool": "list_files", "arguments": {"path": "."}}'),
+        reply('{"tool": "list_files", "arguments": {"path": "reports"}}'),
+        reply(json.dumps({"tool": "move_file", "arguments": move})),
+        reply('{"answer": "done"}'),
+    ]
+    inner = ScriptedModel(script)
+    asked: list[ApprovalRequest] = []
+
+    def approve(request: ApprovalRequest) -> bool:
+        asked.append(request)
+        return approved
+
+    client = GuidedClient(inner, mutating=MOVE_FILE)
+    tools = create_project_tools(files, approve=approve)
+    outcome = run_agent(client, tools, AgentConfig("m"), QUESTION)
+    inner.assert_complete()
+    # A denied change fails the run (the loop's rule), after the model's answer.
+    expected = ("succeeded", None) if approved else ("failed", "user_denied")
+    assert (outcome.status, outcome.code) == expected
+    assert len(asked) == 1
+    assert (Path(files.root) / "archive" / "daily-2026-09-06.json").exists() is approved
+    after = inner.requests[3].options["response_format"]["schema"]
+    if approved:
+        assert enum(after, "list_files") == [".", "archive", "reports"]
+    else:  # the loop marked the denial is_error: the earlier calls are still remembered
+        assert enum(after, "list_files") == ["archive"]
+        assert not allows(after, {"tool": "move_file", "arguments": move})
+        assert allows(after, {"tool": "move_file", "arguments": {**move, "target": "reports"}})
 
 
 def test_reply_translation(files: ProjectFiles) -> None:

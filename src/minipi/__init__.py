@@ -10,26 +10,68 @@ with ProjectFiles("examples/sample_project") as files:
 print(result.status, result.answer)
 """
 
-from minipi.agent import (
-    AgentConfig,
-    AgentEvent,
-    AgentTool,
-    ApprovalRequest,
-    RunResult,
-    ToolResult,
-    run_agent,
-    tool_from_function,
-)
-from minipi.ai import ClientConfig, Endpoint, connect
-from minipi.errors import (
-    AgentError,
-    ConfigError,
-    FileAccessError,
-    MiniPiError,
-    ModelError,
-    ToolError,
-)
-from minipi.files import ProjectFiles, create_project_tools
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from minipi.agent import (
+        AgentConfig,
+        AgentEvent,
+        AgentTool,
+        ApprovalRequest,
+        RunResult,
+        ToolResult,
+        run_agent,
+        tool_from_function,
+    )
+    from minipi.ai import ClientConfig, Endpoint, connect
+    from minipi.errors import (
+        AgentError,
+        ConfigError,
+        FileAccessError,
+        MiniPiError,
+        ModelError,
+        ToolError,
+    )
+    from minipi.files import ProjectFiles, create_project_tools
+
+# The public names and the module each lives in. They are imported on first use (PEP 562),
+# so that `minipi --version` or `import minipi.ai` do not pay for the whole package.
+_HOMES = {
+    "minipi.agent": (
+        "AgentConfig",
+        "AgentEvent",
+        "AgentTool",
+        "ApprovalRequest",
+        "RunResult",
+        "ToolResult",
+        "run_agent",
+        "tool_from_function",
+    ),
+    "minipi.ai": ("ClientConfig", "Endpoint", "connect"),
+    "minipi.errors": (
+        "AgentError",
+        "ConfigError",
+        "FileAccessError",
+        "MiniPiError",
+        "ModelError",
+        "ToolError",
+    ),
+    "minipi.files": ("ProjectFiles", "create_project_tools"),
+}
+_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    module = _HOME_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'minipi' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __version__ = "0.1.0"
 

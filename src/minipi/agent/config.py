@@ -44,7 +44,7 @@ class AgentConfig:
     """Extra request keys (temperature, max_output_tokens, reasoning...)."""
     parallel_tool_calls: bool = True
     """Let the model ask for several calls in one response."""
-    max_parallel_tools: int = 4
+    max_parallel_tools: int = 8
     """Threads for independent calls of one response; sequential tools always run alone."""
     max_repeats: int = 3
     """Identical calls refused before the run fails ``stuck_loop``."""

@@ -246,7 +246,9 @@ class _Run:
     def deliver(self, outcome: Outcome) -> None:
         result = outcome.result
         self.history.append(
-            FunctionCallOutput(outcome.call.call_id, result.content, result.choices)
+            FunctionCallOutput(
+                outcome.call.call_id, result.content, result.choices, result.is_error
+            )
         )
         required = self.config.required_tool_names
         if (

@@ -122,7 +122,7 @@ class ChatClient(WireClient):
             end = start + 1
             while end < len(items) and _shares_message(items[end], item.raw):
                 end += 1
-            return end, dumps(item.raw)
+            return end, dumps(_replayable(item.raw))
         if isinstance(item, Message) and item.role != "assistant":
             return start + 1, dumps({"role": item.role, "content": item.text})
         end = start + 1
@@ -205,6 +205,15 @@ def _shares_message(item: Item, raw: JsonObject) -> bool:
     return item.raw is raw or item.raw == raw
 
 
+def _replayable(raw: JsonObject) -> JsonObject:
+    """The assistant message as the server sent it, but with ``"content": null`` as ``""``:
+    llama-cpp-python's chat templates fail (HTTP 500) on a null content, and every server
+    accepts an empty one."""
+    if "content" in raw and raw["content"] is None:
+        return {**raw, "content": ""}
+    return raw
+
+
 def _neutral_assistant(item: Item) -> bool:
     """An assistant-side item with no chat message of its own to replay."""
     if isinstance(item, FunctionCallOutput) or (item.raw is not None and item.wire == "chat"):
@@ -217,10 +226,7 @@ def _assistant_message(group: tuple[Item, ...]) -> JsonObject:
     texts = [i.text for i in group if isinstance(i, Message)]
     calls = [i for i in group if isinstance(i, FunctionCall)]
     reasoning = "".join(i.text for i in group if isinstance(i, Reasoning))
-    message: JsonObject = {
-        "role": "assistant",
-        "content": "".join(texts) if texts or not calls else None,
-    }
+    message: JsonObject = {"role": "assistant", "content": "".join(texts)}
     if reasoning:
         message["reasoning_content"] = reasoning
     if calls:

@@ -20,6 +20,8 @@ def item_to_json(item: Item) -> JsonObject:
         record.update(call_id=item.call_id, output=item.output)
         if item.choices:
             record["choices"] = {k: list(v) for k, v in item.choices.items()}
+        if item.is_error:
+            record["is_error"] = True
     else:
         record.update(text=item.text)
     if not isinstance(item, FunctionCallOutput) and item.raw is not None:
@@ -44,6 +46,7 @@ def item_from_json(record: JsonObject) -> Item:
                 str(record["call_id"]),
                 str(record["output"]),
                 {str(k): tuple(str(x) for x in v) for k, v in choices.items()},
+                record.get("is_error") is True,
             )
         if kind == "reasoning":
             return Reasoning(str(record["text"]), raw, wire)

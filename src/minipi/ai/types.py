@@ -52,6 +52,8 @@ class FunctionCallOutput:
     call_id: str
     output: str
     choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    is_error: bool = False
+    """The tool refused or failed (not sent on the wire: the output text says so)."""
     type: Literal["function_call_output"] = "function_call_output"
 
 

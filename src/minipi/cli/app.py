@@ -79,6 +79,7 @@ def _open(options: RunOptions) -> _Session:
             guided=options.guided,
             mutating=frozenset({"move_file"}),
             env=os.environ,
+            can_approve=options.approve == "all" or (options.approve == "ask" and _interactive()),
         )
     except BaseException:
         files.close()
@@ -167,6 +168,10 @@ def chat(options: RunOptions, stdin: TextIO | None = None) -> int:
                 print(safe(result.answer), flush=True)
     finally:
         session.close()
+
+
+def _interactive() -> bool:
+    return sys.stdin.isatty()
 
 
 def _prompt(source: TextIO) -> str | None:

@@ -41,10 +41,12 @@ def open_model(
     guided: bool | None,
     mutating: frozenset[str],
     env: Mapping[str, str],
+    can_approve: bool = True,
 ) -> ModelHandle:
     """Connect to the configured endpoint, or to the local engine when none is configured.
 
-    ``guided=None`` means: on for the embedded engine, off for other endpoints.
+    ``guided=None`` means: on for the embedded engine, off for other endpoints. Without
+    ``can_approve``, guided replies cannot name the ``mutating`` tools at all.
     """
     if settings.base_url is not None and model_file is None:
         if settings.model is None:
@@ -58,7 +60,7 @@ def open_model(
     if guided if guided is not None else handle.embedded:
         from minipi.local.guided import GuidedClient
 
-        handle.client = GuidedClient(handle.client, mutating=mutating)
+        handle.client = GuidedClient(handle.client, mutating=mutating, offer_mutating=can_approve)
     return handle
 
 

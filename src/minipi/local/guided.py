@@ -27,12 +27,14 @@ Rules of the schema (the run's state is read from the request's items only):
   results have shown (``FunctionCallOutput.choices``), plus its ``always`` values;
 - an identical repeat is not expressible where the grammar can say so: for a tool whose only
   required parameter has choices (or that has no required parameter), values used by an
-  earlier call of that tool are removed. Earlier calls count since the last call of a
-  ``mutating`` tool (pass the tools whose ``AgentTool.sequential`` is set): after a change,
-  reads may give new results. A free-text value cannot be excluded (the grammar has no
+  earlier call of that tool are removed. Earlier calls count since the last successful
+  call of a ``mutating`` tool (pass the tools whose ``AgentTool.sequential`` is set): after a
+  change, reads may give new results. A free-text value cannot be excluded (the grammar has no
   "not"), so such a repeat is answered by the loop's duplicate check, and a tool that has
   repeated an identical call is dropped from then on (until the next change);
 - a tool whose enum is empty is dropped; when no tool is left, the answer is allowed;
+- a tool with a free-text required argument (``search_files``' query) is offered only with
+  ``free_text=True``: a tiny model fills such a field with noise and loops on it;
 - the answer (a non-empty string) is allowed only once a tool result follows the last user
   message (``answer_needs_evidence``), or when no tool branch is left;
 - ``tool_choice``: ``"none"`` allows only the answer, a tool name only that tool,
@@ -57,6 +59,7 @@ import json
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from itertools import product
 from typing import Any, Literal, TypeAlias
 
 from minipi.ai.think import strip_think
@@ -97,7 +100,8 @@ ANSWER_BRANCH: JsonObject = {
 _PROTOCOL = """Reply with exactly one JSON object and nothing else:
 {"tool": "<tool name>", "arguments": {...}} calls a tool; its result comes back to you.
 {"answer": "<your answer>"} is your final answer to the user.
-Use the tools to find the facts first, then answer from the tool results."""
+Use the tools to find the facts first. As soon as a tool result holds what the question asks
+for, reply with {"answer": ...} and give the facts from that result."""
 
 
 class GuidedClient:
@@ -105,7 +109,11 @@ class GuidedClient:
 
     ``style`` picks the ``response_format`` shape the server understands; ``mutating`` names
     the tools that change state (identical calls made before one become allowed again);
-    ``answer_needs_evidence`` withholds the answer until a tool result follows the question.
+    ``answer_needs_evidence`` withholds the answer until a tool result follows the question;
+    ``free_text`` offers tools that take free-text arguments (off: tiny models fill them with
+    noise, so only tools whose required arguments all come from discovered values are offered);
+    ``offer_mutating=False`` leaves the ``mutating`` tools out of the grammar (when no approval
+    can be given, a tiny model's stray change could only be refused).
     """
 
     def __init__(
@@ -115,11 +123,15 @@ class GuidedClient:
         style: ResponseFormatStyle = "json_object",
         mutating: frozenset[str] = frozenset(),
         answer_needs_evidence: bool = True,
+        free_text: bool = False,
+        offer_mutating: bool = True,
     ) -> None:
         self.inner = inner
         self.style = style
         self.mutating = mutating
         self.answer_needs_evidence = answer_needs_evidence
+        self.free_text = free_text
+        self.offer_mutating = offer_mutating
         self._rendered: dict[int, tuple[Item, Message | None]] = {}
 
     def create(self, request: ModelRequest) -> ModelResponse:
@@ -130,12 +142,16 @@ class GuidedClient:
                 "GuidedClient builds it every turn",
                 code="reserved_option",
             )
+        tools = request.tools
+        if not self.offer_mutating:
+            tools = [t for t in tools if t.name not in self.mutating]
         schema = guided_schema(
-            request.tools,
+            tools,
             request.items,
             request.tool_choice,
             mutating=self.mutating,
             answer_needs_evidence=self.answer_needs_evidence,
+            free_text=self.free_text,
         )
         options = {**request.options, "response_format": response_format(schema, self.style)}
         guided = ModelRequest(
@@ -203,6 +219,7 @@ def guided_schema(
     *,
     mutating: frozenset[str] = frozenset(),
     answer_needs_evidence: bool = True,
+    free_text: bool = False,
 ) -> JsonObject:
     """The JSON Schema the next reply must match (see the module docstring for the rules)."""
     state = _State.of(items, mutating)
@@ -210,7 +227,7 @@ def guided_schema(
     if tool_choice != "none":
         for tool in tools:
             if tool_choice in ("auto", "required", tool.name):
-                branch = _tool_branch(tool, state)
+                branch = _tool_branch(tool, state, free_text)
                 if branch is not None:
                     branches.append(branch)
     evidence = state.evidence or not answer_needs_evidence
@@ -234,16 +251,18 @@ class _State:
         shown: dict[str, dict[str, None]] = {}
         made: set[str] = set()
         repeated: set[str] = set()
+        names: dict[str, str] = {}  # call_id -> tool name
         evidence = False
         for item in items:
             if isinstance(item, FunctionCallOutput):
                 evidence = True
                 for kind, values in item.choices.items():
                     shown.setdefault(kind, {}).update(dict.fromkeys(values))
-            elif isinstance(item, FunctionCall):
-                if item.name in mutating:
+                if names.get(item.call_id) in mutating and not item.is_error:
                     made.clear()  # the world changed: earlier reads may differ now
                     repeated.clear()
+            elif isinstance(item, FunctionCall):
+                names[item.call_id] = item.name
                 key = _call_key(item.name, _loads(item.arguments))
                 if key in made:
                     repeated.add(item.name)
@@ -257,15 +276,16 @@ class _State:
         return list(dict.fromkeys((*spec.always, *self.shown.get(spec.kind, ()))))
 
 
-def _tool_branch(tool: ToolSpec, state: _State) -> JsonObject | None:
+def _tool_branch(tool: ToolSpec, state: _State, free_text: bool) -> JsonObject | None:
     """The branch for one call of ``tool``, or None when no useful call is left."""
     required = _required(tool.parameters)
     guided = {name: tool.choices[name] for name in required if name in tool.choices}
-    # Repeats are excluded value by value only when the arguments are one enum (or nothing);
-    # a tool with free-text arguments that repeated itself anyway is dropped.
-    exclusive = len(required) == len(guided) <= 1
+    if not free_text and len(guided) < len(required):
+        return None  # a free-text argument: tiny models fill it with noise
     if tool.name in state.repeated or (not required and _call_key(tool.name, {}) in state.made):
         return None
+    if guided and len(guided) == len(required):
+        return _enumerated_branch(tool.name, guided, state)
     arguments: JsonObject = {}
     for name, schema in required.items():
         spec = guided.get(name)
@@ -273,12 +293,40 @@ def _tool_branch(tool: ToolSpec, state: _State) -> JsonObject | None:
             arguments[name] = {k: v for k, v in schema.items() if k != "description"}
             continue
         values = state.offered(spec)
-        if exclusive:
-            values = [v for v in values if _call_key(tool.name, {name: v}) not in state.made]
         if not values:
             return None
         arguments[name] = {"type": "string", "enum": values}
-    return _object({"tool": {"const": tool.name}, "arguments": _object(arguments)})
+    return _call_branch(tool.name, _object(arguments))
+
+
+_MAX_COMBINATIONS = 64
+
+
+def _enumerated_branch(
+    name: str, guided: Mapping[str, ChoiceSpec], state: _State
+) -> JsonObject | None:
+    """Arguments that all come from discovered values: every combination not yet used.
+
+    One parameter: an enum without the used values. Several: the unused combinations as
+    constants (the grammar has no "not"), unless there are too many to list."""
+    offered = {param: state.offered(spec) for param, spec in guided.items()}
+    combos = [dict(zip(offered, values, strict=True)) for values in product(*offered.values())]
+    fresh = [c for c in combos if _call_key(name, c) not in state.made]
+    if not fresh:
+        return None
+    if len(offered) == 1:
+        ((param, _),) = offered.items()
+        enum = [c[param] for c in fresh]
+        return _call_branch(name, _object({param: {"type": "string", "enum": enum}}))
+    if len(fresh) > _MAX_COMBINATIONS:
+        properties = {p: {"type": "string", "enum": v} for p, v in offered.items()}
+        return _call_branch(name, _object(properties))
+    options = [_object({p: {"const": v} for p, v in c.items()}) for c in fresh]
+    return _call_branch(name, options[0] if len(options) == 1 else {"anyOf": options})
+
+
+def _call_branch(name: str, arguments: JsonObject) -> JsonObject:
+    return _object({"tool": {"const": name}, "arguments": arguments})
 
 
 def _required(parameters: JsonObject) -> dict[str, JsonObject]:
