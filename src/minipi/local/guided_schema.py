@@ -1,0 +1,200 @@
+"""The grammar of guided replies: which calls (and whether an answer) the next reply may be.
+
+Rules of the schema (the run's state is read from the request's items only):
+
+- a tool's arguments are reduced to its *required* parameters: optional ones (``read_file``'s
+  ``offset``/``limit``) are dropped in guided mode, for a smaller grammar a tiny model can
+  follow; the declarations in the system prompt show the same reduced parameters;
+- a parameter with a ``ChoiceSpec`` becomes an ``enum`` of the values of its kind that tool
+  results have shown (``FunctionCallOutput.choices``), plus its ``always`` values;
+- an identical repeat is not expressible where the grammar can say so: for a tool whose
+  required parameters all have choices, the values (one parameter) or combinations (several,
+  listed as constants up to 64) used by an earlier call are removed. Earlier calls count since the last successful
+  call of a ``mutating`` tool (pass the tools whose ``AgentTool.sequential`` is set): after a
+  change, reads may give new results. A free-text value cannot be excluded (the grammar has no
+  "not"), so such a repeat is answered by the loop's duplicate check, and a tool that has
+  repeated an identical call is dropped from then on (until the next change);
+- a tool whose enum is empty is dropped; when no tool is left, the answer is allowed;
+- a tool with a free-text required argument (``search_files``' query) is offered only with
+  ``free_text=True``: a tiny model fills such a field with noise and loops on it;
+- the answer (a non-empty string) is allowed only once a tool result follows the last user
+  message (``answer_needs_evidence``), or when no tool branch is left;
+- ``tool_choice``: ``"none"`` allows only the answer, a tool name only that tool,
+  ``"required"`` only tools, ``"auto"`` the rules above.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import product
+from typing import Any
+
+from minipi.ai.types import (
+    ChoiceSpec,
+    FunctionCall,
+    FunctionCallOutput,
+    Item,
+    JsonObject,
+    Message,
+    ToolSpec,
+)
+
+__all__ = ["ANSWER_BRANCH", "guided_schema", "loads_or_none", "required_parameters"]
+
+ANSWER_BRANCH: JsonObject = {
+    "type": "object",
+    "properties": {"answer": {"type": "string", "minLength": 1}},
+    "required": ["answer"],
+    "additionalProperties": False,
+}
+"""The final-answer branch of every guided schema that allows an answer."""
+
+
+def guided_schema(
+    tools: Sequence[ToolSpec],
+    items: Sequence[Item],
+    tool_choice: str = "auto",
+    *,
+    mutating: frozenset[str] = frozenset(),
+    answer_needs_evidence: bool = True,
+    free_text: bool = False,
+) -> JsonObject:
+    """The JSON Schema the next reply must match (see the module docstring for the rules)."""
+    state = _State.of(items, mutating)
+    branches: list[JsonObject] = []
+    if tool_choice != "none":
+        for tool in tools:
+            if tool_choice in ("auto", "required", tool.name):
+                branch = _tool_branch(tool, state, free_text)
+                if branch is not None:
+                    branches.append(branch)
+    evidence = state.evidence or not answer_needs_evidence
+    if not branches or tool_choice == "none" or (tool_choice == "auto" and evidence):
+        branches.append(ANSWER_BRANCH)
+    return branches[0] if len(branches) == 1 else {"anyOf": branches}
+
+
+@dataclass(frozen=True, slots=True)
+class _State:
+    """What the history says: values shown by kind, calls made since the last change, and
+    whether a tool result follows the last user message."""
+
+    shown: Mapping[str, tuple[str, ...]]
+    made: frozenset[str]
+    repeated: frozenset[str]  # tools that already repeated an identical call
+    evidence: bool
+
+    @classmethod
+    def of(cls, items: Sequence[Item], mutating: frozenset[str]) -> _State:
+        shown: dict[str, dict[str, None]] = {}
+        made: set[str] = set()
+        repeated: set[str] = set()
+        names: dict[str, str] = {}  # call_id -> tool name
+        evidence = False
+        for item in items:
+            if isinstance(item, FunctionCallOutput):
+                evidence = True
+                for kind, values in item.choices.items():
+                    shown.setdefault(kind, {}).update(dict.fromkeys(values))
+                if names.get(item.call_id) in mutating and not item.is_error:
+                    made.clear()  # the world changed: earlier reads may differ now
+                    repeated.clear()
+            elif isinstance(item, FunctionCall):
+                names[item.call_id] = item.name
+                key = _call_key(item.name, loads_or_none(item.arguments))
+                if key in made:
+                    repeated.add(item.name)
+                made.add(key)
+            elif isinstance(item, Message) and item.role == "user":
+                evidence = False
+        shown_values = {k: tuple(v) for k, v in shown.items()}
+        return cls(shown_values, frozenset(made), frozenset(repeated), evidence)
+
+    def offered(self, spec: ChoiceSpec) -> list[str]:
+        return list(dict.fromkeys((*spec.always, *self.shown.get(spec.kind, ()))))
+
+
+def _tool_branch(tool: ToolSpec, state: _State, free_text: bool) -> JsonObject | None:
+    """The branch for one call of ``tool``, or None when no useful call is left."""
+    required = required_parameters(tool.parameters)
+    guided = {name: tool.choices[name] for name in required if name in tool.choices}
+    if not free_text and len(guided) < len(required):
+        return None  # a free-text argument: tiny models fill it with noise
+    if tool.name in state.repeated or (not required and _call_key(tool.name, {}) in state.made):
+        return None
+    if guided and len(guided) == len(required):
+        return _enumerated_branch(tool.name, guided, state)
+    arguments: JsonObject = {}
+    for name, schema in required.items():
+        spec = guided.get(name)
+        if spec is None:
+            arguments[name] = {k: v for k, v in schema.items() if k != "description"}
+            continue
+        values = state.offered(spec)
+        if not values:
+            return None
+        arguments[name] = {"type": "string", "enum": values}
+    return _call_branch(tool.name, _object(arguments))
+
+
+_MAX_COMBINATIONS = 64
+
+
+def _enumerated_branch(
+    name: str, guided: Mapping[str, ChoiceSpec], state: _State
+) -> JsonObject | None:
+    """Arguments that all come from discovered values: every combination not yet used.
+
+    One parameter: an enum without the used values. Several: the unused combinations as
+    constants (the grammar has no "not"), unless there are too many to list."""
+    offered = {param: state.offered(spec) for param, spec in guided.items()}
+    combos = [dict(zip(offered, values, strict=True)) for values in product(*offered.values())]
+    fresh = [c for c in combos if _call_key(name, c) not in state.made]
+    if not fresh:
+        return None
+    if len(offered) == 1:
+        ((param, _),) = offered.items()
+        enum = [c[param] for c in fresh]
+        return _call_branch(name, _object({param: {"type": "string", "enum": enum}}))
+    if len(fresh) > _MAX_COMBINATIONS:
+        properties = {p: {"type": "string", "enum": v} for p, v in offered.items()}
+        return _call_branch(name, _object(properties))
+    options = [_object({p: {"const": v} for p, v in c.items()}) for c in fresh]
+    return _call_branch(name, options[0] if len(options) == 1 else {"anyOf": options})
+
+
+def _call_branch(name: str, arguments: JsonObject) -> JsonObject:
+    return _object({"tool": {"const": name}, "arguments": arguments})
+
+
+def required_parameters(parameters: JsonObject) -> dict[str, JsonObject]:
+    """The required properties of a parameters schema, in the order ``required`` lists them."""
+    properties = parameters.get("properties")
+    if not isinstance(properties, dict):
+        return {}
+    names = parameters.get("required") or ()
+    return {n: properties[n] for n in names if isinstance(properties.get(n), dict)}
+
+
+def _object(properties: JsonObject) -> JsonObject:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+def _call_key(name: str, arguments: Any) -> str:
+    """Equal for calls with equal arguments (key order aside); arguments not JSON count as
+    ``None``, as the loop answers them all alike."""
+    return name + json.dumps(arguments, sort_keys=True, ensure_ascii=False)
+
+
+def loads_or_none(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
