@@ -68,8 +68,11 @@ def connect(
 ) -> ModelClient:
     """A client for ``endpoint`` speaking its ``wire``; close it when done.
 
-    ``config`` defaults to ``ClientConfig()``. ``transport`` replaces httpx's network
-    transport (tests pass ``httpx.MockTransport``). Nothing is sent until the first ``create``.
+    ``config`` defaults to ``ClientConfig()``; on the Responses wire,
+    ``ClientConfig(previous_response_id=True)`` sends each request only the items added since
+    the previous response, chained by its id (the server must store responses; see
+    ``ClientConfig.previous_response_id``). ``transport`` replaces httpx's network transport
+    (tests pass ``httpx.MockTransport``). Nothing is sent until the first ``create``.
     """
     if endpoint.wire == "responses":
         from minipi.ai.responses import ResponsesClient

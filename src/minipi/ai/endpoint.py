@@ -58,7 +58,8 @@ def _normalise(base_url: str) -> str:
 
 @dataclass(frozen=True)
 class ClientConfig:
-    """Timeouts and the retry policy of the HTTP model clients (RELIABILITY default 7)."""
+    """Timeouts and the retry policy of the HTTP model clients (RELIABILITY default 7), and
+    the Responses wire's opt-in chaining (``previous_response_id``)."""
 
     connect_timeout: float = 5.0
     """Seconds to establish a connection."""
@@ -70,6 +71,21 @@ class ClientConfig:
     """Retry ``n`` (from 0) waits ``backoff_base * 2**n`` seconds, plus a little jitter."""
     max_retry_after: float = 20.0
     """A ``Retry-After`` longer than this is not waited for: the request fails at once."""
+    previous_response_id: bool = False
+    """Responses wire only (the chat wire ignores it). Off, every request re-sends the whole
+    history (bytes O(N²) over an N-turn run). On, a request whose history extends the previous
+    request's history plus that response's output carries ``previous_response_id`` and only
+    the items added since (the tool results, a new user message): bytes O(N). Instructions,
+    tools and options are still sent every time (the server does not carry them over).
+
+    The server must keep responses to chain from them, so every request then says
+    ``store: true``: the server stores the whole conversation (OpenAI keeps it for its
+    retention period; local servers usually in memory). Anything else (an edited or shortened
+    history, another conversation, a response without an id, an answer minipi rewrote, such
+    as ``<tool_call>`` text or a call without a usable id) sends the full history instead;
+    and when the server answers a chained request that it no longer knows the previous
+    response (400 naming it, or 404), the request is retried once, silently, with the full
+    history. State is per thread: one conversation per thread chains."""
 
     def __post_init__(self) -> None:
         if self.connect_timeout <= 0 or self.read_timeout <= 0:

@@ -162,18 +162,27 @@ class WireClient:
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         self.endpoint = endpoint
-        self._http = HttpCore(endpoint, config or ClientConfig(), transport=transport)
+        self.config = config or ClientConfig()
+        self._http = HttpCore(endpoint, self.config, transport=transport)
         self.cache = FragmentCache(self.encode_unit)
         self._tools: tuple[tuple[ToolSpec, ...], bytes] = ((), b"[]")
 
     def create(self, request: ModelRequest) -> ModelResponse:
         """Send ``request``; the decoded response. Raises ``ModelError`` subclasses, or
         ``ConfigError`` for a request that cannot be sent (reserved option, not JSON)."""
+        data, sent = self.post(lambda: self.encode(request))
+        return self.read_response(request, data, sent)
+
+    def post(self, encode: Callable[[], bytes]) -> tuple[JsonObject, int]:
+        """POST the body ``encode()`` makes; the answer's JSON object and the bytes sent."""
         try:
-            body = self.encode(request)
+            body = encode()
         except (TypeError, ValueError) as exc:  # json.dumps: an option or schema is not JSON
             raise ConfigError(f"the request cannot be encoded as JSON: {exc}") from None
-        data, sent = self._http.post_json(self.path, body)
+        return self._http.post_json(self.path, body)
+
+    def read_response(self, request: ModelRequest, data: JsonObject, sent: int) -> ModelResponse:
+        """The ``ModelResponse`` of the answer ``data`` to ``request`` (``sent`` bytes)."""
         url = self.endpoint.base_url + self.path
         try:
             _raise_inband_error(data, url)
