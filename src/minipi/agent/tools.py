@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from minipi.agent.schema_check import Check, compile_schema
 from minipi.ai.types import ChoiceSpec, JsonObject, ToolSpec
 from minipi.errors import ToolError
 
@@ -105,8 +106,15 @@ class AgentTool:
         return ToolSpec(self.name, self.description, self.parameters, self.choices)
 
     def validate(self, arguments: Mapping[str, Any]) -> str | None:
-        """A short description of what is wrong with ``arguments``, or None when valid."""
-        errors = sorted(_validator(self.parameters).iter_errors(arguments), key=_error_order)
+        """A short description of what is wrong with ``arguments``, or None when valid.
+
+        A schema within ``schema_check``'s subset is checked without jsonschema; jsonschema
+        decides (and words the errors) for other schemas and for arguments that fail it.
+        """
+        key = json.dumps(self.parameters, sort_keys=True)
+        if _passes(_check(self.parameters, key), arguments):
+            return None
+        errors = sorted(_validator(self.parameters, key).iter_errors(arguments), key=_error_order)
         if not errors:
             return None
         return "; ".join(_describe(e) for e in errors[:4])
@@ -159,10 +167,30 @@ def _short(error: BaseException) -> str:
 
 
 _validators: dict[str, Validator] = {}
+_checks: dict[str, Check | None] = {}
 
 
-def _validator(schema: JsonObject) -> Validator:
-    key = json.dumps(schema, sort_keys=True)
+def _check(schema: JsonObject, key: str) -> Check | None:
+    """The compiled subset check of ``schema`` (``key``: its canonical JSON), None outside it."""
+    if key not in _checks:
+        try:
+            _checks[key] = compile_schema(schema)
+        except RecursionError:
+            _checks[key] = None
+    return _checks[key]
+
+
+def _passes(check: Check | None, arguments: Mapping[str, Any]) -> bool:
+    """True only when ``check`` exists and finds ``arguments`` valid."""
+    if check is None:
+        return False
+    try:
+        return check(arguments)
+    except RecursionError:
+        return False
+
+
+def _validator(schema: JsonObject, key: str) -> Validator:
     validator = _validators.get(key)
     if validator is None:
         from jsonschema import Draft202012Validator  # deferred: keeps `import minipi` fast
