@@ -196,7 +196,7 @@ def main() -> int:
         )
         guided = GuidedClient(plain, mutating=frozenset({"move_file"}))
         for rep in range(args.reps):
-            modes = [("guided", guided), ("unguided", plain)]
+            modes: list[tuple[str, ModelClient]] = [("guided", guided), ("unguided", plain)]
             for mode, client in modes if rep % 2 == 0 else modes[::-1]:
                 for task in chosen:
                     run_task(
