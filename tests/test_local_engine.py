@@ -305,3 +305,38 @@ def test_serve_refuses_a_busy_port_before_resolving_a_model(engine: Engine) -> N
     with pytest.raises(ConfigError) as caught:
         serve("/no/such/model.gguf", engine.port, 2048, None)
     assert caught.value.code == "port_busy"
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="parent-death signal is Linux-only")
+def test_the_engine_dies_with_a_killed_parent() -> None:
+    """A SIGKILLed minipi leaves no engine behind (PR_SET_PDEATHSIG)."""
+    path = model().path
+    code = (
+        "import sys, time\n"
+        "from minipi.local.engine import Engine\n"
+        "from minipi.local.models import ModelChoice\n"
+        "from pathlib import Path\n"
+        f"engine = Engine.start(ModelChoice(Path({str(path)!r}), 'm', 'test'))\n"
+        "print(engine.pid, flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    engine_pid = int(parent.stdout.readline())
+    assert alive(engine_pid)
+    parent.kill()
+    parent.wait(timeout=10)
+    parent.stdout.close()
+    deadline = time.monotonic() + 10
+    while running(engine_pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not running(engine_pid)
+
+
+def running(pid: int) -> bool:
+    """Alive and not a zombie (an orphan's zombie waits for whoever reaps orphans here)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False

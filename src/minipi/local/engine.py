@@ -18,10 +18,12 @@ stdout/stderr go to a log file in a temporary directory; the engine reads the
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import importlib.util
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -156,6 +158,7 @@ class Engine:
                 stderr=subprocess.STDOUT,
                 env=_child_env(),
                 start_new_session=True,
+                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
             )
         engine = cls(process, model, port=port, n_ctx=n_ctx, log_path=log_path)
         try:
@@ -333,3 +336,13 @@ def _cpus() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
         return max(1, os.cpu_count() or 1)
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: ask Linux to SIGTERM it when minipi dies, even by SIGKILL,
+    so that an engine never outlives the command that started it."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+_PR_SET_PDEATHSIG = 1
