@@ -101,7 +101,7 @@ class HumanLog:
         elif isinstance(event, ToolResultReady):
             res = event.result
             line(w.failed(res.code) if res.is_error else w.ok())
-            line(res.content)
+            line(res.content.rstrip("\n"))
         elif isinstance(event, AssistantText):
             line(f"\n{w.text(event.turn)}")
             line(event.text)
