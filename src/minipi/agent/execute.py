@@ -124,8 +124,7 @@ def _batches(prepared: list[_Prepared]) -> list[list[_Prepared]]:
     """Split into runs of independent calls; each sequential tool call is a batch of its own."""
     batches: list[list[_Prepared]] = []
     for p in prepared:
-        alone = p.tool is not None and p.tool.sequential and p.result is None
-        if alone or not batches or _is_alone(batches[-1][-1]):
+        if _is_alone(p) or not batches or _is_alone(batches[-1][-1]):
             batches.append([p])
         else:
             batches[-1].append(p)

@@ -43,6 +43,15 @@ __all__ = ["run_agent"]
 
 
 @dataclass(frozen=True, slots=True)
+class Reply:
+    """One model response with its text and calls, read once."""
+
+    response: ModelResponse
+    text: str
+    calls: list[FunctionCall]
+
+
+@dataclass(frozen=True, slots=True)
 class FinalAnswer:
     text: str
 
@@ -110,8 +119,7 @@ def _loop(run: _Run) -> RunResult:
                 )
             )
         run.turns += 1
-        response = run.ask_model()
-        step = _decide(run, response)
+        step = _decide(run, run.ask_model())
         if isinstance(step, FinalAnswer):
             return _finish(run, step)
         if isinstance(step, Stop):
@@ -147,9 +155,9 @@ def _finish(run: _Run, answer: FinalAnswer) -> RunResult:
     return run.end(Stop("succeeded", "", ""), answer=answer.text)
 
 
-def _decide(run: _Run, response: ModelResponse) -> Step:
+def _decide(run: _Run, reply: Reply) -> Step:
     """What one model response means for the run (the calls win over any text beside them)."""
-    calls = parse_function_calls(response.items)
+    response, text, calls = reply.response, reply.text, reply.calls
     if response.finish_reason == "length":
         return Stop(
             "failed",
@@ -161,7 +169,6 @@ def _decide(run: _Run, response: ModelResponse) -> Step:
         return Stop("failed", "content_filter", "the endpoint filtered the model's reply")
     if calls:
         return RunTools(calls)
-    text = output_text(response.items)
     if text:
         return FinalAnswer(text)
     run.empty_replies += 1
@@ -219,7 +226,7 @@ class _Run:
         required = self.config.required_tool_names
         return required[self.required_index] if self.required_index < len(required) else "auto"
 
-    def ask_model(self) -> ModelResponse:
+    def ask_model(self) -> Reply:
         choice = self.tool_choice()
         request = ModelRequest(
             model=self.config.model,
@@ -236,12 +243,13 @@ class _Run:
         self.usage = self.usage + response.usage
         self.emit(ModelResponded(self.turns, response, time.perf_counter() - started))
         text = output_text(response.items)
+        calls = parse_function_calls(response.items)
         if text:
             self.emit(AssistantText(self.turns, text))
-        if text or parse_function_calls(response.items):
+        if text or calls:
             self.empty_replies = 0
             self.history.extend(response.items)  # replay the model's own items first, verbatim
-        return response
+        return Reply(response, text, calls)
 
     def deliver(self, outcome: Outcome) -> None:
         result = outcome.result

@@ -111,10 +111,10 @@ class AgentTool:
         A schema within ``schema_check``'s subset is checked without jsonschema; jsonschema
         decides (and words the errors) for other schemas and for arguments that fail it.
         """
-        key = json.dumps(self.parameters, sort_keys=True)
-        if _passes(_check(self.parameters, key), arguments):
+        compiled = _compiled(self.parameters)
+        if _passes(compiled.check, arguments):
             return None
-        errors = sorted(_validator(self.parameters, key).iter_errors(arguments), key=_error_order)
+        errors = sorted(compiled.validator().iter_errors(arguments), key=_error_order)
         if not errors:
             return None
         return "; ".join(_describe(e) for e in errors[:4])
@@ -166,18 +166,37 @@ def _short(error: BaseException) -> str:
     return str(error).split("\n")[0][:120]
 
 
-_validators: dict[str, Validator] = {}
-_checks: dict[str, Check | None] = {}
+@dataclass(slots=True)
+class _Compiled:
+    """A parameters schema, its subset check (None outside the subset), its jsonschema
+    validator once needed. Kept per schema object: tools are built once, validated often."""
+
+    schema: JsonObject
+    check: Check | None
+    _validator: Validator | None = None
+
+    def validator(self) -> Validator:
+        if self._validator is None:
+            from jsonschema import Draft202012Validator  # deferred: keeps `import minipi` fast
+
+            self._validator = Draft202012Validator(self.schema)
+        return self._validator
 
 
-def _check(schema: JsonObject, key: str) -> Check | None:
-    """The compiled subset check of ``schema`` (``key``: its canonical JSON), None outside it."""
-    if key not in _checks:
+_compiled_by_id: dict[int, _Compiled] = {}
+
+
+def _compiled(schema: JsonObject) -> _Compiled:
+    """The compiled form of ``schema``, cached by identity (the entry keeps the object alive,
+    so its id cannot be reused by another schema)."""
+    entry = _compiled_by_id.get(id(schema))
+    if entry is None or entry.schema is not schema:
         try:
-            _checks[key] = compile_schema(schema)
+            check = compile_schema(schema)
         except RecursionError:
-            _checks[key] = None
-    return _checks[key]
+            check = None
+        entry = _compiled_by_id[id(schema)] = _Compiled(schema, check)
+    return entry
 
 
 def _passes(check: Check | None, arguments: Mapping[str, Any]) -> bool:
@@ -188,16 +207,6 @@ def _passes(check: Check | None, arguments: Mapping[str, Any]) -> bool:
         return check(arguments)
     except RecursionError:
         return False
-
-
-def _validator(schema: JsonObject, key: str) -> Validator:
-    validator = _validators.get(key)
-    if validator is None:
-        from jsonschema import Draft202012Validator  # deferred: keeps `import minipi` fast
-
-        validator = Draft202012Validator(schema)
-        _validators[key] = validator
-    return validator
 
 
 def _error_order(error: Any) -> str:
