@@ -306,3 +306,32 @@ def test_shelter_denied_loses_nothing(fake_server: FakeServer, tmp_path: Path, m
     assert moves[0]["code"] == "user_denied"
     assert "source" in proc.stderr
     assert "archive/猫咪小花.txt" in proc.stderr
+
+
+@pytest.mark.parametrize(("approve", "offered"), [("all", True), ("deny", False)])
+def test_guided_flag_constrains_replies_and_leaves_out_unapprovable_moves(
+    fake_server: FakeServer, tmp_path: Path, approve: str, offered: bool
+) -> None:
+    project = copy_example("shelter", tmp_path)
+    schemas: list[str] = []
+
+    def guided(reply: str) -> Any:
+        def answer(body: dict[str, Any]) -> Turn:
+            assert "tools" not in body  # the grammar replaces native tool calling
+            schemas.append(json.dumps(body["response_format"]["schema"], ensure_ascii=False))
+            return Turn(text=reply)
+
+        return answer
+
+    fake_server.add(
+        guided('{"tool": "list_files", "arguments": {"path": "."}}'),
+        guided('{"tool": "list_files", "arguments": {"path": "inbox"}}'),
+        guided('{"answer": "收容所里有 inbox 和 archive。"}'),
+    )
+    proc = ask(fake_server, "--guided", "--approve", approve, project=project, question="看看")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "收容所里有 inbox 和 archive。"
+    assert '"enum": ["."]' in schemas[0]  # only the root is known before anything is listed
+    assert '"answer"' not in schemas[0]  # no answer before evidence
+    assert '"inbox"' in schemas[1]  # a directory the listing showed
+    assert ('"move_file"' in schemas[2]) is offered  # files are known now; approvable?
