@@ -7,11 +7,12 @@ Printing, JSON lines, traces and the REPL are all just sinks (``Callable[[AgentE
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from minipi.agent.tools import ToolResult
-from minipi.ai.types import Item, ModelResponse, Usage
+from minipi.ai.serialize import item_to_json
+from minipi.ai.types import Delta, Item, ModelResponse, Usage
 
 if TYPE_CHECKING:
     from minipi.agent.result import RunResult
@@ -20,11 +21,14 @@ __all__ = [
     "AgentEvent",
     "AssistantText",
     "EventSink",
+    "ItemsAdded",
+    "ModelDelta",
     "ModelResponded",
     "Notice",
     "RunEnd",
     "RunStart",
     "ToolCallStarted",
+    "ToolExecuting",
     "ToolResultReady",
     "TurnStart",
     "to_json",
@@ -59,6 +63,27 @@ class ModelResponded:
 
 
 @dataclass(frozen=True, slots=True)
+class ModelDelta:
+    """A piece of the reply being streamed (shown live; the reply counts once complete)."""
+
+    turn: int
+    delta: Delta
+    type: Literal["delta"] = "delta"
+
+
+@dataclass(frozen=True, slots=True)
+class ItemsAdded:
+    """Items were appended to the run's history (the model's reply, a result, a repair).
+
+    A session store persists these as they come, before the loop takes its next action.
+    """
+
+    turn: int
+    items: tuple[Item, ...]
+    type: Literal["items"] = "items"
+
+
+@dataclass(frozen=True, slots=True)
 class AssistantText:
     turn: int
     text: str
@@ -72,6 +97,16 @@ class ToolCallStarted:
     name: str
     arguments: str
     type: Literal["tool_call"] = "tool_call"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolExecuting:
+    """A tool's handler is about to run (after the checks; approval, if any, comes inside)."""
+
+    turn: int
+    call_id: str
+    name: str
+    type: Literal["tool_executing"] = "tool_executing"
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,8 +139,11 @@ AgentEvent: TypeAlias = (
     RunStart
     | TurnStart
     | ModelResponded
+    | ModelDelta
+    | ItemsAdded
     | AssistantText
     | ToolCallStarted
+    | ToolExecuting
     | ToolResultReady
     | Notice
     | RunEnd
@@ -124,56 +162,60 @@ def _usage_json(usage: Usage) -> dict[str, int]:
 
 def to_json(event: AgentEvent) -> dict[str, Any]:
     """The JSON object for ``event`` (``minipi ask --json`` writes one per line)."""
-    if isinstance(event, RunStart):
-        return {
-            "type": event.type,
-            "question": event.question,
-            "model": event.model,
-            "tools": list(event.tools),
-        }
-    if isinstance(event, TurnStart):
-        return {"type": event.type, "turn": event.turn, "tool_choice": event.tool_choice}
-    if isinstance(event, ModelResponded):
-        r = event.response
-        return {
-            "type": event.type,
-            "turn": event.turn,
-            "finish_reason": r.finish_reason,
-            "usage": _usage_json(r.usage),
-            "seconds": round(event.seconds, 4),
-        }
-    if isinstance(event, AssistantText):
-        return {"type": event.type, "turn": event.turn, "text": event.text}
-    if isinstance(event, ToolCallStarted):
-        return {
-            "type": event.type,
-            "turn": event.turn,
-            "call_id": event.call_id,
-            "name": event.name,
-            "arguments": event.arguments,
-        }
-    if isinstance(event, ToolResultReady):
-        res = event.result
-        return {
-            "type": event.type,
-            "turn": event.turn,
-            "call_id": event.call_id,
-            "name": event.name,
-            "is_error": res.is_error,
-            "code": res.code,
-            "content": res.content,
-            "seconds": round(event.seconds, 4),
-        }
-    if isinstance(event, Notice):
-        return {
-            "type": event.type,
-            "turn": event.turn,
-            "code": event.code,
-            "message": event.message,
-        }
-    result = event.result
+    special = _SPECIAL.get(type(event))
+    if special is not None:
+        return {"type": event.type, **special(event)}
+    # The rest are flat: every field as is ("turn", "call_id", "text", ...).
+    return {"type": event.type, **{f.name: getattr(event, f.name) for f in fields(event)}}
+
+
+def _run_start(event: Any) -> dict[str, Any]:
+    return {"question": event.question, "model": event.model, "tools": list(event.tools)}
+
+
+def _turn_start(event: Any) -> dict[str, Any]:
+    return {"turn": event.turn, "tool_choice": event.tool_choice}
+
+
+def _model_response(event: Any) -> dict[str, Any]:
+    r: ModelResponse = event.response
     return {
-        "type": event.type,
+        "turn": event.turn,
+        "finish_reason": r.finish_reason,
+        "usage": _usage_json(r.usage),
+        "seconds": round(event.seconds, 4),
+    }
+
+
+def _delta(event: Any) -> dict[str, Any]:
+    d: Delta = event.delta
+    record: dict[str, Any] = {"turn": event.turn, "kind": d.kind}
+    if d.kind == "call":
+        record.update(index=d.index, name=d.name)
+    record["text"] = d.text
+    return record
+
+
+def _items(event: Any) -> dict[str, Any]:
+    return {"turn": event.turn, "items": [item_to_json(i) for i in event.items]}
+
+
+def _tool_result(event: Any) -> dict[str, Any]:
+    res: ToolResult = event.result
+    return {
+        "turn": event.turn,
+        "call_id": event.call_id,
+        "name": event.name,
+        "is_error": res.is_error,
+        "code": res.code,
+        "content": res.content,
+        "seconds": round(event.seconds, 4),
+    }
+
+
+def _run_end(event: Any) -> dict[str, Any]:
+    result: RunResult = event.result
+    return {
         "status": result.status,
         "answer": result.answer,
         "turns": result.turns,
@@ -182,3 +224,14 @@ def to_json(event: AgentEvent) -> dict[str, Any]:
         "error": result.error,
         "usage": _usage_json(result.usage),
     }
+
+
+_SPECIAL: dict[type, Callable[[Any], dict[str, Any]]] = {
+    RunStart: _run_start,
+    TurnStart: _turn_start,
+    ModelResponded: _model_response,
+    ModelDelta: _delta,
+    ItemsAdded: _items,
+    ToolResultReady: _tool_result,
+    RunEnd: _run_end,
+}

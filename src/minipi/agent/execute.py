@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from minipi.agent.config import AgentConfig
-from minipi.agent.events import EventSink, ToolCallStarted, ToolResultReady
+from minipi.agent.events import EventSink, ToolCallStarted, ToolExecuting, ToolResultReady
 from minipi.agent.tools import AgentTool, ToolResult, parse_arguments
 from minipi.ai.types import FunctionCall, JsonObject
 
@@ -114,6 +114,9 @@ def run_calls(
     for p in prepared:
         emit(ToolCallStarted(turn, p.call.call_id, p.call.name, p.call.arguments))
     for batch in _batches(prepared):
+        for p in batch:
+            if p.result is None:
+                emit(ToolExecuting(turn, p.call.call_id, p.call.name))
         for p, result, seconds in _run_batch(batch, ledger.config.max_parallel_tools):
             ledger.record(p, result)
             emit(ToolResultReady(turn, p.call.call_id, p.call.name, result, seconds))

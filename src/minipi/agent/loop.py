@@ -16,6 +16,8 @@ from minipi.agent.events import (
     AgentEvent,
     AssistantText,
     EventSink,
+    ItemsAdded,
+    ModelDelta,
     ModelResponded,
     Notice,
     RunEnd,
@@ -26,6 +28,7 @@ from minipi.agent.execute import Ledger, Outcome, run_calls
 from minipi.agent.result import RunResult, RunStatus
 from minipi.agent.tools import AgentTool
 from minipi.ai.types import (
+    Delta,
     FunctionCall,
     FunctionCallOutput,
     Item,
@@ -236,6 +239,7 @@ class _Run:
             tool_choice=choice,
             parallel_tool_calls=self.config.parallel_tool_calls,
             options=self.config.request_options,
+            on_delta=self.on_delta,
         )
         self.emit(TurnStart(self.turns, choice, self.history))
         started = time.perf_counter()
@@ -249,15 +253,16 @@ class _Run:
         if text or calls:
             self.empty_replies = 0
             self.history.extend(response.items)  # replay the model's own items first, verbatim
+            self.emit(ItemsAdded(self.turns, response.items))
         return Reply(response, text, calls)
 
     def deliver(self, outcome: Outcome) -> None:
         result = outcome.result
-        self.history.append(
-            FunctionCallOutput(
-                outcome.call.call_id, result.content, result.choices, result.is_error
-            )
+        output = FunctionCallOutput(
+            outcome.call.call_id, result.content, result.choices, result.is_error
         )
+        self.history.append(output)
+        self.emit(ItemsAdded(self.turns, (output,)))
         required = self.config.required_tool_names
         if (
             self.required_index < len(required)
@@ -266,8 +271,13 @@ class _Run:
         ):
             self.required_index += 1
 
+    def on_delta(self, delta: Delta) -> None:
+        self.emit(ModelDelta(self.turns, delta))
+
     def end(self, stop: Stop, answer: str = "") -> RunResult:
-        _close_open_calls(self.history, stop)
+        closed = _close_open_calls(self.history, stop)
+        if closed:
+            self.emit(ItemsAdded(self.turns, closed))
         return RunResult(
             status=stop.status,
             answer=answer,
@@ -280,9 +290,10 @@ class _Run:
         )
 
 
-def _close_open_calls(history: list[Item], stop: Stop) -> None:
+def _close_open_calls(history: list[Item], stop: Stop) -> tuple[FunctionCallOutput, ...]:
     """Answer every call that has no result yet, so the history stays valid to send again."""
     answered = {i.call_id for i in history if isinstance(i, FunctionCallOutput)}
+    closed: list[FunctionCallOutput] = []
     for item in list(history):
         if isinstance(item, FunctionCall) and item.call_id not in answered:
             note = (
@@ -290,7 +301,9 @@ def _close_open_calls(history: list[Item], stop: Stop) -> None:
                 if stop.status == "cancelled"
                 else f"not executed: {stop.message}"
             )
-            history.append(FunctionCallOutput(item.call_id, note))
+            closed.append(FunctionCallOutput(item.call_id, note, is_error=True))
+    history.extend(closed)
+    return tuple(closed)
 
 
 def _tool_map(tools: Sequence[AgentTool]) -> dict[str, AgentTool]:

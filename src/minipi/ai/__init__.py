@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 
 from minipi.ai.endpoint import ClientConfig, Endpoint
 from minipi.ai.types import (
+    Delta,
+    DeltaSink,
     FinishReason,
     FunctionCall,
     FunctionCallOutput,
@@ -40,6 +42,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ClientConfig",
+    "Delta",
+    "DeltaSink",
     "Endpoint",
     "FinishReason",
     "FunctionCall",

@@ -10,7 +10,7 @@ the encoder emits that message once.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias
 
@@ -71,6 +71,24 @@ Item: TypeAlias = Message | FunctionCall | FunctionCallOutput | Reasoning
 
 
 @dataclass(frozen=True, slots=True)
+class Delta:
+    """A piece of a reply while it streams: text, reasoning, or part of a tool call.
+
+    For ``kind="call"``, ``index`` is the call's position in the reply, ``name`` is set on its
+    first piece and ``text`` is a piece of its arguments. Deltas are for showing progress only:
+    the reply that counts is the ``ModelResponse`` built when the stream has ended properly.
+    """
+
+    kind: Literal["text", "reasoning", "call"]
+    text: str = ""
+    index: int = 0
+    name: str = ""
+
+
+DeltaSink: TypeAlias = Callable[[Delta], None]
+
+
+@dataclass(frozen=True, slots=True)
 class ChoiceSpec:
     """A parameter whose values come from what tools have shown: values of ``kind`` found in
     earlier results, plus ``always`` (e.g. ``"."`` for the project root)."""
@@ -127,6 +145,8 @@ class ModelRequest:
     tool_choice: str = "auto"
     parallel_tool_calls: bool = True
     options: Mapping[str, Any] = field(default_factory=dict)
+    on_delta: DeltaSink | None = field(default=None, compare=False)
+    """Called with each ``Delta`` when the client streams (``ClientConfig(stream=True)``)."""
 
 
 FinishReason: TypeAlias = Literal["stop", "tool_calls", "length", "content_filter", "unknown"]

@@ -13,8 +13,9 @@ from minipi.agent import AgentConfig, AgentEvent, AgentTool, RunResult, run_agen
 from minipi.ai.types import Item, Message, ModelClient
 from minipi.cli.approve import make_approver
 from minipi.cli.embedded import ModelHandle, open_model
-from minipi.cli.render import HumanLog, JsonLines, Words, safe, words_for
+from minipi.cli.render import HumanLog, JsonLines, Words, words_for
 from minipi.cli.settings import DEFAULT_INSTRUCTIONS, Settings, resolve_settings
+from minipi.cli.terminal import safe
 from minipi.cli.trace import TraceRecorder
 from minipi.files import ProjectFiles, create_project_tools
 

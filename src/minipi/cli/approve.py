@@ -6,7 +6,8 @@ import sys
 from typing import TextIO
 
 from minipi.agent.tools import ApprovalRequest, Approver
-from minipi.cli.render import Words, safe
+from minipi.cli.render import Words
+from minipi.cli.terminal import safe
 
 __all__ = ["make_approver"]
 

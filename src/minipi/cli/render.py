@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import sys
 from typing import TextIO
 
@@ -17,16 +16,9 @@ from minipi.agent.events import (
     to_json,
 )
 from minipi.agent.result import RunResult
+from minipi.cli.terminal import safe
 
-__all__ = ["HumanLog", "JsonLines", "Words", "safe", "words_for"]
-
-# C0/C1 controls (but tab and newline), bidi overrides/isolates, zero-width characters.
-_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
-
-
-def safe(text: str) -> str:
-    """``text`` with characters that could fool a terminal shown as ``\\uXXXX`` escapes."""
-    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+__all__ = ["HumanLog", "JsonLines", "Words", "safe", "words_for"]  # safe: re-exported
 
 
 class Words:
