@@ -71,6 +71,14 @@ class ClientConfig:
     """Retry ``n`` (from 0) waits ``backoff_base * 2**n`` seconds, plus a little jitter."""
     max_retry_after: float = 20.0
     """A ``Retry-After`` longer than this is not waited for: the request fails at once."""
+    stream: bool = False
+    """Ask for the reply as a stream (``"stream": true``, server-sent events): the request's
+    ``on_delta`` sees text and tool-call pieces as they arrive. The reply only counts once the
+    stream has ended properly (a finish reason and ``[DONE]`` / ``response.completed``);
+    otherwise the request fails with ``stream_stalled`` or ``stream_incomplete`` and nothing
+    of it is used. A server that answers a stream request with plain JSON is understood too."""
+    stream_idle_timeout: float = 120.0
+    """Streaming: the longest silence allowed, before the first event or between two."""
     previous_response_id: bool = False
     """Responses wire only (the chat wire ignores it). Off, every request re-sends the whole
     history (bytes O(N²) over an N-turn run). On, a request whose history extends the previous
@@ -88,7 +96,7 @@ class ClientConfig:
     history. State is per thread: one conversation per thread chains."""
 
     def __post_init__(self) -> None:
-        if self.connect_timeout <= 0 or self.read_timeout <= 0:
+        if self.connect_timeout <= 0 or self.read_timeout <= 0 or self.stream_idle_timeout <= 0:
             raise ConfigError("timeouts must be positive seconds")
         if self.max_retries < 0 or self.backoff_base < 0 or self.max_retry_after < 0:
             raise ConfigError("max_retries, backoff_base and max_retry_after must be >= 0")

@@ -44,6 +44,8 @@ class RunOptions:
     allow: tuple[str, ...] = ()
     model_file: str | None = None
     guided: bool | None = None
+    stream: bool = True
+    timeout: float | None = None
 
 
 @dataclass
@@ -71,6 +73,8 @@ def _open(options: RunOptions) -> _Session:
         api_key=options.api_key,
         wire=options.wire,
         temperature=options.temperature,
+        stream=options.stream,
+        timeout=options.timeout,
     )
     files = ProjectFiles(options.project, allow=options.allow)
     try:

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from minipi.ai import ClientConfig, Endpoint, connect
+from minipi.ai import Endpoint, connect
 from minipi.ai.types import ModelClient
 from minipi.cli.settings import Settings
 from minipi.errors import ConfigError
@@ -52,9 +52,8 @@ def open_model(
         if settings.model is None:
             raise ConfigError("no model name: pass --model NAME (or set QWEN_MODEL / OPENAI_MODEL)")
         endpoint = Endpoint(settings.base_url, settings.model, settings.api_key, settings.wire)
-        handle = ModelHandle(
-            connect(endpoint, ClientConfig()), settings.model, endpoint.base_url, embedded=False
-        )
+        client = connect(endpoint, settings.client_config())
+        handle = ModelHandle(client, settings.model, endpoint.base_url, embedded=False)
     else:
         handle = _local(settings, model_file, env)
     if guided if guided is not None else handle.embedded:
@@ -86,9 +85,8 @@ def _local(settings: Settings, model_file: str | None, env: Mapping[str, str]) -
         if running is not None:
             _say(f"using the engine already running at {running.base_url} (model {running.model})")
             endpoint = Endpoint(running.base_url, running.model, wire="chat")
-            return ModelHandle(
-                connect(endpoint, ClientConfig()), running.model, running.base_url, embedded=True
-            )
+            client = connect(endpoint, settings.client_config())
+            return ModelHandle(client, running.model, running.base_url, embedded=True)
     from minipi.local.models import resolve_model
 
     choice = resolve_model(model_file, env, report=_say)
@@ -97,7 +95,7 @@ def _local(settings: Settings, model_file: str | None, env: Mapping[str, str]) -
     _say(f"starting the local engine: {choice.name} ({choice.path}, {choice.source})")
     engine = Engine.start(choice)
     endpoint = Endpoint(engine.base_url, engine.model_name, wire="chat")
-    client = EngineClient(connect(endpoint, ClientConfig()), engine)
+    client = EngineClient(connect(endpoint, settings.client_config()), engine)
     return ModelHandle(
         client, engine.model_name, engine.base_url, embedded=True, stops=[engine.stop]
     )

@@ -70,6 +70,17 @@ def _run_options(function: F) -> F:
         ),
         click.option("--temperature", type=float, help="Sampling temperature."),
         click.option(
+            "--stream/--no-stream",
+            default=True,
+            show_default=True,
+            help="Show the reply as it is generated (--no-stream for servers that cannot stream).",
+        ),
+        click.option(
+            "--timeout",
+            type=click.FloatRange(min=0, min_open=True),
+            help="Seconds to wait for the model, and the longest pause in a stream [default: 120].",
+        ),
+        click.option(
             "--model-file",
             type=click.Path(dir_okay=False),
             help="A GGUF model for the local engine [env: MINIPI_MODEL_FILE].",

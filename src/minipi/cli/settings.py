@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from minipi.ai.endpoint import ClientConfig
 from minipi.ai.types import Wire
 from minipi.errors import ConfigError
 
@@ -36,6 +37,18 @@ class Settings:
     """``chat`` (/chat/completions) or ``responses`` (/responses)."""
     request_options: Mapping[str, Any]
     """Extra request keys from QWEN_REASONING / QWEN_MAX_OUTPUT_TOKENS / --temperature."""
+    stream: bool = True
+    """Stream replies (``--no-stream`` / ``MINIPI_STREAM=0`` for servers that cannot)."""
+    timeout: float | None = None
+    """Seconds to wait for an answer, and the longest silence in a stream (``--timeout``)."""
+
+    def client_config(self) -> ClientConfig:
+        """The HTTP client settings these flags ask for."""
+        if self.timeout is None:
+            return ClientConfig(stream=self.stream)
+        return ClientConfig(
+            stream=self.stream, read_timeout=self.timeout, stream_idle_timeout=self.timeout
+        )
 
 
 def _first(*values: str | None) -> str | None:
@@ -49,6 +62,8 @@ def resolve_settings(
     api_key: str | None,
     wire: str | None,
     temperature: float | None = None,
+    stream: bool | None = None,
+    timeout: float | None = None,
     env: Mapping[str, str] | None = None,
 ) -> Settings:
     """Merge flags with the environment; raise ConfigError for values that make no sense."""
@@ -64,7 +79,12 @@ def resolve_settings(
         api_key=_first(api_key, env.get("QWEN_API_KEY"), env.get("OPENAI_API_KEY")),
         wire=chosen_wire,
         request_options=_request_options(env, chosen_wire, temperature),
+        stream=stream if stream is not None else env.get("MINIPI_STREAM", "1") not in _OFF,
+        timeout=timeout,
     )
+
+
+_OFF = ("0", "false", "no", "off")
 
 
 def _request_options(
