@@ -9,7 +9,8 @@ instead (see ``minipi.agent.tools``). Every exception derives from one base::
     │   ├── ModelConnectionError   cannot connect / connection dropped (after retries)
     │   ├── ModelTimeoutError      connect, read or stream-idle timeout (after retries)
     │   ├── ModelHTTPError         non-2xx status; ``status`` and ``url`` attributes
-    │   └── ModelProtocolError     2xx but unusable: not JSON, no choices, a call without a name
+    │   ├── ModelProtocolError     2xx but unusable: not JSON, no choices, a call without a name
+    │   └── ModelStreamError       a stream that stalled or ended before it finished (retried once)
     ├── ToolError                  a tool refused or failed; ``code`` is stable (fed back as data)
     │   └── FileAccessError        a ProjectFiles refusal (path, file type, size, encoding, ...)
     └── AgentError                 the loop itself cannot go on (reserved keys, bad policy)
@@ -28,6 +29,7 @@ __all__ = [
     "ModelError",
     "ModelHTTPError",
     "ModelProtocolError",
+    "ModelStreamError",
     "ModelTimeoutError",
     "ToolError",
 ]
@@ -86,6 +88,14 @@ class ModelProtocolError(ModelError):
     """A 2xx answer that cannot be used: not JSON, no output, a malformed call structure."""
 
     def __init__(self, message: str, *, url: str = "", code: str = "protocol_error") -> None:
+        super().__init__(message, code=code, url=url)
+
+
+class ModelStreamError(ModelError):
+    """A streamed reply that went silent (``stream_stalled``) or ended before its finish
+    (``stream_incomplete``): nothing of it may be used; the loop asks once more."""
+
+    def __init__(self, message: str, *, url: str = "", code: str = "stream_incomplete") -> None:
         super().__init__(message, code=code, url=url)
 
 
