@@ -13,7 +13,11 @@ instead (see ``minipi.agent.tools``). Every exception derives from one base::
     │   └── ModelStreamError       a stream that stalled or ended before it finished (retried once)
     ├── ToolError                  a tool refused or failed; ``code`` is stable (fed back as data)
     │   └── FileAccessError        a ProjectFiles refusal (path, file type, size, encoding, ...)
-    └── AgentError                 the loop itself cannot go on (reserved keys, bad policy)
+    ├── AgentError                 the loop itself cannot go on (reserved keys, bad policy)
+    └── SessionError               a saved session cannot be used or saved (disk full...)
+        ├── SessionBusyError       another process has the session open; ``pid`` attribute
+        └── SessionStoreError      the store is unreadable: not a database, an unknown schema
+                                   version, malformed rows (left as is, never reset)
 
 Context lives in keyword-only attributes so that callers never parse messages.
 """
@@ -31,6 +35,9 @@ __all__ = [
     "ModelProtocolError",
     "ModelStreamError",
     "ModelTimeoutError",
+    "SessionBusyError",
+    "SessionError",
+    "SessionStoreError",
     "ToolError",
 ]
 
@@ -118,4 +125,28 @@ class AgentError(MiniPiError):
     """The loop cannot run as configured (reserved request keys, unknown required tool...)."""
 
     def __init__(self, message: str, *, code: str = "agent_error") -> None:
+        super().__init__(message, code=code)
+
+
+class SessionError(MiniPiError):
+    """A saved session cannot be opened, found or written (``session_write_failed``, ...)."""
+
+    def __init__(self, message: str, *, code: str = "session_error", session: str = "") -> None:
+        super().__init__(message, code=code)
+        self.session = session
+
+
+class SessionBusyError(SessionError):
+    """Another process holds the session's lock; ``pid`` is that process (0 when unknown)."""
+
+    def __init__(self, message: str, *, session: str, pid: int) -> None:
+        super().__init__(message, code="session_busy", session=session)
+        self.pid = pid
+
+
+class SessionStoreError(SessionError):
+    """The session store cannot be read as ours: not a database, an unknown schema version,
+    or malformed rows. It is left as is: nothing is reset or rewritten."""
+
+    def __init__(self, message: str, *, code: str = "session_store_unreadable") -> None:
         super().__init__(message, code=code)
