@@ -11,6 +11,8 @@ headers, after ``delay`` seconds); a callable gets the parsed request body and r
 ``GET /v1/models`` lists ``models``. A request for another model gets 404
 ``{"error": {"message": "model 'X' not found"}}`` without consuming a reply. When the script is
 exhausted the answer is a 500 saying so, so a test sees a failed run and never a hang.
+A request that says ``"stream": true`` gets the same reply as server-sent events (``chat_sse`` /
+``responses_sse``: text and arguments split into pieces, a call's id only in its first chunk).
 Every request (the ``GET`` too) is recorded in ``requests``. Keep-alive HTTP/1.1;
 ``stop()`` closes every connection and waits for the handler threads.
 """
@@ -29,7 +31,17 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, TypeAlias
 
-__all__ = ["Call", "FakeServer", "RawReply", "RecordedRequest", "Reply", "Turn"]
+__all__ = [
+    "Call",
+    "FakeServer",
+    "RawReply",
+    "RecordedRequest",
+    "Reply",
+    "Turn",
+    "chat_sse",
+    "pieces",
+    "responses_sse",
+]
 
 # Tests import this file as ``fakeserver`` (pytest puts tests/ on sys.path) or as
 # ``tests.fakeserver`` (``python -m pytest`` from the root): one module object under both names,
@@ -193,8 +205,13 @@ class FakeServer:
                 return _error(400, f"FakeServer: the reply function raised {exc!r}")
         if isinstance(reply, RawReply):
             return reply
-        render = _render_chat if route.endswith("/chat/completions") else _render_responses
-        return RawReply.json(render(reply, str(model), size, self._ids))
+        chat = route.endswith("/chat/completions")
+        render = _render_chat if chat else _render_responses
+        data = render(reply, str(model), size, self._ids)
+        if body.get("stream") is True:
+            events = chat_sse(data) if chat else responses_sse(data)
+            return RawReply(200, events, {"content-type": "text/event-stream"})
+        return RawReply.json(data)
 
     def wait_delay(self, seconds: float) -> bool:
         """Sleep ``seconds`` unless the server stops first; True if it stopped."""
@@ -389,3 +406,98 @@ def _usage(turn: Turn, size: int, inputs: str, outputs: str, details: str) -> Js
         "total_tokens": prompt + completion,
         details: {"cached_tokens": 0},
     }
+
+
+def pieces(text: str, n: int = 3) -> list[str]:
+    """``text`` cut into ``n`` pieces (fewer if it is shorter); anywhere, even mid-escape."""
+    if not text:
+        return []
+    size = max(1, -(-len(text) // n))
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def _sse(data: JsonDict, named: bool = False) -> bytes:
+    head = f"event: {data['type']}\n" if named else ""
+    return f"{head}data: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+
+
+def chat_sse(completion: JsonDict) -> bytes:
+    """A ``chat.completion`` as the ``chat.completion.chunk`` stream servers send (D9 style:
+    each call's id and name only in its first chunk, ``"id": null`` afterwards)."""
+    head = {k: completion[k] for k in ("id", "created", "model")}
+    choice = completion["choices"][0]
+    message = choice["message"]
+
+    def chunk(delta: JsonDict, finish: str | None = None) -> bytes:
+        frame = {**head, "object": "chat.completion.chunk"}
+        frame["choices"] = [{"index": 0, "delta": delta, "finish_reason": finish}]
+        return _sse(frame)
+
+    out = [chunk({"role": "assistant", "content": ""})]
+    out += [chunk({"reasoning_content": p}) for p in pieces(message.get("reasoning_content") or "")]
+    out += [chunk({"content": p}) for p in pieces(message.get("content") or "")]
+    for index, call in enumerate(message.get("tool_calls") or []):
+        function = call["function"]
+        first: JsonDict = {"index": index, "type": "function"}
+        if "id" in call:
+            first["id"] = call["id"]
+        first["function"] = {"name": function["name"], "arguments": ""}
+        out.append(chunk({"tool_calls": [first]}))
+        for piece in pieces(function["arguments"]):
+            delta = {"index": index, "id": None, "function": {"arguments": piece}}
+            out.append(chunk({"tool_calls": [delta]}))
+    if choice["finish_reason"] is not None:
+        out.append(chunk({}, choice["finish_reason"]))
+    if "usage" in completion:
+        out.append(
+            _sse(
+                {
+                    **head,
+                    "object": "chat.completion.chunk",
+                    "choices": [],
+                    "usage": completion["usage"],
+                }
+            )
+        )
+    out.append(b"data: [DONE]\n\n")
+    return b"".join(out)
+
+
+def responses_sse(response: JsonDict) -> bytes:
+    """A Responses API ``response`` as its event stream: created, each output item added,
+    its deltas and done, then ``response.completed`` (``response.incomplete`` if so)."""
+    started: JsonDict = {**response, "status": "in_progress", "output": []}
+    created: JsonDict = {"type": "response.created", "response": started}
+    out = [_sse(created, named=True)]
+    for index, item in enumerate(response["output"]):
+        empty = dict(item)
+        if item["type"] == "function_call":
+            empty["arguments"] = ""
+        elif item["type"] == "message":
+            empty["content"] = []
+        added = {"type": "response.output_item.added", "output_index": index, "item": empty}
+        out.append(_sse(added, named=True))
+        if item["type"] == "message":
+            for part in item["content"]:
+                for piece in pieces(part.get("text", "")):
+                    frame = {
+                        "type": "response.output_text.delta",
+                        "output_index": index,
+                        "delta": piece,
+                    }
+                    out.append(_sse(frame, named=True))
+        elif item["type"] == "function_call":
+            for piece in pieces(item["arguments"]):
+                frame = {
+                    "type": "response.function_call_arguments.delta",
+                    "output_index": index,
+                    "delta": piece,
+                }
+                out.append(_sse(frame, named=True))
+        done = {"type": "response.output_item.done", "output_index": index, "item": item}
+        out.append(_sse(done, named=True))
+    status = response.get("status")
+    if status is not None:
+        kind = "response.completed" if status == "completed" else "response.incomplete"
+        out.append(_sse({"type": kind, "response": response}, named=True))
+    return b"".join(out)

@@ -199,9 +199,24 @@ def test_truncated_reply_is_not_executed(files: ProjectFiles) -> None:
     cut = ModelResponse(
         items=(FunctionCall("c1", "read_file", '{"path": "re'),), finish_reason="length"
     )
-    result = run_agent(ScriptedModel([cut]), create_project_tools(files), CONFIG, "q")
+    model = ScriptedModel([cut, cut])
+    result = run_agent(model, create_project_tools(files), CONFIG, "q")
     assert (result.status, result.code, result.tool_calls) == ("failed", "truncated", 0)
-    assert isinstance(result.items[-1], FunctionCallOutput)  # the call is closed, not run
+    assert len(model.requests) == 2  # asked once more, then given up
+    assert not any(isinstance(i, FunctionCall) for i in result.items)  # never kept nor run
+
+
+def test_truncated_reply_is_asked_again_with_a_higher_limit(files: ProjectFiles) -> None:
+    cut = ModelResponse(items=(Message("assistant", "The answer is"),), finish_reason="length")
+    model = ScriptedModel([cut, reply_text("The answer is 42.")])
+    config = AgentConfig("m", request_options={"max_output_tokens": 64})
+    result = run_agent(model, create_project_tools(files), config, "q")
+    assert (result.status, result.answer) == ("succeeded", "The answer is 42.")
+    assert [r.options["max_output_tokens"] for r in model.requests] == [64, 128]
+    assert [i for i in result.items if isinstance(i, Message)] == [
+        Message("user", "q"),
+        *[i for i in result.items if isinstance(i, Message) and i.text.endswith("42.")],
+    ]  # the cut-off text was not kept
 
 
 def test_required_tool_policy(files: ProjectFiles) -> None:

@@ -8,8 +8,9 @@ when the model answers with text and no call is left unanswered; budgets end it
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from minipi.agent.config import RESERVED_REQUEST_KEYS, AgentConfig
 from minipi.agent.events import (
@@ -40,7 +41,7 @@ from minipi.ai.types import (
     output_text,
     parse_function_calls,
 )
-from minipi.errors import AgentError, ModelError
+from minipi.errors import AgentError, ModelError, ModelStreamError
 
 __all__ = ["run_agent"]
 
@@ -162,11 +163,17 @@ def _decide(run: _Run, reply: Reply) -> Step:
     """What one model response means for the run (the calls win over any text beside them)."""
     response, text, calls = reply.response, reply.text, reply.calls
     if response.finish_reason == "length":
+        run.truncated += 1
+        if run.truncated < 2:
+            return AskAgain(
+                "the model's reply was cut off at its output-token limit; nothing in it was "
+                "used, asking once more"
+            )
         return Stop(
             "failed",
             "truncated",
             "the model's reply was cut off at its output-token "
-            "limit (raise max_output_tokens); nothing in it was executed",
+            "limit twice (raise max_output_tokens); nothing in it was executed",
         )
     if response.finish_reason == "content_filter":
         return Stop("failed", "content_filter", "the endpoint filtered the model's reply")
@@ -208,6 +215,7 @@ class _Run:
         self.ledger = Ledger(self.tools, config)
         self.turns = 0
         self.empty_replies = 0
+        self.truncated = 0
         self.required_index = 0
         self.usage = Usage()
         self.started = time.monotonic()
@@ -238,16 +246,20 @@ class _Run:
             tools=self.specs,
             tool_choice=choice,
             parallel_tool_calls=self.config.parallel_tool_calls,
-            options=self.config.request_options,
+            options=_raised_limit(self.config.request_options)
+            if self.truncated
+            else (self.config.request_options),
             on_delta=self.on_delta,
         )
         self.emit(TurnStart(self.turns, choice, self.history))
         started = time.perf_counter()
-        response = self.client.create(request)
+        response = self._create(request)
         self.usage = self.usage + response.usage
         self.emit(ModelResponded(self.turns, response, time.perf_counter() - started))
         text = output_text(response.items)
         calls = parse_function_calls(response.items)
+        if response.finish_reason in ("length", "content_filter"):
+            return Reply(response, text, calls)  # cut off: nothing of it is used or kept
         if text:
             self.emit(AssistantText(self.turns, text))
         if text or calls:
@@ -270,6 +282,15 @@ class _Run:
             and not result.is_error
         ):
             self.required_index += 1
+
+    def _create(self, request: ModelRequest) -> ModelResponse:
+        """One model request; a stream that stalled or broke off is asked once more (its
+        partial reply is dropped, the tools are never re-run: none ran for it)."""
+        try:
+            return self.client.create(request)
+        except ModelStreamError as error:
+            self.emit(Notice(self.turns, f"{error.message}; asking once more", "retry"))
+            return self.client.create(request)
 
     def on_delta(self, delta: Delta) -> None:
         self.emit(ModelDelta(self.turns, delta))
@@ -304,6 +325,16 @@ def _close_open_calls(history: list[Item], stop: Stop) -> tuple[FunctionCallOutp
             closed.append(FunctionCallOutput(item.call_id, note, is_error=True))
     history.extend(closed)
     return tuple(closed)
+
+
+def _raised_limit(options: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``options`` with the output-token limit doubled, for the request after a cut-off."""
+    raised = dict(options)
+    for key in ("max_output_tokens", "max_tokens", "max_completion_tokens"):
+        value = raised.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            raised[key] = value * 2
+    return raised
 
 
 def _tool_map(tools: Sequence[AgentTool]) -> dict[str, AgentTool]:

@@ -23,8 +23,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from minipi.ai.stream import ChatStream, StreamReader
 from minipi.ai.textcalls import find_text_calls
 from minipi.ai.types import (
+    DeltaSink,
     FinishReason,
     FunctionCall,
     FunctionCallOutput,
@@ -74,6 +76,17 @@ class ChatClient(WireClient):
                 )
             translated[name] = wire_value
         return translated
+
+    def stream_reader(self, on_delta: DeltaSink | None) -> StreamReader:
+        return ChatStream(on_delta)
+
+    def encode_stream(self, request: ModelRequest) -> bytes:
+        if not self.config.stream:
+            return b""
+        if "stream_options" in request.options:
+            return b',"stream":true'
+        # Ask for the usage chunk (OpenAI, vLLM, llama.cpp, Ollama send it when asked).
+        return b',"stream":true,"stream_options":{"include_usage":true}'
 
     def encode_envelope(self, request: ModelRequest) -> tuple[bytes, bytes]:
         head = b'{"model":' + dumps(request.model) + b',"messages":['

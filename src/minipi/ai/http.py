@@ -22,6 +22,8 @@ from typing import Any
 import httpx
 
 from minipi.ai.endpoint import ClientConfig, Endpoint
+from minipi.ai.sse import SSEParser
+from minipi.ai.stream import StreamReader
 from minipi.ai.types import JsonObject
 from minipi.errors import (
     ConfigError,
@@ -29,6 +31,7 @@ from minipi.errors import (
     ModelError,
     ModelHTTPError,
     ModelProtocolError,
+    ModelStreamError,
     ModelTimeoutError,
 )
 
@@ -71,6 +74,14 @@ class HttpCore:
             write=config.read_timeout,
             pool=config.connect_timeout,
         )
+        self._plain_timeout = timeout
+        # Streaming: the read timeout bounds every silence, the first byte included.
+        self._stream_timeout = httpx.Timeout(
+            connect=config.connect_timeout,
+            read=config.stream_idle_timeout,
+            write=config.read_timeout,
+            pool=config.connect_timeout,
+        )
         if transport is None and endpoint.base_url.startswith("http://"):
             # Plain HTTP never does TLS (redirects are not followed; env proxies get their own
             # transports), so skip loading the CA bundle: 40-70 ms per client.
@@ -80,13 +91,20 @@ class HttpCore:
     def close(self) -> None:
         self._client.close()
 
-    def post_json(self, path: str, body: bytes) -> tuple[JsonObject, int]:
+    def post_json(
+        self, path: str, body: bytes, reader: StreamReader | None = None
+    ) -> tuple[JsonObject, int]:
         """POST ``body`` (encoded JSON) to ``base_url + path``; the answer's JSON object and
-        the number of bytes sent. Raises a ``ModelError`` subclass after the retry policy."""
+        the number of bytes sent. Raises a ``ModelError`` subclass after the retry policy.
+
+        With a ``reader`` the answer is read as a stream of server-sent events, fed to the
+        reader as they arrive; its ``result()`` is the answer. A failure before the stream
+        begins follows the retry policy; one after it has begun raises ``ModelStreamError``
+        (the caller decides whether to ask again: deltas were already shown)."""
         url = self.endpoint.base_url + path
         attempt = 0
         while True:
-            outcome = self._attempt(url, body, attempt)
+            outcome = self._attempt(url, body, attempt, reader)
             if not isinstance(outcome, _Retry):
                 return outcome, len(body)
             if attempt == self.config.max_retries:
@@ -94,13 +112,19 @@ class HttpCore:
             time.sleep(outcome.delay)
             attempt += 1
 
-    def _attempt(self, url: str, body: bytes, attempt: int) -> JsonObject | _Retry:
+    def _attempt(
+        self, url: str, body: bytes, attempt: int, reader: StreamReader | None
+    ) -> JsonObject | _Retry:
         tries = attempt + 1
         try:
-            # Non-streaming: httpx reads the whole body and closes the response (no leak).
-            response = self._client.post(url, content=body, headers=_JSON_HEADERS)
+            request = self._client.build_request(
+                "POST", url, content=body, headers=_JSON_HEADERS, timeout=self._timeout(reader)
+            )
+            # Not streamed: httpx reads the whole body here and closes the response.
+            response = self._client.send(request, stream=reader is not None)
         except httpx.TimeoutException as exc:
-            return _Retry(self._backoff(attempt), self._timeout_error(url, exc, tries))
+            error = self._timeout_error(url, exc, tries, streaming=reader is not None)
+            return _Retry(self._backoff(attempt), error)
         except httpx.TransportError as exc:  # refused, reset, DNS...: maybe transient
             return _Retry(self._backoff(attempt), self._connection_error(url, exc, tries))
         except httpx.HTTPError as exc:  # e.g. a body that fails to decompress: not transient
@@ -112,9 +136,51 @@ class HttpCore:
                 f"base URL {self.endpoint.base_url} is not valid ({exc}) — check --base-url / "
                 "QWEN_BASE_URL"
             ) from None
-        if response.is_success:
-            return _decode_json(response, url)
-        return self._failure(response, url, attempt)
+        if reader is None:
+            if response.is_success:
+                return _decode_json(response, url)
+            return self._failure(response, url, attempt)
+        try:
+            return self._read_stream(response, url, attempt, reader)
+        finally:
+            response.close()
+
+    def _timeout(self, reader: StreamReader | None) -> httpx.Timeout:
+        return self._stream_timeout if reader is not None else self._plain_timeout
+
+    def _read_stream(
+        self, response: httpx.Response, url: str, attempt: int, reader: StreamReader
+    ) -> JsonObject | _Retry:
+        """Feed the events of a streamed answer to ``reader``; a plain answer is decoded."""
+        try:
+            if not response.is_success or "event-stream" not in response.headers.get(
+                "content-type", ""
+            ):
+                response.read()
+                if not response.is_success:
+                    return self._failure(response, url, attempt)
+                return _decode_json(response, url)  # a server that does not stream
+            parser = SSEParser()
+            for chunk in response.iter_bytes():
+                for name, data in parser.feed(chunk):
+                    reader.event(name, data)
+                    if reader.finished:
+                        return reader.result()
+            for name, data in parser.close():
+                reader.event(name, data)
+        except httpx.TimeoutException:
+            raise ModelStreamError(
+                f"the stream from {url} went silent for {self.config.stream_idle_timeout:g} s "
+                "(stream idle timeout): the partial reply was not used",
+                url=url,
+                code="stream_stalled",
+            ) from None
+        except httpx.HTTPError as exc:  # reset, closed mid-chunk, undecodable body
+            raise ModelStreamError(
+                f"the stream from {url} broke off: {_reason(exc)}; the partial reply was not used",
+                url=url,
+            ) from None
+        return reader.result()
 
     def _failure(self, response: httpx.Response, url: str, attempt: int) -> _Retry:
         """A non-2xx answer: a ``_Retry`` when the policy allows one, else raise."""
@@ -138,10 +204,12 @@ class HttpCore:
         )
 
     def _timeout_error(
-        self, url: str, exc: httpx.TimeoutException, tries: int
+        self, url: str, exc: httpx.TimeoutException, tries: int, *, streaming: bool = False
     ) -> ModelTimeoutError:
         if isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout):
             limit = f"{self.config.connect_timeout:g} s connect"
+        elif streaming and isinstance(exc, httpx.ReadTimeout):
+            limit = f"{self.config.stream_idle_timeout:g} s stream idle"
         else:
             limit = f"{self.config.read_timeout:g} s read"
         return ModelTimeoutError(

@@ -28,8 +28,10 @@ from dataclasses import dataclass
 import httpx
 
 from minipi.ai.endpoint import ClientConfig, Endpoint
+from minipi.ai.stream import ResponsesStream, StreamReader
 from minipi.ai.textcalls import find_text_calls
 from minipi.ai.types import (
+    DeltaSink,
     FinishReason,
     FunctionCall,
     FunctionCallOutput,
@@ -102,16 +104,16 @@ class ResponsesClient(WireClient):
         if link is not None:
             previous, fragments = link
             try:
-                return self.post(lambda: self.encode_chained(request, previous, fragments))
+                return self.post(lambda: self.encode_chained(request, previous, fragments), request)
             except ModelHTTPError as exc:
                 if not _chain_lost(exc):
                     raise
-        return self.post(lambda: self.encode(request))
+        return self.post(lambda: self.encode(request), request)
 
     def encode_chained(self, request: ModelRequest, previous: str, fragments: list[bytes]) -> bytes:
         """A body chained to response ``previous``, whose ``input`` is ``fragments``."""
         head, tail = self.encode_envelope(request, previous)
-        options = self.encode_options(request.options)
+        options = self.encode_options(request.options) + self.encode_stream(request)
         return b"".join((head, b",".join(fragments), tail, options, b"}"))
 
     def encode_envelope(
@@ -135,6 +137,9 @@ class ResponsesClient(WireClient):
             )
         )
         return head + b',"input":[', tail
+
+    def stream_reader(self, on_delta: DeltaSink | None) -> StreamReader:
+        return ResponsesStream(on_delta)
 
     def encode_tool(self, tool: ToolSpec) -> JsonObject:
         return {

@@ -19,7 +19,9 @@ import httpx
 
 from minipi.ai.endpoint import ClientConfig, Endpoint
 from minipi.ai.http import HttpCore
+from minipi.ai.stream import StreamReader
 from minipi.ai.types import (
+    DeltaSink,
     FinishReason,
     Item,
     JsonObject,
@@ -170,16 +172,26 @@ class WireClient:
     def create(self, request: ModelRequest) -> ModelResponse:
         """Send ``request``; the decoded response. Raises ``ModelError`` subclasses, or
         ``ConfigError`` for a request that cannot be sent (reserved option, not JSON)."""
-        data, sent = self.post(lambda: self.encode(request))
+        data, sent = self.post(lambda: self.encode(request), request)
         return self.read_response(request, data, sent)
 
-    def post(self, encode: Callable[[], bytes]) -> tuple[JsonObject, int]:
-        """POST the body ``encode()`` makes; the answer's JSON object and the bytes sent."""
+    def post(self, encode: Callable[[], bytes], request: ModelRequest) -> tuple[JsonObject, int]:
+        """POST the body ``encode()`` makes; the answer's JSON object and the bytes sent.
+        Streamed when ``config.stream`` (deltas go to ``request.on_delta``)."""
         try:
             body = encode()
         except (TypeError, ValueError) as exc:  # json.dumps: an option or schema is not JSON
             raise ConfigError(f"the request cannot be encoded as JSON: {exc}") from None
-        return self._http.post_json(self.path, body)
+        reader = self.stream_reader(request.on_delta) if self.config.stream else None
+        return self._http.post_json(self.path, body, reader)
+
+    def stream_reader(self, on_delta: DeltaSink | None) -> StreamReader:
+        """This wire's reader of a streamed answer."""
+        raise NotImplementedError
+
+    def encode_stream(self, request: ModelRequest) -> bytes:
+        """``,"stream":true`` (and the wire's stream options) when streaming, else nothing."""
+        return b',"stream":true' if self.config.stream else b""
 
     def read_response(self, request: ModelRequest, data: JsonObject, sent: int) -> ModelResponse:
         """The ``ModelResponse`` of the answer ``data`` to ``request`` (``sent`` bytes)."""
@@ -200,7 +212,8 @@ class WireClient:
         """The request body: cached history fragments joined inside a small envelope."""
         history = b",".join(self.encode_history(request))
         head, tail = self.encode_envelope(request)
-        return b"".join((head, history, tail, self.encode_options(request.options), b"}"))
+        options = self.encode_options(request.options)
+        return b"".join((head, history, tail, options, self.encode_stream(request), b"}"))
 
     def encode_options(self, options: Mapping[str, Any]) -> bytes:
         """``,"key":value`` for each option, in this wire's names; reserved keys refused."""

@@ -9,6 +9,7 @@ from typing import TextIO
 from minipi.agent.events import (
     AgentEvent,
     AssistantText,
+    ModelDelta,
     Notice,
     RunEnd,
     ToolCallStarted,
@@ -78,15 +79,83 @@ def _pretty_arguments(arguments: str) -> str:
         return arguments
 
 
+class LiveText:
+    """The visible part of streamed text: ``<think>`` blocks hidden, nothing from a
+    ``<tool_call>`` on (it is a call, shown as one), leading blank lines dropped. Tags may be
+    split across pieces: a tail that could begin one waits for the next piece."""
+
+    _TAGS = ("<think>", "</think>", "<tool_call>")
+
+    def __init__(self) -> None:
+        self.pending = ""
+        self.headed = False  # the turn's heading was printed
+        self.thinking = False
+        self.stopped = False
+        self.started = False
+
+    def feed(self, piece: str) -> str:
+        shown: list[str] = []
+        rest = self.pending + piece
+        self.pending = ""
+        while rest and not self.stopped:
+            tag = "</think>" if self.thinking else "<"
+            at = rest.find(tag)
+            if at < 0:
+                keep = _partial_tag(rest)
+                if not self.thinking:
+                    shown.append(rest[: len(rest) - keep])
+                self.pending = rest[len(rest) - keep :]
+                break
+            if self.thinking:
+                self.thinking, rest = False, rest[at + len(tag) :]
+                continue
+            shown.append(rest[:at])
+            rest = rest[at:]
+            if rest.startswith("<think>"):
+                self.thinking, rest = True, rest[len("<think>") :]
+            elif rest.startswith("<tool_call>"):
+                self.stopped = True
+            elif any(t.startswith(rest) for t in self._TAGS):
+                self.pending = rest
+                break
+            else:
+                shown.append("<")
+                rest = rest[1:]
+        text = "".join(shown)
+        if not self.started:
+            text = text.lstrip()
+            self.started = bool(text)
+        return text
+
+
+def _partial_tag(text: str) -> int:
+    """How many characters at the end of ``text`` could be the start of a tag."""
+    at = text.rfind("<")
+    if at < 0 or len(text) - at >= len("<tool_call>"):
+        return 0
+    tail = text[at:]
+    return len(tail) if any(t.startswith(tail) for t in LiveText._TAGS) else 0
+
+
 class HumanLog:
-    """The seed's log: each call with its call_id, each result, the model's text, a summary."""
+    """The seed's log: each call with its call_id, each result, the model's text, a summary.
+
+    Streamed text is shown as it comes, under the turn's heading; the complete text is then
+    not printed again (unless the stream was retried, when the heading starts over)."""
 
     def __init__(self, words: Words, out: TextIO | None = None) -> None:
         self.words = words
         self.out = out or sys.stderr
+        self.live: LiveText | None = None
+        self.live_turn = 0
+        self.streamed_turn = 0  # the last turn whose text was shown as it streamed
 
     def __call__(self, event: AgentEvent) -> None:
         w, line = self.words, self._line
+        if isinstance(event, ModelDelta):
+            self._delta(event)
+            return
+        self._end_live()
         if isinstance(event, ToolCallStarted):
             line(f"{w.call(event.turn)} {event.name} {_pretty_arguments(event.arguments)}")
             line(f"  call_id={event.call_id}")
@@ -94,7 +163,7 @@ class HumanLog:
             res = event.result
             line(w.failed(res.code) if res.is_error else w.ok())
             line(res.content.rstrip("\n"))
-        elif isinstance(event, AssistantText):
+        elif isinstance(event, AssistantText) and event.turn != self.streamed_turn:
             line(f"\n{w.text(event.turn)}")
             line(event.text)
         elif isinstance(event, Notice):
@@ -104,6 +173,27 @@ class HumanLog:
 
     def _line(self, text: str) -> None:
         print(safe(text), file=self.out, flush=True)
+
+    def _delta(self, event: ModelDelta) -> None:
+        if event.delta.kind != "text":
+            return
+        if self.live is None or self.live_turn != event.turn:
+            self._end_live()
+            self.live, self.live_turn = LiveText(), event.turn
+        shown = self.live.feed(event.delta.text)
+        if not shown:
+            return
+        if not self.live.headed:
+            print(f"\n{self.words.text(event.turn)}", file=self.out)
+            self.live.headed = True
+        print(safe(shown), end="", file=self.out, flush=True)
+
+    def _end_live(self) -> None:
+        """End the streamed text's line, if some was shown."""
+        live, self.live = self.live, None
+        if live is not None and live.headed:
+            print(file=self.out, flush=True)
+            self.streamed_turn = self.live_turn
 
 
 class JsonLines:

@@ -1,0 +1,250 @@
+"""Streamed replies: SSE events of either wire assembled into the JSON a plain reply has.
+
+Each reader takes the ``(event, data)`` pairs of one stream, reports ``Delta``s as they come,
+and when the stream has ended properly returns the object the non-streamed API would have
+answered, so that one decoder (``chat.py`` / ``responses.py``) reads both. A stream that ends
+before its finish (no ``finish_reason`` or no ``[DONE]``; no ``response.completed``) raises
+``ModelStreamError``: its partial text is never an answer and its partial calls never run.
+
+Chat tool-call deltas are keyed by ``index`` (RELIABILITY D9/D11): the id and name usually
+come only in a call's first chunk (later chunks say ``"id": null`` or nothing), arguments are
+split anywhere. Servers that give every call index 0 are told apart by a new id with a name;
+a chunk with no index at all continues the last call unless it brings a new id.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from minipi.ai.types import Delta, DeltaSink, JsonObject
+from minipi.errors import ModelError, ModelProtocolError, ModelStreamError
+
+__all__ = ["ChatStream", "ResponsesStream", "StreamReader"]
+
+
+class StreamReader:
+    """What ``HttpCore.post_stream`` drives: ``event`` per SSE event, then ``result``."""
+
+    finished = False
+    """True once the stream's end marker arrived (nothing after it is read)."""
+
+    def __init__(self, on_delta: DeltaSink | None) -> None:
+        self._on_delta = on_delta
+
+    def event(self, name: str, data: str) -> None:
+        raise NotImplementedError
+
+    def result(self) -> JsonObject:
+        raise NotImplementedError
+
+    def emit(self, delta: Delta) -> None:
+        if self._on_delta is not None:
+            self._on_delta(delta)
+
+
+def _frame(data: str) -> Any:
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError):
+        raise ModelProtocolError(
+            f"the stream sent a frame that is not JSON: {data[:120]!r}", code="malformed_stream"
+        ) from None
+
+
+def _raise_error(frame: JsonObject) -> None:
+    """An in-band error frame (``{"error": ...}``, E11) ends the request with its message."""
+    error = frame.get("error")
+    if not error:
+        return
+    message = error.get("message") if isinstance(error, dict) else error
+    shown = message if isinstance(message, str) and message else json.dumps(error)[:300]
+    raise ModelError(f"the model server reported an error mid-stream: {shown}")
+
+
+@dataclass(slots=True)
+class _Call:
+    id: str | None
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+class ChatStream(StreamReader):
+    """``chat.completion.chunk`` frames -> one ``chat.completion`` object."""
+
+    def __init__(self, on_delta: DeltaSink | None) -> None:
+        super().__init__(on_delta)
+        self._head: JsonObject = {}
+        self._text: list[str] = []
+        self._reasoning: list[str] = []
+        self._calls: list[_Call] = []
+        self._by_index: dict[int, int] = {}  # wire index -> position in _calls
+        self._finish: str | None = None
+        self._usage: Any = None
+
+    def event(self, name: str, data: str) -> None:
+        if data.strip() == "[DONE]":
+            self.finished = True
+            return
+        frame = _frame(data)
+        if not isinstance(frame, dict):
+            raise ModelProtocolError(f"a stream frame is not an object: {data[:120]!r}")
+        _raise_error(frame)
+        if not self._head:
+            self._head = {k: frame[k] for k in ("id", "model", "created") if k in frame}
+        if isinstance(frame.get("usage"), dict):
+            self._usage = frame["usage"]
+        choices = frame.get("choices")
+        if not isinstance(choices, list):
+            return
+        for choice in choices:
+            if isinstance(choice, dict) and choice.get("index", 0) == 0:
+                self._choice(choice)
+
+    def _choice(self, choice: JsonObject) -> None:
+        delta = choice.get("delta")
+        if isinstance(delta, dict):
+            content = delta.get("content")
+            if isinstance(content, str) and content:
+                self._text.append(content)
+                self.emit(Delta("text", content))
+            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+            if isinstance(reasoning, str) and reasoning:
+                self._reasoning.append(reasoning)
+                self.emit(Delta("reasoning", reasoning))
+            calls = delta.get("tool_calls")
+            if isinstance(calls, list):
+                for entry in calls:
+                    if isinstance(entry, dict):
+                        self._call(entry)
+        reason = choice.get("finish_reason")
+        if isinstance(reason, str) and reason:
+            self._finish = reason
+
+    def _call(self, entry: JsonObject) -> None:
+        index, new_id = entry.get("index"), entry.get("id")
+        function = entry.get("function")
+        function = function if isinstance(function, dict) else {}
+        name, arguments = function.get("name"), function.get("arguments")
+        new_id = new_id if isinstance(new_id, str) and new_id else None
+        position = self._position(index if isinstance(index, int) else None, new_id, name)
+        call = self._calls[position]
+        if isinstance(name, str) and name and not call.name:
+            call.name = name
+        if isinstance(arguments, str):
+            piece = arguments
+        elif arguments is not None:  # a whole object at once (Ollama)
+            piece = json.dumps(arguments, ensure_ascii=False)
+        else:
+            piece = ""
+        if piece:
+            call.arguments.append(piece)
+        if piece or name:
+            self.emit(Delta("call", piece, position, call.name))
+
+    def _position(self, index: int | None, new_id: str | None, name: object) -> int:
+        """Which call a delta belongs to: a new one for a new index, or a new id (with a
+        name) at a known index, or a new id without an index; else the current one."""
+        current = self._by_index.get(index) if index is not None else len(self._calls) - 1
+        if current is not None and current >= 0:
+            known = self._calls[current]
+            fresh = new_id is not None and known.id is not None and new_id != known.id
+            if not fresh or (index is not None and not (isinstance(name, str) and name)):
+                if known.id is None and new_id is not None:
+                    known.id = new_id
+                return current
+        self._calls.append(_Call(new_id))
+        if index is not None:
+            self._by_index[index] = len(self._calls) - 1
+        return len(self._calls) - 1
+
+    def result(self) -> JsonObject:
+        if self._finish is None or not self.finished:
+            missing = "a finish reason" if self._finish is None else "its [DONE] marker"
+            raise ModelStreamError(
+                f"the stream ended without {missing}: the reply is incomplete and was not used"
+            )
+        message: JsonObject = {"role": "assistant", "content": "".join(self._text) or None}
+        if self._reasoning:
+            message["reasoning_content"] = "".join(self._reasoning)
+        if self._calls:
+            message["tool_calls"] = [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": "".join(c.arguments)},
+                }
+                for c in self._calls
+            ]
+        choice = {"index": 0, "message": message, "finish_reason": self._finish}
+        data: JsonObject = {**self._head, "object": "chat.completion", "choices": [choice]}
+        if self._usage is not None:
+            data["usage"] = self._usage
+        return data
+
+
+class ResponsesStream(StreamReader):
+    """Responses API events -> the final ``response`` object (``response.completed``)."""
+
+    def __init__(self, on_delta: DeltaSink | None) -> None:
+        super().__init__(on_delta)
+        self._response: JsonObject | None = None
+        self._items: dict[int, JsonObject] = {}
+        self._names: dict[int, str] = {}
+
+    def event(self, name: str, data: str) -> None:
+        if data.strip() == "[DONE]":
+            return
+        frame = _frame(data)
+        if not isinstance(frame, dict):
+            raise ModelProtocolError(f"a stream frame is not an object: {data[:120]!r}")
+        kind = frame.get("type") or name
+        if kind == "error":
+            message = frame.get("message") or frame.get("error") or frame
+            _raise_error({"error": message})
+        _raise_error(frame)
+        index = frame.get("output_index")
+        index = index if isinstance(index, int) else 0
+        delta = frame.get("delta")
+        piece = delta if isinstance(delta, str) else ""
+        if kind == "response.output_text.delta" and piece:
+            self.emit(Delta("text", piece))
+        elif kind in ("response.reasoning_text.delta", "response.reasoning_summary_text.delta"):
+            if piece:
+                self.emit(Delta("reasoning", piece))
+        elif kind == "response.function_call_arguments.delta" and piece:
+            self.emit(Delta("call", piece, index, self._names.get(index, "")))
+        elif kind in ("response.output_item.added", "response.output_item.done"):
+            self._item(kind, index, frame.get("item"))
+        elif kind in ("response.completed", "response.incomplete", "response.failed"):
+            self._end(kind, frame.get("response"))
+
+    def _item(self, kind: str, index: int, item: object) -> None:
+        if not isinstance(item, dict):
+            return
+        name = item.get("name") if item.get("type") == "function_call" else None
+        if isinstance(name, str) and index not in self._names:
+            self._names[index] = name
+            self.emit(Delta("call", "", index, name))
+        if kind == "response.output_item.done":
+            self._items[index] = item
+
+    def _end(self, kind: str, response: object) -> None:
+        if not isinstance(response, dict):
+            raise ModelProtocolError(f"`{kind}` carried no response object")
+        if kind == "response.failed":
+            _raise_error({"error": response.get("error") or "the response failed"})
+        self._response = response
+        self.finished = True
+
+    def result(self) -> JsonObject:
+        if self._response is None:
+            raise ModelStreamError(
+                "the stream ended without response.completed: the reply is incomplete and was "
+                "not used"
+            )
+        output = self._response.get("output")
+        if (not isinstance(output, list) or not output) and self._items:
+            return {**self._response, "output": [self._items[i] for i in sorted(self._items)]}
+        return self._response
