@@ -1,0 +1,297 @@
+"""Shared helpers of the ``test_rel_*`` modules: RELIABILITY.md cases against the real CLI.
+
+- ``make_tree(tmp_path)``: ``conftest_files.make_project``'s ``proj/`` + ``outside/secret.txt``,
+  plus the prefix sibling ``proj-secrets/key`` (both hold ``SECRET``) and a private ``work/``
+  directory for the run's logs.
+- ``Tree.inv()`` / ``Tree.assert_only_changed(before, moves)``: the INV snapshot
+  ``(type, size, sha256 or link target, nlink, inode)`` of the whole tree.
+- ``Tree.ask(script, *flags)``: runs the real ``minipi ask --json`` against a ``FakeServer``
+  playing ``script``; returns an ``AskRun`` with the JSON events, the exit code, every request
+  the server received, and the real path of every file the minipi process opened (recorded by a
+  ``sitecustomize`` put on its ``PYTHONPATH``, which can also make ``os.link`` fail).
+- ``assert_confined(run)``: ``SECRET`` never reached the server, stdout or stderr, and nothing
+  under ``outside/`` or ``proj-secrets/`` (nor ``/etc/passwd``) was opened.
+
+Imported explicitly (``from relhelp import ...``); pytest does not load it by itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import subprocess
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from clihelp import clean_env, json_lines, minipi
+from conftest_files import SECRET, Project, make_project
+from fakeserver import Call, FakeServer, RecordedRequest, Reply, Turn
+
+__all__ = [
+    "QUESTION",
+    "SECRET",
+    "AskRun",
+    "Inv",
+    "Tree",
+    "assert_confined",
+    "calls_in",
+    "grep",
+    "inv",
+    "ls",
+    "make_tree",
+    "mv",
+    "one_turn",
+    "read",
+    "tool_contents",
+]
+
+QUESTION = "Look at the project files and do what they say."
+
+Inv = dict[str, tuple[str, int, str, int, int]]
+"""``relpath -> (type, size, sha256 | link target, nlink, inode)``, relative to the base."""
+
+_HASH_LIMIT = 16 * 1024 * 1024  # a sparse 10 GiB file is described, not read
+
+_SITE = '''\
+"""Test hook of tests/relhelp.py: record what this process opens; optional os.link fault."""
+import builtins
+import os
+
+
+def _install():
+    log = os.environ.get("RELHELP_OPEN_LOG")
+    if log:
+        real_open, real_builtin_open = os.open, builtins.open
+        out = real_open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+
+        def record(fd, fallback):
+            try:
+                where = os.readlink(f"/proc/self/fd/{fd}")
+            except OSError:
+                where = os.fsdecode(fallback) if isinstance(fallback, (str, bytes)) else "?"
+            os.write(out, os.fsencode(where) + b"\\0")
+
+        def spy_open(path, flags, mode=0o777, *, dir_fd=None):
+            fd = real_open(path, flags, mode, dir_fd=dir_fd)
+            record(fd, path)
+            return fd
+
+        def spy_builtin_open(file, *args, **kwargs):
+            handle = real_builtin_open(file, *args, **kwargs)
+            record(handle.fileno(), file)
+            return handle
+
+        os.open, builtins.open = spy_open, spy_builtin_open
+    fault = os.environ.get("RELHELP_LINK_ERRNO")
+    if fault:
+        def failing_link(*args, **kwargs):
+            raise OSError(int(fault), os.strerror(int(fault)))
+
+        os.link = failing_link
+
+
+_install()
+'''
+
+
+@dataclass
+class AskRun:
+    """One ``minipi ask`` run: its process, JSON events, requests, and opened paths."""
+
+    proc: subprocess.CompletedProcess[str]
+    events: list[dict[str, Any]]
+    requests: list[RecordedRequest]
+    opened: list[str]
+
+    @property
+    def exit_code(self) -> int:
+        return self.proc.returncode
+
+    @property
+    def end(self) -> dict[str, Any]:
+        """The ``run_end`` event (always the last line with ``--json``)."""
+        assert self.events, f"no JSON events; stderr:\n{self.proc.stderr}"
+        last = self.events[-1]
+        assert last["type"] == "run_end", last
+        return last
+
+    def results(self, name: str | None = None) -> list[dict[str, Any]]:
+        """The ``tool_result`` events (of tool ``name``), in the model's call order."""
+        return [
+            e
+            for e in self.events
+            if e["type"] == "tool_result" and (name is None or e["name"] == name)
+        ]
+
+    def codes(self, name: str | None = None) -> list[str | None]:
+        """The error ``code`` of each result (None for a success)."""
+        return [r["code"] for r in self.results(name)]
+
+    def prompts(self) -> int:
+        """How many approval prompts the run printed."""
+        return self.proc.stderr.count("[approval needed]") + self.proc.stderr.count("[需要确认]")
+
+
+@dataclass
+class Tree(Project):
+    """``base/proj`` (the root), ``base/outside``, ``base/proj-secrets``; ``work`` for logs."""
+
+    work: Path
+
+    @property
+    def secrets(self) -> Path:
+        return self.base / "proj-secrets"
+
+    def inv(self) -> Inv:
+        return inv(self.base)
+
+    def assert_only_changed(self, before: Inv, moves: Mapping[str, str] | None = None) -> None:
+        """The tree equals ``before`` except for ``moves`` (root-relative ``source: dest``):
+        the same inode, content and link count under the new name, nothing else touched."""
+        expected = dict(before)
+        prefix = self.root.name + "/"
+        for source, destination in (moves or {}).items():
+            expected[prefix + destination] = expected.pop(prefix + source)
+        after = self.inv()
+        changed = sorted(
+            k for k in expected.keys() | after.keys() if expected.get(k) != after.get(k)
+        )
+        assert after == expected, f"unexpected changes: {changed}"
+
+    def ask(
+        self,
+        script: Sequence[Reply],
+        *flags: str,
+        question: str = QUESTION,
+        project: Path | None = None,
+        json: bool = True,
+        stdin: str = "",
+        link_errno: int | None = None,
+        timeout: float = 50,
+    ) -> AskRun:
+        """``minipi ask QUESTION --project ROOT --json FLAGS`` against a fake server."""
+        site = self.work / "site"
+        site.mkdir(parents=True, exist_ok=True)
+        (site / "sitecustomize.py").write_text(_SITE, encoding="utf-8")
+        log = self.work / "opened.log"
+        log.unlink(missing_ok=True)
+        extra = {
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(site), _pythonpath()])),
+            "RELHELP_OPEN_LOG": str(log),
+        }
+        if link_errno is not None:
+            extra["RELHELP_LINK_ERRNO"] = str(link_errno)
+        with FakeServer(script) as server:
+            proc = minipi(
+                "ask",
+                question,
+                "--project",
+                str(project or self.root),
+                "--base-url",
+                server.base_url,
+                "--model",
+                "fake-model",
+                *(["--json"] if json else []),
+                *flags,
+                stdin=stdin,
+                env=clean_env(**extra),
+                timeout=timeout,
+            )
+        opened = log.read_bytes().split(b"\0") if log.exists() else []
+        assert opened, "the open log is empty: the sitecustomize hook did not load"
+        events = json_lines(proc.stdout) if json else []
+        assert "Traceback" not in proc.stderr, proc.stderr
+        return AskRun(proc, events, list(server.requests), [os.fsdecode(p) for p in opened if p])
+
+
+def _pythonpath() -> str:
+    return os.environ.get("PYTHONPATH", "")
+
+
+def make_tree(tmp_path: Path, name: str = "tree") -> Tree:
+    """The sample project of ``conftest_files`` plus ``proj-secrets/key``, under ``name``."""
+    project = make_project(tmp_path / name)
+    tree = Tree(project.base, project.root, project.outside, tmp_path / "work")
+    tree.secrets.mkdir()
+    (tree.secrets / "key").write_text(f"{SECRET}-key\n", encoding="utf-8")
+    tree.work.mkdir(exist_ok=True)
+    return tree
+
+
+def inv(base: Path) -> Inv:
+    """The INV snapshot of everything under ``base``; links are described, never followed."""
+    result: Inv = {}
+    for directory, dirs, files in os.walk(base, followlinks=False):
+        for name in dirs + files:
+            path = Path(directory) / name
+            result[str(path.relative_to(base))] = _describe(path)
+    return result
+
+
+def _describe(path: Path) -> tuple[str, int, str, int, int]:
+    info = path.lstat()
+    mode = info.st_mode
+    if stat.S_ISLNK(mode):
+        return "symlink", 0, os.readlink(path), info.st_nlink, info.st_ino
+    if stat.S_ISDIR(mode):
+        return "dir", 0, "", info.st_nlink, info.st_ino
+    if not stat.S_ISREG(mode):
+        return "special", 0, "", info.st_nlink, info.st_ino
+    digest = f"mtime:{info.st_mtime_ns}"
+    if info.st_size <= _HASH_LIMIT and info.st_mode & stat.S_IRUSR:
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    return "file", info.st_size, digest, info.st_nlink, info.st_ino
+
+
+def assert_confined(
+    run: AskRun, tree: Tree, secrets: Iterable[str] = (SECRET,), *, opened_ok: bool = False
+) -> None:
+    """No secret reached the server (any request body), stdout or stderr; nothing outside
+    the root (``outside/``, ``proj-secrets/``, ``/etc/passwd``) was opened by minipi."""
+    for secret in secrets:
+        for request in run.requests:
+            assert secret.encode() not in request.raw, f"{secret} was sent to the model"
+        assert secret not in run.proc.stdout
+        assert secret not in run.proc.stderr
+    if opened_ok:
+        return
+    fenced = [tree.outside.resolve(), tree.secrets.resolve()]
+    for opened in run.opened:
+        path = Path(opened)
+        escaped = path == Path("/etc/passwd") or any(path.is_relative_to(f) for f in fenced)
+        assert not escaped, f"minipi opened {opened}"
+
+
+def one_turn(*calls: Call, answer: str = "done") -> list[Reply]:
+    """A model that asks for ``calls`` (in parallel, one response), then answers."""
+    return [Turn(calls=list(calls)), Turn(text=answer)]
+
+
+def read(path: object) -> Call:
+    return Call("read_file", {"path": path})
+
+
+def ls(path: object) -> Call:
+    return Call("list_files", {"path": path})
+
+
+def grep(query: object, path: object = ".") -> Call:
+    return Call("search_files", {"query": query, "path": path})
+
+
+def mv(source: object, target: object) -> Call:
+    return Call("move_file", {"source": source, "target": target})
+
+
+def tool_contents(run: AskRun) -> str:
+    """Everything the tools answered, joined (for 'not in output' checks)."""
+    return "\n".join(r["content"] for r in run.results())
+
+
+def calls_in(body: Mapping[str, Any] | None) -> list[str]:
+    """The names of the tools a request declared (either wire)."""
+    tools = (body or {}).get("tools", [])
+    return [t.get("name") or t.get("function", {}).get("name") for t in tools]
