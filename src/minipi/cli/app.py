@@ -44,7 +44,7 @@ class RunOptions:
     allow: tuple[str, ...] = ()
     model_file: str | None = None
     guided: bool | None = None
-    stream: bool = True
+    stream: bool | None = None
     timeout: float | None = None
 
 

@@ -71,9 +71,9 @@ def _run_options(function: F) -> F:
         click.option("--temperature", type=float, help="Sampling temperature."),
         click.option(
             "--stream/--no-stream",
-            default=True,
-            show_default=True,
-            help="Show the reply as it is generated (--no-stream for servers that cannot stream).",
+            default=None,
+            help="Show the reply as it is generated; --no-stream for servers that cannot "
+            "[default: stream; env: MINIPI_STREAM=0 turns it off].",
         ),
         click.option(
             "--timeout",

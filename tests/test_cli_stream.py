@@ -1,0 +1,111 @@
+"""Streaming through ``minipi ask``: the real command, a real HTTP server sending SSE."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from clihelp import EXAMPLES, clean_env, json_lines, minipi
+from fakeserver import Call, FakeServer, RawReply, Turn, chat_sse
+
+ANSWER = "The report is dated 2026-09-06: 128 orders, revenue 9600 yuan."
+
+
+def _ask(
+    server: FakeServer, *extra: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return minipi(
+        "ask",
+        "What does the daily report say?",
+        "--project",
+        str(EXAMPLES / "sample_project"),
+        "--base-url",
+        server.base_url,
+        "--model",
+        "fake-model",
+        *extra,
+        env=env,
+    )
+
+
+def _model_requests(server: FakeServer) -> list[dict[str, object]]:
+    bodies = [r.body for r in server.requests if r.path.endswith(("/completions", "/responses"))]
+    return [b for b in bodies if b is not None]
+
+
+@pytest.mark.parametrize("wire", ["chat", "responses"])
+def test_ask_streams_by_default_and_json_carries_the_deltas(
+    fake_server: FakeServer, wire: str
+) -> None:
+    fake_server.add(Turn(calls=[Call("list_files", {"path": "reports"})]), Turn(ANSWER))
+    proc = _ask(fake_server, "--wire", wire, "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert all(body.get("stream") is True for body in _model_requests(fake_server))
+    events = json_lines(proc.stdout)
+    texts = [e["text"] for e in events if e["type"] == "delta" and e["kind"] == "text"]
+    assert len(texts) > 1  # in pieces, as they came
+    assert "".join(texts) == ANSWER == events[-1]["answer"]
+    call_pieces = [e for e in events if e["type"] == "delta" and e["kind"] == "call"]
+    assert {e["name"] for e in call_pieces} == {"list_files"}
+    assert "".join(e["text"] for e in call_pieces) == '{"path":"reports"}'
+
+
+def test_the_human_log_shows_streamed_text_once_without_think(fake_server: FakeServer) -> None:
+    fake_server.add(Turn(f"<think>private plan</think>\n\n{ANSWER}"))
+    proc = _ask(fake_server)
+    assert proc.returncode == 0, proc.stderr
+    log: str = proc.stderr
+    assert log.count(ANSWER) == 1
+    assert log.count("[turn 1 model text]") == 1
+    assert "private plan" not in log
+    assert proc.stdout.strip() == ANSWER
+
+
+@pytest.mark.parametrize(
+    ("flag", "env"),
+    [("--no-stream", {}), (None, {"MINIPI_STREAM": "0"})],
+    ids=["flag", "env"],
+)
+def test_no_stream_sends_plain_requests(
+    fake_server: FakeServer, flag: str | None, env: dict[str, str]
+) -> None:
+    fake_server.add(Turn(ANSWER))
+    proc = _ask(fake_server, *([flag] if flag else []), env=clean_env(**env))
+    assert proc.returncode == 0, proc.stderr
+    assert all("stream" not in body for body in _model_requests(fake_server))
+    assert proc.stdout.strip() == ANSWER
+
+
+def _cut_stream(text: str) -> RawReply:
+    """A stream that sends some text and ends without a finish reason or [DONE]."""
+    message = {"role": "assistant", "content": text}
+    completion = {
+        "id": "cut",
+        "created": 1,
+        "model": "fake-model",
+        "choices": [{"index": 0, "message": message, "finish_reason": None}],
+    }
+    body = chat_sse(completion).replace(b"data: [DONE]\n\n", b"")
+    return RawReply(200, body, {"content-type": "text/event-stream"})
+
+
+def test_a_broken_stream_is_asked_once_more_and_its_text_never_counts(
+    fake_server: FakeServer,
+) -> None:
+    fake_server.add(_cut_stream("All files moved successfully"), Turn(ANSWER))
+    proc = _ask(fake_server)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == ANSWER
+    assert "without a finish reason" in proc.stderr
+    assert "asking once more" in proc.stderr
+    assert len(_model_requests(fake_server)) == 2
+
+
+def test_two_broken_streams_fail_the_run(fake_server: FakeServer) -> None:
+    fake_server.add(_cut_stream("The answer is 4"), _cut_stream("The answer is 4"))
+    proc = _ask(fake_server, "--json")
+    assert proc.returncode == 1
+    end = json_lines(proc.stdout)[-1]
+    assert (end["status"], end["code"], end["answer"]) == ("failed", "stream_incomplete", "")
+    assert "Traceback" not in proc.stderr
