@@ -20,18 +20,21 @@ from typing import Any
 import pytest
 
 from clihelp import json_lines, minipi
-from fakeserver import Turn
+from fakeserver import Call, Turn
 from faultserver import (
     Body,
     Cut,
+    Events,
     FaultServer,
     Reset,
     Stall,
+    data,
     error_status,
     html_page,
     inband_error,
+    sse_recording,
 )
-from minipi.agent import AgentConfig, run_agent
+from minipi.agent import AgentConfig, run_agent, tool_from_function
 from minipi.ai import ClientConfig, Endpoint, Message, ModelClient, ModelRequest, Wire, connect
 from minipi.errors import ModelError
 
@@ -478,3 +481,256 @@ def test_e15_no_connection_is_left_open_after_faults_and_retries(
         client.close()
     assert server.wait_idle() == 0
     assert server.posts == 12
+
+
+# --- streamed (ClientConfig(stream=True)): E6, E7, E10, E11, E15 ---------------------------
+
+STREAMING = ClientConfig(
+    connect_timeout=1.0,
+    read_timeout=2.0,
+    stream=True,
+    stream_idle_timeout=0.3,
+    max_retries=1,
+    backoff_base=0.01,
+)
+"""Streams with a 0.3 s idle timeout, one retry."""
+PARTIAL = Turn("PARTIAL " * 40)
+THREE_DELTAS = {"chat": 4, "responses": 7}
+"""Frames up to the third text delta: chat's role chunk; Responses' created, in_progress,
+item and part added."""
+
+
+def agent_run(
+    server: FaultServer, wire: Wire, config: ClientConfig = STREAMING
+) -> tuple[Any, list[Any]]:
+    """``run_agent`` without tools: its result and the text deltas it saw."""
+    texts: list[Any] = []
+
+    def sink(event: Any) -> None:
+        if event.type == "delta" and event.delta.kind == "text":
+            texts.append(event.delta.text)
+
+    with closing(client_of(server, wire, config)) as client:
+        result = run_agent(client, [], AgentConfig(model="fake-model"), "hi", sink)
+    return result, texts
+
+
+def test_e6_streamed_stall_before_headers_is_retried_by_the_client(
+    server: FaultServer, wire: Wire
+) -> None:
+    server.add(Stall(30), Stall(30), Turn("never"))
+    error, seconds = fails(server, wire, STREAMING)
+    assert error.code == "timeout"
+    assert "0.3 s stream idle timeout (2 attempts)" in error.message
+    assert seconds < 2
+    assert server.posts == 2
+
+
+def test_e6_streamed_stall_after_headers_is_asked_once_more_then_fails(
+    server: FaultServer, wire: Wire
+) -> None:
+    server.add(Stall(30, headers=True), Stall(30, headers=True), Turn("never"))
+    started = time.monotonic()
+    result, _ = agent_run(server, wire)
+    assert time.monotonic() - started < 3
+    assert result.status == "failed"
+    assert result.code == "stream_stalled"
+    assert "0.3 s" in result.error
+    assert server.posts == 2
+    assert server.wait_idle() == 0
+
+
+def test_e7_a_stream_stalled_midway_is_never_the_answer(server: FaultServer, wire: Wire) -> None:
+    cut = Cut(PARTIAL, THREE_DELTAS[wire], then="stall")
+    server.add(cut, cut, Turn("never"))
+    result, texts = agent_run(server, wire)
+    assert "".join(texts).startswith("PARTIAL")  # it was shown as it came...
+    assert result.status == "failed"  # ...but is not the answer
+    assert result.code == "stream_stalled"
+    assert result.answer == ""
+    assert not any("PARTIAL" in getattr(i, "text", "") for i in result.items)
+    assert server.posts == 2
+
+
+def test_e7_after_a_stalled_stream_the_retry_answers(server: FaultServer, wire: Wire) -> None:
+    server.add(Cut(PARTIAL, THREE_DELTAS[wire], then="stall"), Turn("the whole answer"))
+    result, _ = agent_run(server, wire)
+    assert result.status == "succeeded"
+    assert result.answer == "the whole answer"
+    assert not any("PARTIAL" in getattr(i, "text", "") for i in result.items)
+    assert server.posts == 2
+
+
+@pytest.mark.parametrize(
+    "cut",
+    [
+        Cut(PARTIAL, then="close"),
+        Cut(PARTIAL, then="close", chunked=False),
+        Cut(PARTIAL, -2, then="close", chunked=False),
+        Cut(PARTIAL, 3, then="reset"),
+    ],
+    ids=["no-end-marker", "no-end-marker-unchunked", "no-finish-unchunked", "reset"],
+)
+def test_e10_a_stream_without_its_end_is_not_used(
+    server: FaultServer, wire: Wire, cut: Cut
+) -> None:
+    server.add(cut, cut, Turn("never"))
+    result, _ = agent_run(server, wire)
+    assert result.status == "failed"
+    assert result.code == "stream_incomplete"
+    assert "not used" in result.error
+    assert result.answer == ""
+    assert server.posts == 2
+
+
+def test_e10_no_tool_runs_from_a_stream_cut_after_a_whole_call(
+    server: FaultServer, wire: Wire
+) -> None:
+    ran: list[str] = []
+
+    def clock() -> str:
+        """The time."""
+        ran.append("clock")
+        return "12:00"
+
+    turn = Turn(calls=[Call("clock", {})])
+    cut = Cut(turn, -3 if wire == "chat" else -1, then="close")  # the call, not its end
+    server.add(cut, cut, Turn("never"))
+    with closing(client_of(server, wire, STREAMING)) as client:
+        result = run_agent(
+            client, [tool_from_function(clock)], AgentConfig(model="fake-model"), "hi"
+        )
+    assert ran == []
+    assert result.status == "failed"
+    assert result.code == "stream_incomplete"
+
+
+MALFORMED_SSE = {
+    "bad-json": 'data: {"choices":[{"delta":{"content":"hi"',
+    "not-an-object": "data: [1, 2]",
+    "bad-json-after-text": data({"choices": [{"index": 0, "delta": {"content": "hi"}}]})
+    + "\n\ndata: {oops",
+}
+
+
+@pytest.mark.parametrize("case", MALFORMED_SSE)
+def test_e10_a_malformed_frame_is_a_clean_error(server: FaultServer, wire: Wire, case: str) -> None:
+    server.add(Events(MALFORMED_SSE[case]), Turn("never"))
+    result, _ = agent_run(server, wire)
+    assert result.status == "failed"
+    assert result.code in ("malformed_stream", "protocol_error")
+    assert result.answer == ""
+    assert server.posts == 1
+
+
+def test_e10_unknown_events_and_comments_are_skipped(server: FaultServer, wire: Wire) -> None:
+    frames = sse_recording(Turn("hello there"), wire).decode().split("\n\n")[:-1]
+    noise = [
+        ": keep-alive",
+        'event: ping\ndata: {"type": "ping"}',
+        "event: response.unknown\ndata: {}",
+    ]
+    server.add(Events(*noise, *frames[:2], *noise, *frames[2:]))
+    result, texts = agent_run(server, wire)
+    assert result.answer == "hello there"
+    assert "".join(texts) == "hello there"
+
+
+@pytest.mark.parametrize(
+    ("wire", "case"),
+    [
+        ("chat", "data-error"),
+        ("responses", "data-error"),
+        ("responses", "event-error"),
+        ("responses", "response-failed"),
+    ],
+)
+def test_e11_an_in_band_error_in_the_stream_ends_the_run_with_its_message(
+    server: FaultServer, wire: Wire, case: str
+) -> None:
+    frame = {
+        "data-error": data({"error": {"message": "boom"}}),
+        "event-error": "event: error\n"
+        + data({"type": "error", "code": "server_error", "message": "boom"}),
+        "response-failed": "event: response.failed\n"
+        + data(
+            {
+                "type": "response.failed",
+                "response": {"id": "r", "status": "failed", "error": {"message": "boom"}},
+            }
+        ),
+    }[case]
+    server.add(Events(frame), Turn("never"))
+    result, _ = agent_run(server, wire)
+    assert result.status == "failed"
+    assert "boom" in result.error
+    assert server.posts == 1
+
+
+def test_e15_no_connection_is_left_open_after_streamed_faults(
+    server: FaultServer, wire: Wire
+) -> None:
+    server.add(
+        Stall(30),
+        Stall(30, headers=True),
+        Cut(PARTIAL, THREE_DELTAS[wire], then="stall"),
+        Cut(PARTIAL, then="close"),
+        Cut(PARTIAL, 3, then="reset"),
+        Events(MALFORMED_SSE["bad-json"]),
+        Turn("ok"),
+    )
+    client = client_of(server, wire, STREAMING)
+    try:
+        for _ in range(5):
+            with pytest.raises(ModelError):
+                ask(client)
+            assert server.open_connections <= 1
+        assert ask(client) == "ok"
+    finally:
+        client.close()
+    assert server.wait_idle() == 0
+    assert server.posts == 7
+
+
+# --- streamed through the CLI (it streams by default) --------------------------------------
+
+
+def test_e7_cli_stalled_streams_exit_1_without_an_answer(
+    server: FaultServer, wire: Wire, tmp_path: Path
+) -> None:
+    cut = Cut(PARTIAL, THREE_DELTAS[wire], then="stall")
+    server.add(cut, cut)
+    started = time.monotonic()
+    end = cli_failure(run_cli(server, wire, tmp_path, "--json", "--timeout", "0.5"))
+    assert time.monotonic() - started < 10
+    assert end["code"] == "stream_stalled"
+    assert server.posts == 2
+    server.add(cut, cut)
+    proc = run_cli(server, wire, tmp_path, "--timeout", "0.5")
+    assert proc.returncode == 1
+    assert proc.stdout == ""
+    assert "stream_stalled" in proc.stderr
+
+
+def test_e6_cli_timeout_flag_bounds_a_stall(
+    server: FaultServer, wire: Wire, tmp_path: Path
+) -> None:
+    server.add(*[Stall(30)] * 3)
+    started = time.monotonic()
+    end = cli_failure(run_cli(server, wire, tmp_path, "--json", "--timeout", "0.3"))
+    assert time.monotonic() - started < 10
+    assert end["code"] == "timeout"
+    assert server.posts == 3
+
+
+@pytest.mark.parametrize("stream", ["--stream", "--no-stream"])
+def test_e11_cli_in_band_error(
+    server: FaultServer, wire: Wire, tmp_path: Path, stream: str
+) -> None:
+    server.add(
+        Events(data({"error": {"message": "boom"}})) if stream == "--stream" else inband_error()
+    )
+    proc = run_cli(server, wire, tmp_path, stream)
+    assert proc.returncode == 1
+    assert proc.stdout == ""
+    assert "boom" in proc.stderr
