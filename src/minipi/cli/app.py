@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -18,6 +19,7 @@ from minipi.cli.settings import DEFAULT_INSTRUCTIONS, Settings, resolve_settings
 from minipi.cli.terminal import safe
 from minipi.cli.trace import TraceRecorder
 from minipi.files import ProjectFiles, create_project_tools
+from minipi.session import OpenSession, open_session
 
 __all__ = ["EXIT_CODES", "RunOptions", "ask", "chat"]
 
@@ -46,6 +48,12 @@ class RunOptions:
     guided: bool | None = None
     stream: bool | None = None
     timeout: float | None = None
+    session: str | None = None
+    """Save the conversation under this name (created, or resumed with its history)."""
+    resume: bool = False
+    """``--continue``: resume the session of ``project`` that was updated last."""
+    data_dir: Path | None = None
+    """Where sessions are kept; None: ``$MINIPI_DATA_DIR``, XDG data home, ~/.local/share."""
 
 
 @dataclass
@@ -104,9 +112,15 @@ def _open(options: RunOptions) -> _Session:
 
 
 def _sinks(
-    options: RunOptions, words: Words, session: _Session, tools: Sequence[AgentTool]
+    options: RunOptions,
+    words: Words,
+    session: _Session,
+    tools: Sequence[AgentTool],
+    book: OpenSession | None = None,
 ) -> Callable[[AgentEvent], None]:
     sinks: list[Callable[[AgentEvent], None]] = [JsonLines() if options.json else HumanLog(words)]
+    if book is not None:
+        sinks.insert(0, book.recorder)  # saved before it is shown, and before the next step
     if options.trace is not None:
         header = {
             "endpoint": {
@@ -127,52 +141,104 @@ def _sinks(
     return emit
 
 
+def _tools(
+    session: _Session,
+    options: RunOptions,
+    words: Words,
+    stdin: TextIO | None,
+    book: OpenSession | None,
+) -> list[AgentTool]:
+    approver = make_approver(options.approve, words, stdin)
+    if book is not None:
+        approver = book.recorder.approver(approver)  # each question and answer saved
+    return create_project_tools(session.files, approver)
+
+
 def _run(
     session: _Session,
     options: RunOptions,
+    question: str,
     history: Sequence[Item],
-    words: Words,
     stdin: TextIO | None = None,
+    book: OpenSession | None = None,
 ) -> RunResult:
-    approver = make_approver(options.approve, words, stdin)
-    tools = create_project_tools(session.files, approver)
-    return run_agent(
-        session.client, tools, session.config, history, _sinks(options, words, session, tools)
-    )
+    words = words_for(question)
+    tools = _tools(session, options, words, stdin, book)
+    emit = _sinks(options, words, session, tools, book)
+    items = [*history, Message("user", question)]
+    if book is None:
+        return run_agent(session.client, tools, session.config, items, emit)
+    book.recorder.begin_run(question, session.config.model)
+    try:
+        return run_agent(session.client, tools, session.config, items, emit)
+    except BaseException as error:  # a save failure or a bug: record what can be recorded
+        book.recorder.abandon(error)
+        raise
+
+
+def _hold(options: RunOptions, stack: ExitStack) -> OpenSession | None:
+    """The session named by --session or --continue, locked until ``stack`` closes."""
+    if options.session is None and not options.resume:
+        return None
+    from minipi.cli.sessions import data_dir
+
+    directory = options.data_dir or data_dir(os.environ)
+    book = open_session(directory, options.project, options.session)
+    stack.callback(book.close)
+    return book
+
+
+def _resume(
+    book: OpenSession | None, session: _Session, options: RunOptions, stdin: TextIO | None
+) -> list[Item]:
+    """The saved history, after answering the calls a killed process left open."""
+    if book is None:
+        return []
+    words = words_for(book.last_question())
+    for fix in book.repair(_tools(session, options, words, stdin, book)):
+        print(
+            safe(f"[session {book.name}] {fix.name} ({fix.call_id}) left open: {fix.output}"),
+            file=sys.stderr,
+            flush=True,
+        )
+    return book.history()
 
 
 def ask(question: str, options: RunOptions) -> int:
     """Answer one question; print the answer on stdout (unless --json); return the exit code."""
-    words = words_for(question)
-    session = _open(options)
-    try:
-        result = _run(session, options, [Message("user", question)], words)
-    finally:
-        session.close()
+    with ExitStack() as stack:
+        book = _hold(options, stack)
+        session = _open(options)
+        stack.callback(session.close)
+        history = _resume(book, session, options, None)
+        result = _run(session, options, question, history, book=book)
     if result.succeeded and not options.json:
         print(safe(result.answer), flush=True)
     return EXIT_CODES[result.status]
 
 
 def chat(options: RunOptions, stdin: TextIO | None = None) -> int:
-    """The interactive terminal of seed 004: questions share one history until exit/Ctrl-D."""
+    """The interactive terminal of seed 004: questions share one history until exit/Ctrl-D.
+
+    Ctrl-C during a question cancels that question (its run ends ``cancelled``, closed and
+    saved); Ctrl-C or Ctrl-D at the prompt leaves. With a session, each step is saved.
+    """
     source = stdin or sys.stdin
-    session = _open(options)
-    history: list[Item] = []
-    try:
+    with ExitStack() as stack:
+        book = _hold(options, stack)
+        session = _open(options)
+        stack.callback(session.close)
+        history = _resume(book, session, options, source)
         while True:
             question = _prompt(source)
             if question is None:
                 return 0
             if not question:
                 continue
-            words = words_for(question)
-            result = _run(session, options, [*history, Message("user", question)], words, source)
+            result = _run(session, options, question, history, source, book)
             history = list(result.items)
             if result.succeeded and not options.json:
                 print(safe(result.answer), flush=True)
-    finally:
-        session.close()
 
 
 def _interactive() -> bool:

@@ -92,6 +92,17 @@ def _run_options(function: F) -> F:
             "on by default for the local engine).",
         ),
         click.option(
+            "--session",
+            metavar="NAME",
+            help="Save the conversation as session NAME, or resume it (history, open calls).",
+        ),
+        click.option(
+            "--continue",
+            "resume",
+            is_flag=True,
+            help="Resume the session of this project that was used last.",
+        ),
+        click.option(
             "--allow",
             multiple=True,
             metavar="GLOB",
@@ -109,6 +120,10 @@ def _options(kwargs: dict[str, Any]) -> Any:
     kwargs["json"] = kwargs.pop("json_lines")
     kwargs["required_tools"] = tuple(kwargs["required_tools"])
     kwargs["allow"] = tuple(kwargs["allow"])
+    if kwargs["session"] is not None and kwargs["resume"]:
+        from minipi.errors import ConfigError
+
+        raise ConfigError("use --session NAME or --continue, not both")
     return RunOptions(**kwargs)
 
 
@@ -131,10 +146,53 @@ def ask(question: str, **kwargs: Any) -> None:
 @cli.command()
 @_run_options
 def chat(**kwargs: Any) -> None:
-    """An interactive conversation; history is kept until exit or Ctrl-D."""
+    """An interactive conversation; history is kept until exit or Ctrl-D (saved with
+    --session NAME; Ctrl-C cancels the current question)."""
     from minipi.cli.app import chat as run_chat
 
     sys.exit(_guard(lambda: run_chat(_options(kwargs))))
+
+
+@cli.group()
+def sessions() -> None:
+    """Saved sessions ($MINIPI_DATA_DIR, else $XDG_DATA_HOME/minipi or ~/.local/share/minipi)."""
+
+
+@sessions.command("list")
+@click.option("--project", type=click.Path(path_type=Path), help="Only this project's sessions.")
+@click.option("--json", "as_json", is_flag=True, help="Write the list as JSON.")
+def list_sessions(project: Path | None, as_json: bool) -> None:
+    """Each session: name, project, runs, last update, status of the last run."""
+    from minipi.cli import sessions as cmd
+
+    sys.exit(_guard(lambda: cmd.list_sessions(_data_dir(), as_json=as_json, project=project)))
+
+
+@sessions.command("show")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Write every saved step as JSON.")
+def show_session(name: str, as_json: bool) -> None:
+    """The timeline of session NAME: questions, calls, results, answers, tokens, timings."""
+    from minipi.cli import sessions as cmd
+
+    sys.exit(_guard(lambda: cmd.show_session(_data_dir(), name, as_json=as_json)))
+
+
+@sessions.command("delete")
+@click.argument("name")
+def delete_session(name: str) -> None:
+    """Delete session NAME (refused while a process has it open)."""
+    from minipi.cli import sessions as cmd
+
+    sys.exit(_guard(lambda: cmd.delete_session(_data_dir(), name)))
+
+
+def _data_dir() -> Path:
+    import os
+
+    from minipi.cli.sessions import data_dir
+
+    return data_dir(os.environ)
 
 
 @cli.command()
@@ -166,15 +224,16 @@ def serve(model_file: str | None, port: int, n_ctx: int, threads: int | None) ->
 
 def _guard(run: Callable[[], int]) -> int:
     """Exit codes in one place: MiniPiError -> message and 2 (config) or 1; Ctrl-C -> 130."""
+    from minipi.cli.terminal import safe
     from minipi.errors import AgentError, ConfigError, MiniPiError
 
     try:
         return run()
     except (ConfigError, AgentError) as error:
-        click.echo(f"minipi: error: {error}", err=True)
+        click.echo(f"minipi: error: {safe(str(error))}", err=True)
         return 2
     except MiniPiError as error:
-        click.echo(f"minipi: error: {error}", err=True)
+        click.echo(f"minipi: error: {safe(str(error))}", err=True)
         return 1
     except KeyboardInterrupt:
         click.echo("minipi: cancelled", err=True)

@@ -1,0 +1,238 @@
+"""``minipi sessions list|show|delete``, and where the session store lives.
+
+Everything read from the store is shown through ``safe``: names, questions, arguments and
+results are data, never terminal control.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import click
+
+from minipi.cli.terminal import safe
+from minipi.errors import SessionError
+from minipi.session import Entry, RunRecord, SessionInfo, SessionLock, SessionStore, check_name
+from minipi.session.location import DB_NAME
+
+__all__ = ["data_dir", "delete_session", "list_sessions", "show_session"]
+
+
+def data_dir(env: Mapping[str, str]) -> Path:
+    """``$MINIPI_DATA_DIR``, else ``$XDG_DATA_HOME/minipi``, else ``~/.local/share/minipi``."""
+    explicit = env.get("MINIPI_DATA_DIR")
+    if explicit:
+        return Path(os.path.abspath(os.path.expanduser(explicit)))
+    xdg = env.get("XDG_DATA_HOME")
+    if xdg and os.path.isabs(xdg):
+        return Path(xdg) / "minipi"
+    return Path.home() / ".local" / "share" / "minipi"
+
+
+def _store(directory: Path) -> SessionStore | None:
+    """The store, or None when no session was ever saved there (nothing is created)."""
+    if not os.path.lexists(directory / DB_NAME):
+        return None
+    return SessionStore.open(directory)
+
+
+def list_sessions(directory: Path, *, as_json: bool, project: Path | None = None) -> int:
+    store = _store(directory)
+    if store is None:
+        found: list[SessionInfo] = []
+    else:
+        try:
+            found = store.sessions(os.path.realpath(project) if project else None)
+        finally:
+            store.close()
+    if as_json:
+        click.echo(json.dumps([_session_json(s) for s in found], ensure_ascii=False, indent=1))
+        return 0
+    if not found:
+        click.echo("no saved sessions (start one with: minipi chat --session NAME)", err=True)
+        return 0
+    rows = [("NAME", "PROJECT", "RUNS", "UPDATED", "LAST")]
+    rows += [
+        (s.name, s.project, str(s.runs), _when(s.updated), s.last_status or "unfinished")
+        for s in found
+    ]
+    widths = [max(len(safe(r[i])) for r in rows) for i in range(4)]
+    for row in rows:
+        cells = [safe(cell).ljust(width) for cell, width in zip(row, widths, strict=False)]
+        click.echo("  ".join([*cells, row[4]]))
+    return 0
+
+
+def show_session(directory: Path, name: str, *, as_json: bool) -> int:
+    store = _store(directory)
+    if store is None:
+        raise _not_found(name)
+    try:
+        info = store.find(check_name(name))
+        if info is None:
+            raise _not_found(name)
+        runs = store.runs(info.id)
+        entries = store.entries(info.id)
+    finally:
+        store.close()
+    by_run: dict[int, list[Entry]] = {}
+    for entry in entries:
+        by_run.setdefault(entry.run, []).append(entry)
+    if as_json:
+        record = _session_json(info)
+        record["runs"] = [_run_json(run, by_run.get(run.id, [])) for run in runs]
+        click.echo(json.dumps(record, ensure_ascii=False, indent=1))
+        return 0
+    click.echo(safe(f"session {info.name}"))
+    click.echo(safe(f"  project  {info.project}"))
+    click.echo(safe(f"  model    {info.model}"))
+    click.echo(f"  created  {_when(info.created)}   updated {_when(info.updated)}")
+    for number, run in enumerate(runs, start=1):
+        click.echo("")
+        for line in _timeline(number, run, by_run.get(run.id, [])):
+            click.echo(safe(line))
+    return 0
+
+
+def delete_session(directory: Path, name: str) -> int:
+    store = _store(directory)
+    if store is None:
+        raise _not_found(name)
+    try:
+        info = store.find(check_name(name))
+        if info is None:
+            raise _not_found(name)
+        lock = SessionLock.acquire(store.dir_fd, store.data_dir, name)
+        try:
+            store.delete(info.id)
+        finally:
+            lock.release(remove=True)
+    finally:
+        store.close()
+    click.echo(safe(f"deleted session {name} ({info.runs} runs)"), err=True)
+    return 0
+
+
+def _not_found(name: str) -> SessionError:
+    return SessionError(
+        f"no session named {safe(repr(name))} (minipi sessions list shows them)",
+        code="session_not_found",
+        session=name,
+    )
+
+
+def _timeline(number: int, run: RunRecord, entries: list[Entry]) -> list[str]:
+    status = run.status or "unfinished (running, or interrupted: repaired when next opened)"
+    lines = [f"run {number}  {_when(run.started)}  {status}"]
+    lines.append(f"  question  {run.question}")
+    for entry in entries[1:] if entries and entries[0].kind == "item" else entries:
+        lines.extend(_entry_lines(entry, run))
+    if run.status == "succeeded":
+        lines.append(f"  answer  {run.answer}")
+    elif run.status is not None:
+        lines.append(f"  {run.code}: {run.error}")
+    seconds = f", {run.ended - run.started:.2f} s" if run.ended is not None else ""
+    usage = run.usage
+    lines.append(
+        f"  total  {run.turns} requests, {run.tool_calls} tool calls, tokens in "
+        f"{usage.input_tokens} / out {usage.output_tokens} / cached {usage.cached_tokens}"
+        f"{seconds}"
+    )
+    return lines
+
+
+def _entry_lines(entry: Entry, run: RunRecord) -> list[str]:
+    data = entry.data
+    if entry.kind == "response":
+        return [
+            f"  request {data.get('turn')}  tokens in {data.get('input_tokens')} / out "
+            f"{data.get('output_tokens')} / cached {data.get('cached_tokens')}  "
+            f"{data.get('seconds')} s"
+        ]
+    if entry.kind == "approval_asked":
+        return [f"    approval asked: {data.get('summary')}"]
+    if entry.kind == "approval_answered":
+        return [f"    approval {'granted' if data.get('allowed') is True else 'refused'}"]
+    if entry.kind == "notice":
+        return [f"  notice  {data.get('message')}"]
+    if entry.kind != "item":
+        return []
+    return _item_lines(data, run)
+
+
+def _item_lines(data: dict[str, Any], run: RunRecord) -> list[str]:
+    kind = data.get("type")
+    if kind == "function_call":
+        arguments = _short(str(data.get("arguments")), 200)
+        return [f"  call {data.get('name')} {arguments}  ({data.get('call_id')})"]
+    if kind == "function_call_output":
+        result = data.get("result") if isinstance(data.get("result"), dict) else {}
+        output = str(data.get("output"))
+        if data.get("is_error") is True:
+            return [f"    error {_short(output, 160)}"]
+        seconds = f"  {result.get('seconds')} s" if result and "seconds" in result else ""
+        return [f"    ok  {_short(output, 160)}{seconds}"]
+    if kind == "message" and data.get("role") == "assistant":
+        text = str(data.get("text")).strip()
+        if run.status == "succeeded" and text == run.answer.strip():
+            return []
+        return [f"  model  {_short(text, 160)}"] if text else []
+    if kind == "message" and data.get("role") == "user":
+        return [f"  question  {data.get('text')}"]
+    if kind == "reasoning":
+        return [f"  reasoning  ({len(str(data.get('text')))} characters)"]
+    return []
+
+
+def _short(text: str, limit: int) -> str:
+    lines = text.strip().splitlines() or [""]
+    first = lines[0] if len(lines[0]) <= limit else lines[0][:limit] + "…"
+    more = len(lines) - 1
+    return f"{first} [+{more} lines]" if more else first
+
+
+def _when(stamp: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(stamp))
+
+
+def _session_json(info: SessionInfo) -> dict[str, Any]:
+    return {
+        "name": info.name,
+        "project": info.project,
+        "model": info.model,
+        "created": info.created,
+        "updated": info.updated,
+        "runs": info.runs,
+        "last_status": info.last_status,
+    }
+
+
+def _run_json(run: RunRecord, entries: list[Entry]) -> dict[str, Any]:
+    usage = run.usage
+    return {
+        "question": run.question,
+        "model": run.model,
+        "started": run.started,
+        "ended": run.ended,
+        "status": run.status,
+        "code": run.code,
+        "error": run.error,
+        "answer": run.answer,
+        "turns": run.turns,
+        "tool_calls": run.tool_calls,
+        "usage": {
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+            "cached_tokens": usage.cached_tokens,
+            "requests": usage.requests,
+        },
+        "entries": [
+            {"seq": e.seq, "kind": e.kind, "call_id": e.call_id, "at": e.at, "data": e.data}
+            for e in entries
+        ],
+    }

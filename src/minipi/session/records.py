@@ -1,0 +1,72 @@
+"""What the session store holds, as read back: sessions, runs and the entries of a run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from minipi.ai.types import Usage
+
+__all__ = ["KINDS", "Entry", "EntryKind", "RunRecord", "SessionInfo"]
+
+EntryKind: TypeAlias = Literal[
+    "item", "tool_executing", "approval_asked", "approval_answered", "response", "notice"
+]
+KINDS: tuple[EntryKind, ...] = (
+    "item",
+    "tool_executing",
+    "approval_asked",
+    "approval_answered",
+    "response",
+    "notice",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    """One named session: a conversation about one project, made of runs (one per question)."""
+
+    id: int
+    name: str
+    project: str
+    model: str
+    created: float
+    updated: float
+    runs: int = 0
+    last_status: str | None = None
+    """The status of the latest run; None while it has no end record (running or killed)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    """One question and how it ended; ``status`` is None until the run has ended."""
+
+    id: int
+    question: str
+    model: str
+    started: float
+    ended: float | None = None
+    status: str | None = None
+    code: str | None = None
+    error: str | None = None
+    answer: str = ""
+    usage: Usage = field(default_factory=Usage)
+    turns: int = 0
+    tool_calls: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One saved step of a run, in order (``seq`` counts within the session).
+
+    ``item``: a history item (``item_to_json``); ``tool_executing``: a handler is about to run;
+    ``approval_asked`` / ``approval_answered``: a human was asked / answered (``allowed``);
+    ``response``: one model request's usage and seconds; ``notice``: a loop notice or a repair.
+    """
+
+    seq: int
+    run: int
+    kind: EntryKind
+    data: dict[str, Any]
+    at: float
+    call_id: str | None = None
