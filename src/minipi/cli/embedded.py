@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from minipi.ai import Endpoint, connect
+from minipi.ai import ClientConfig, Endpoint, connect
 from minipi.ai.types import ModelClient
 from minipi.cli.settings import Settings
 from minipi.errors import ConfigError
@@ -48,15 +48,20 @@ def open_model(
     ``guided=None`` means: on for the embedded engine, off for other endpoints. Without
     ``can_approve``, guided replies cannot name the ``mutating`` tools at all.
     """
-    if settings.base_url is not None and model_file is None:
+    configured = settings.base_url is not None and model_file is None
+    guided = guided if guided is not None else not configured
+    # A guided reply is a JSON document, not text to show as it comes: not streamed.
+    config = settings.client_config(stream=not guided)
+    if configured:
         if settings.model is None:
             raise ConfigError("no model name: pass --model NAME (or set QWEN_MODEL / OPENAI_MODEL)")
+        assert settings.base_url is not None
         endpoint = Endpoint(settings.base_url, settings.model, settings.api_key, settings.wire)
-        client = connect(endpoint, settings.client_config())
+        client = connect(endpoint, config)
         handle = ModelHandle(client, settings.model, endpoint.base_url, embedded=False)
     else:
-        handle = _local(settings, model_file, env)
-    if guided if guided is not None else handle.embedded:
+        handle = _local(settings, model_file, env, config)
+    if guided:
         from minipi.local.guided import GuidedClient
 
         handle.client = GuidedClient(handle.client, mutating=mutating, offer_mutating=can_approve)
@@ -67,7 +72,9 @@ def _say(message: str) -> None:
     print(f"minipi: {message}", file=sys.stderr, flush=True)
 
 
-def _local(settings: Settings, model_file: str | None, env: Mapping[str, str]) -> ModelHandle:
+def _local(
+    settings: Settings, model_file: str | None, env: Mapping[str, str], config: ClientConfig
+) -> ModelHandle:
     """A running ``minipi serve`` on 127.0.0.1:8021, else a fresh engine on a free port."""
     from minipi.local.engine import (
         DEFAULT_PORT,
@@ -85,7 +92,7 @@ def _local(settings: Settings, model_file: str | None, env: Mapping[str, str]) -
         if running is not None:
             _say(f"using the engine already running at {running.base_url} (model {running.model})")
             endpoint = Endpoint(running.base_url, running.model, wire="chat")
-            client = connect(endpoint, settings.client_config())
+            client = connect(endpoint, config)
             return ModelHandle(client, running.model, running.base_url, embedded=True)
     from minipi.local.models import resolve_model
 
@@ -95,7 +102,7 @@ def _local(settings: Settings, model_file: str | None, env: Mapping[str, str]) -
     _say(f"starting the local engine: {choice.name} ({choice.path}, {choice.source})")
     engine = Engine.start(choice)
     endpoint = Endpoint(engine.base_url, engine.model_name, wire="chat")
-    client = EngineClient(connect(endpoint, settings.client_config()), engine)
+    client = EngineClient(connect(endpoint, config), engine)
     return ModelHandle(
         client, engine.model_name, engine.base_url, embedded=True, stops=[engine.stop]
     )

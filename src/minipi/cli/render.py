@@ -52,14 +52,21 @@ class Words:
                 "budget_exhausted": "预算耗尽",
                 "cancelled": "已取消",
             }[result.status]
-            line = (
-                f"[{status}] {result.turns} 次模型请求，{result.tool_calls} 次工具调用，"
+            tokens = (
                 f"tokens 输入 {usage.input_tokens} / 输出 {usage.output_tokens}"
+                if usage.input_tokens or usage.output_tokens
+                else "服务器未报告 tokens"
             )
+            line = f"[{status}] {result.turns} 次模型请求，{result.tool_calls} 次工具调用，{tokens}"
         else:
+            tokens = (
+                f"tokens in {usage.input_tokens} / out {usage.output_tokens}"
+                if usage.input_tokens or usage.output_tokens
+                else "tokens not reported by the server"
+            )
             line = (
-                f"[{result.status}] {result.turns} model requests, {result.tool_calls} tool "
-                f"calls, tokens in {usage.input_tokens} / out {usage.output_tokens}"
+                f"[{result.status}] {result.turns} model requests, "
+                f"{result.tool_calls} tool calls, {tokens}"
             )
         if usage.cached_tokens:
             line += f" (cached {usage.cached_tokens})"

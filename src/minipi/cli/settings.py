@@ -42,12 +42,13 @@ class Settings:
     timeout: float | None = None
     """Seconds to wait for an answer, and the longest silence in a stream (``--timeout``)."""
 
-    def client_config(self) -> ClientConfig:
-        """The HTTP client settings these flags ask for."""
+    def client_config(self, *, stream: bool = True) -> ClientConfig:
+        """The HTTP client settings these flags ask for (``stream=False``: never stream)."""
+        streamed = self.stream and stream
         if self.timeout is None:
-            return ClientConfig(stream=self.stream)
+            return ClientConfig(stream=streamed)
         return ClientConfig(
-            stream=self.stream, read_timeout=self.timeout, stream_idle_timeout=self.timeout
+            stream=streamed, read_timeout=self.timeout, stream_idle_timeout=self.timeout
         )
 
 
