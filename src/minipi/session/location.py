@@ -46,7 +46,8 @@ def open_private_dir(path: Path, *, parent_fd: int | None = None) -> int:
     try:
         fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent_fd)
     except OSError as error:
-        raise _refused(path, _why(error)) from None
+        link = os.path.islink(path)  # O_DIRECTORY|O_NOFOLLOW says ENOTDIR for a link
+        raise _refused(path, "it is a symbolic link" if link else _why(error)) from None
     info = os.fstat(fd)
     problem = _ownership(info)
     if problem:

@@ -1,0 +1,261 @@
+"""The session store on disk: a private place outside the project (H6), never reset (H2, H4),
+one process per session, and write failures that say so (H3)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import stat
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from minipi.ai.types import Message
+from minipi.errors import ConfigError, SessionBusyError, SessionError, SessionStoreError
+from minipi.session import SCHEMA_VERSION, SessionLock, SessionStore, open_session
+from minipi.session.location import check_outside_project
+from minipi.session.recorder import item_entry
+
+EVIL = "EVIL\x1b]0;pwned\x07"
+
+
+def _filled(data: Path) -> None:
+    """A store with one session, one run and its question."""
+    store = SessionStore.open(data)
+    try:
+        info = store.create("demo", "/p", "m")
+        store.begin_run(info.id, "q", "m", item_entry(Message("user", "q")))
+    finally:
+        store.close()
+
+
+def _raw(data: Path, sql: str, *args: object) -> list[tuple[object, ...]]:
+    with sqlite3.connect(data / "sessions.db") as db:
+        rows = db.execute(sql, args).fetchall()
+    db.close()
+    return rows
+
+
+def _list(data: Path) -> None:
+    store = SessionStore.open(data)
+    try:
+        store.sessions()
+    finally:
+        store.close()
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_a_new_store_is_private_versioned_wal_and_full_sync(tmp_path: Path) -> None:
+    data = tmp_path / "share" / "minipi"
+    store = SessionStore.open(data)
+    try:
+        assert store.connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert store.connection.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+        info = store.create("demo", "/p")
+        assert store.find("demo") == info
+    finally:
+        store.close()
+    assert stat.S_IMODE(data.stat().st_mode) == 0o700
+    assert stat.S_IMODE((data / "sessions.db").stat().st_mode) == 0o600
+    assert _raw(data, "SELECT version FROM schema_version") == [(SCHEMA_VERSION,)]
+
+
+def test_a_store_inside_the_project_is_refused(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    (project / "sub").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(project / "sub")
+    for inside in (project, project / "sub" / "data", tmp_path / "link" / "data"):
+        with pytest.raises(ConfigError, match="inside the project root") as caught:
+            open_session(inside, project, "demo")
+        assert caught.value.code == "session_dir_in_project"
+    check_outside_project(tmp_path / "proj-data", project)  # a sibling prefix is outside
+    assert sorted(p.name for p in project.rglob("*")) == ["sub"]
+
+
+def test_a_symlinked_data_dir_or_db_file_is_refused(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir(mode=0o700)
+    (tmp_path / "data").symlink_to(real)
+    with pytest.raises(SessionError, match="symbolic link") as caught:
+        SessionStore.open(tmp_path / "data")
+    assert caught.value.code == "unsafe_session_path"
+    assert list(real.iterdir()) == []
+
+    data = tmp_path / "data2"
+    data.mkdir(mode=0o700)
+    (data / "sessions.db").symlink_to(tmp_path / "elsewhere.db")
+    with pytest.raises(SessionError, match="symbolic link"):
+        SessionStore.open(data)
+    assert not (tmp_path / "elsewhere.db").exists()
+
+
+def test_a_data_dir_others_can_write_is_refused(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    data.chmod(0o777)
+    with pytest.raises(SessionError, match="other users may write"):
+        SessionStore.open(data)
+
+
+def test_a_db_with_wider_mode_is_tightened(tmp_path: Path) -> None:
+    _filled(tmp_path / "data")
+    (tmp_path / "data" / "sessions.db").chmod(0o644)
+    SessionStore.open(tmp_path / "data").close()
+    assert stat.S_IMODE((tmp_path / "data" / "sessions.db").stat().st_mode) == 0o600
+
+
+def test_a_file_that_is_not_a_database_is_kept_and_reported(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir(mode=0o700)
+    db = data / "sessions.db"
+    db.write_bytes(b"half a json file {" + EVIL.encode() + b"\n" * 5000)
+    db.chmod(0o600)
+    before = _digest(db)
+    with pytest.raises(SessionStoreError, match="cannot be read") as caught:
+        SessionStore.open(data)
+    assert "EVIL" not in str(caught.value)
+    assert caught.value.code == "session_store_unreadable"
+    assert _digest(db) == before
+    assert sorted(p.name for p in data.iterdir()) == ["sessions.db"]  # no reset, no rename
+
+
+def test_damaged_pages_are_reported_not_reset(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    _filled(data)
+    db = data / "sessions.db"
+    page = 4096
+    content = bytearray(db.read_bytes())
+    content[page:] = b"\xff" * (len(content) - page)  # every page but the header page
+    db.write_bytes(bytes(content))
+    with pytest.raises(SessionStoreError, match="cannot be read"):
+        _list(data)
+    assert db.read_bytes() == bytes(content)
+
+
+def test_a_future_schema_version_is_refused_and_left_alone(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    _filled(data)
+    with sqlite3.connect(data / "sessions.db") as db:
+        db.execute("UPDATE schema_version SET version = 99")
+    db.close()
+    with pytest.raises(SessionStoreError, match=r"newer schema version.*upgrade minipi"):
+        SessionStore.open(data)
+    assert _raw(data, "SELECT version FROM schema_version") == [(99,)]
+    assert _raw(data, "SELECT name FROM sessions") == [("demo",)]
+
+
+@pytest.mark.parametrize("version", [EVIL, None, 1.5, 0])
+def test_an_unreadable_schema_version_is_refused_without_echo(
+    tmp_path: Path, version: object
+) -> None:
+    data = tmp_path / "data"
+    _filled(data)
+    with sqlite3.connect(data / "sessions.db") as db:
+        if version is None:
+            db.execute("DELETE FROM schema_version")
+        else:
+            db.execute("UPDATE schema_version SET version = ?", (version,))
+    db.close()
+    with pytest.raises(SessionStoreError, match="unknown schema version") as caught:
+        SessionStore.open(data)
+    assert "EVIL" not in str(caught.value)
+    assert _raw(data, "SELECT name FROM sessions") == [("demo",)]
+
+
+def test_another_sqlite_database_is_not_taken_over(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir(mode=0o700)
+    with sqlite3.connect(data / "sessions.db") as db:
+        db.execute("CREATE TABLE notes (text TEXT)")
+    db.close()
+    with pytest.raises(SessionStoreError, match="not a minipi session store"):
+        SessionStore.open(data)
+    assert _raw(data, "SELECT name FROM sqlite_master") == [("notes",)]
+
+
+@pytest.mark.parametrize(
+    ("sql", "read"),
+    [
+        ("UPDATE sessions SET created = ?", "sessions"),
+        ("UPDATE runs SET usage = ?", "runs"),
+        ("UPDATE entries SET data = ?", "entries"),
+        ("UPDATE entries SET kind = ?", "entries"),
+    ],
+)
+def test_malformed_rows_are_refused_without_echo(tmp_path: Path, sql: str, read: str) -> None:
+    data = tmp_path / "data"
+    _filled(data)
+    with sqlite3.connect(data / "sessions.db") as db:
+        db.execute(sql, (EVIL,))
+    db.close()
+    store = SessionStore.open(data)
+    readers: dict[str, Callable[[], object]] = {
+        "sessions": store.sessions,
+        "runs": lambda: store.runs(1),
+        "entries": lambda: store.entries(1),
+    }
+    reader = readers[read]
+    try:
+        with pytest.raises(SessionStoreError, match="malformed") as caught:
+            reader()
+    finally:
+        store.close()
+    assert "EVIL" not in str(caught.value)
+    assert _raw(data, "SELECT COUNT(*) FROM entries") == [(1,)]
+
+
+def test_a_malformed_item_stops_the_resume_without_echo(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    _filled(data)
+    with sqlite3.connect(data / "sessions.db") as db:
+        db.execute("""UPDATE entries SET data = '{"type": "EVIL\\u001b[31m", "text": "x"}'""")
+    db.close()
+    opened = open_session(data, Path("/p"), "demo")
+    try:
+        with pytest.raises(SessionStoreError, match="entry #1 is a malformed item") as caught:
+            opened.history()
+    finally:
+        opened.close()
+    assert "EVIL" not in str(caught.value)
+
+
+def test_one_process_per_session(tmp_path: Path) -> None:
+    store = SessionStore.open(tmp_path / "data")
+    try:
+        first = SessionLock.acquire(store.dir_fd, store.data_dir, "demo")
+        with pytest.raises(SessionBusyError, match=f"'demo' is in use .*pid {os.getpid()}") as e:
+            SessionLock.acquire(store.dir_fd, store.data_dir, "demo")
+        assert e.value.pid == os.getpid()
+        other = SessionLock.acquire(store.dir_fd, store.data_dir, "other")  # not blocked
+        other.release()
+        first.release(remove=True)
+        assert len(list((tmp_path / "data" / "locks").iterdir())) == 1  # only "other" is left
+        again = SessionLock.acquire(store.dir_fd, store.data_dir, "demo")
+        again.release()
+    finally:
+        store.close()
+
+
+def test_a_write_failure_is_a_session_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = SessionStore.open(tmp_path / "data")
+    try:
+        info = store.create("demo", "/p")
+
+        def full(*args: object) -> None:
+            raise sqlite3.OperationalError("database or disk is full")
+
+        monkeypatch.setattr(SessionStore, "_append", full)
+        with pytest.raises(SessionError, match="disk is full") as caught:
+            store.begin_run(info.id, "q", "m", item_entry(Message("user", "q")))
+        assert caught.value.code == "session_write_failed"
+        monkeypatch.undo()
+        assert store.runs(info.id) == []  # the transaction was rolled back whole
+    finally:
+        store.close()
