@@ -19,8 +19,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+import pty
+import selectors
 import stat
 import subprocess
+import sys
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -161,6 +165,44 @@ class Tree(Project):
         )
         assert after == expected, f"unexpected changes: {changed}"
 
+    def ask_tty(
+        self, script: Sequence[Reply], answers: Sequence[bytes], *flags: str, timeout: float = 30
+    ) -> AskRun:
+        """``minipi ask --json FLAGS`` with a real terminal as stdin (its controlling tty).
+
+        Each time an approval prompt (``[y/N]``) appears on stderr, the next of ``answers`` is
+        typed: ``b"y\\n"``, ``b"\\x04"`` (Ctrl-D), ``b"\\x03"`` (Ctrl-C, a real SIGINT from the
+        terminal). Prompts beyond ``answers`` fail the test.
+        """
+        with FakeServer(script) as server:
+            args = ["ask", QUESTION, "--project", str(self.root), "--base-url", server.base_url]
+            args += ["--model", "fake-model", "--json", *flags]
+            env = clean_env(**self._hook_env(None))
+            stdout, stderr, code = _run_on_tty(args, answers, env, timeout)
+        proc = subprocess.CompletedProcess(args, code, stdout, stderr)
+        assert "Traceback" not in stderr, stderr
+        return AskRun(proc, json_lines(stdout), list(server.requests), self._opened())
+
+    def _hook_env(self, link_errno: int | None) -> dict[str, str]:
+        site = self.work / "site"
+        site.mkdir(parents=True, exist_ok=True)
+        (site / "sitecustomize.py").write_text(_SITE, encoding="utf-8")
+        log = self.work / "opened.log"
+        log.unlink(missing_ok=True)
+        env = {
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(site), _pythonpath()])),
+            "RELHELP_OPEN_LOG": str(log),
+        }
+        if link_errno is not None:
+            env["RELHELP_LINK_ERRNO"] = str(link_errno)
+        return env
+
+    def _opened(self) -> list[str]:
+        log = self.work / "opened.log"
+        opened = log.read_bytes().split(b"\0") if log.exists() else []
+        assert opened, "the open log is empty: the sitecustomize hook did not load"
+        return [os.fsdecode(p) for p in opened if p]
+
     def ask(
         self,
         script: Sequence[Reply],
@@ -200,11 +242,82 @@ class Tree(Project):
                 env=clean_env(**extra),
                 timeout=timeout,
             )
-        opened = log.read_bytes().split(b"\0") if log.exists() else []
-        assert opened, "the open log is empty: the sitecustomize hook did not load"
         events = json_lines(proc.stdout) if json else []
         assert "Traceback" not in proc.stderr, proc.stderr
-        return AskRun(proc, events, list(server.requests), [os.fsdecode(p) for p in opened if p])
+        return AskRun(proc, events, list(server.requests), self._opened())
+
+
+_TTY_WRAPPER = """\
+import fcntl, os, sys, termios
+fcntl.ioctl(0, termios.TIOCSCTTY, 0)  # the terminal on stdin becomes the controlling tty
+os.execv(sys.executable, [sys.executable, "-m", "minipi", *sys.argv[1:]])
+"""
+PROMPT = b"[y/N] "
+
+
+def _run_on_tty(
+    args: Sequence[str], answers: Sequence[bytes], env: dict[str, str], timeout: float
+) -> tuple[str, str, int]:
+    """Run minipi in a new session whose controlling terminal is a pty; type ``answers``."""
+    master, slave = pty.openpty()
+    try:
+        with subprocess.Popen(
+            [sys.executable, "-c", _TTY_WRAPPER, *args],
+            stdin=slave,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            start_new_session=True,
+        ) as proc:
+            os.close(slave)
+            slave = -1
+            try:
+                out, err = _converse(proc, master, list(answers), timeout)
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+    finally:
+        os.close(master)
+        if slave >= 0:
+            os.close(slave)
+    return out.decode("utf-8", "replace"), err.decode("utf-8", "replace"), proc.returncode
+
+
+def _converse(
+    proc: subprocess.Popen[bytes], master: int, answers: list[bytes], timeout: float
+) -> tuple[bytes, bytes]:
+    assert proc.stdout is not None
+    assert proc.stderr is not None
+    streams = {proc.stdout.fileno(): bytearray(), proc.stderr.fileno(): bytearray()}
+    err = streams[proc.stderr.fileno()]
+    deadline = time.monotonic() + timeout
+    typed = 0
+    with selectors.DefaultSelector() as selector:
+        for fd in streams:
+            selector.register(fd, selectors.EVENT_READ)
+        selector.register(master, selectors.EVENT_READ)  # the echo of what is typed
+        while any(fd in selector.get_map() for fd in streams):
+            assert time.monotonic() < deadline, f"minipi did not finish; stderr:\n{err.decode()}"
+            for key, _ in selector.select(0.1):
+                fd = key.fd
+                chunk = _read(fd)
+                if not chunk:
+                    selector.unregister(fd)
+                elif fd != master:
+                    streams[fd] += chunk
+            if err.count(PROMPT) > typed:
+                assert typed < len(answers), f"unexpected prompt:\n{err.decode()}"
+                os.write(master, answers[typed])
+                typed += 1
+    assert typed == len(answers), f"{len(answers) - typed} answers not asked for:\n{err.decode()}"
+    return bytes(streams[proc.stdout.fileno()]), bytes(err)
+
+
+def _read(fd: int) -> bytes:
+    try:
+        return os.read(fd, 65536)
+    except OSError:  # EIO: the terminal's other side is gone
+        return b""
 
 
 def _pythonpath() -> str:
