@@ -46,6 +46,11 @@ def make_approver(
             return False
         print("允许吗？[y/N] " if words.chinese else "Allow? [y/N] ", end="", file=err, flush=True)
         answer = source.readline()
+        if not answer:  # Ctrl-D: the terminal echoed nothing, so end the prompt's line here
+            print(
+                "\n" + ("已拒绝：输入已结束" if words.chinese else "denied: end of input"), file=err
+            )
+            return False
         return answer.strip().lower() in ("y", "yes", "是", "好")
 
     return approve
