@@ -195,13 +195,15 @@ def _resume(
     if book is None:
         return []
     words = words_for(book.last_question())
+    for run in book.unfinished():
+        _note(f"[session {book.name}] an earlier run did not finish: {run.question}")
     for fix in book.repair(_tools(session, options, words, stdin, book)):
-        print(
-            safe(f"[session {book.name}] {fix.name} ({fix.call_id}) left open: {fix.output}"),
-            file=sys.stderr,
-            flush=True,
-        )
+        _note(f"[session {book.name}] {fix.name} ({fix.call_id}) left open: {fix.output}")
     return book.history()
+
+
+def _note(text: str) -> None:
+    print(safe(text), file=sys.stderr, flush=True)
 
 
 def ask(question: str, options: RunOptions) -> int:

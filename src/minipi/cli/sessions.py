@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from minipi.ai.types import Usage
 from minipi.cli.terminal import safe
 from minipi.errors import SessionError
 from minipi.session import Entry, RunRecord, SessionInfo, SessionLock, SessionStore, check_name
@@ -137,13 +138,25 @@ def _timeline(number: int, run: RunRecord, entries: list[Entry]) -> list[str]:
     elif run.status is not None:
         lines.append(f"  {run.code}: {run.error}")
     seconds = f", {run.ended - run.started:.2f} s" if run.ended is not None else ""
-    usage = run.usage
+    usage, turns, calls = run.usage, run.turns, run.tool_calls
+    if run.status is None:  # no end record yet: count what was saved
+        responses = [e.data for e in entries if e.kind == "response"]
+        turns = len(responses)
+        calls = len({e.call_id for e in entries if e.kind == "tool_executing"})
+        usage = Usage(*(sum(_count(r, key) for r in responses) for key in _TOKENS))
     lines.append(
-        f"  total  {run.turns} requests, {run.tool_calls} tool calls, tokens in "
-        f"{usage.input_tokens} / out {usage.output_tokens} / cached {usage.cached_tokens}"
-        f"{seconds}"
+        f"  total  {turns} requests, {calls} tool calls, tokens in {usage.input_tokens} / "
+        f"out {usage.output_tokens} / cached {usage.cached_tokens}{seconds}"
     )
     return lines
+
+
+_TOKENS = ("input_tokens", "output_tokens", "cached_tokens")
+
+
+def _count(data: dict[str, Any], key: str) -> int:
+    value = data.get(key)
+    return value if isinstance(value, int) else 0
 
 
 def _entry_lines(entry: Entry, run: RunRecord) -> list[str]:

@@ -12,6 +12,7 @@ from minipi.errors import ConfigError, SessionError
 from minipi.session.location import check_outside_project
 from minipi.session.lock import SessionLock
 from minipi.session.recorder import SessionRecorder
+from minipi.session.records import RunRecord
 from minipi.session.repair import Repair, repair
 from minipi.session.store import SessionStore
 from minipi.session.transcript import replay
@@ -35,6 +36,11 @@ class OpenSession:
         """The question of the latest run ("" for a new session)."""
         runs = self.store.runs(self.recorder.session.id)
         return runs[-1].question if runs else ""
+
+    def unfinished(self) -> list[RunRecord]:
+        """The runs without an end record (a killed process, or one running now elsewhere
+        would hold the lock): ``repair`` closes them."""
+        return [r for r in self.store.runs(self.recorder.session.id) if r.status is None]
 
     def repair(self, tools: Sequence[AgentTool]) -> list[Repair]:
         """Answer the calls a killed process left open (see ``minipi.session.repair``)."""
