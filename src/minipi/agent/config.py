@@ -50,3 +50,11 @@ class AgentConfig:
     """Identical calls refused before the run fails ``stuck_loop``."""
     max_repeated_errors: int = 3
     """The same tool error this many times in a row fails the run ``repeated_tool_error``."""
+    max_tool_output_chars: int = 50_000
+    """A longer tool output is cut, with a notice saying what was left out."""
+    context_tokens: int | None = None
+    """The model's context window in tokens, if known: older tool outputs are then shortened
+    to keep each request inside it, and a run that cannot fit ends ``context_exhausted``
+    before the server would refuse the request (see ``agent/context.py``)."""
+    reserve_tokens: int | None = None
+    """Tokens of the window kept free for the reply (default: 1/8 of it, at least 256)."""

@@ -84,6 +84,12 @@ class Ledger:
         self.executed += 1
         return _Prepared(call, tool, parsed, key)
 
+    def forget(self, call_ids: Sequence[str]) -> None:
+        """Let these calls be made again (their results were shortened away)."""
+        gone = set(call_ids)
+        for key in [k for k, v in self.successes.items() if v in gone]:
+            del self.successes[key]
+
     def record(self, prepared: _Prepared, result: ToolResult) -> None:
         if result.code == "user_denied":
             self.denied[prepared.key] = f"{prepared.call.name} {prepared.call.arguments}"

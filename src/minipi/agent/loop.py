@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from minipi.agent.config import RESERVED_REQUEST_KEYS, AgentConfig
+from minipi.agent.context import ContextWindow, cut_output
 from minipi.agent.events import (
     AgentEvent,
     AssistantText,
@@ -106,22 +107,9 @@ def run_agent(
 def _loop(run: _Run) -> RunResult:
     config = run.config
     while True:
-        if run.turns >= config.max_turns:
-            return run.end(
-                Stop(
-                    "budget_exhausted",
-                    "max_turns",
-                    f"no final answer after {config.max_turns} model requests",
-                )
-            )
-        if run.out_of_time():
-            return run.end(
-                Stop(
-                    "budget_exhausted",
-                    "max_seconds",
-                    f"no final answer within {config.max_seconds} s",
-                )
-            )
+        stop = _before_request(run)
+        if stop is not None:
+            return run.end(stop)
         run.turns += 1
         step = _decide(run, run.ask_model())
         if isinstance(step, FinalAnswer):
@@ -143,6 +131,22 @@ def _loop(run: _Run) -> RunResult:
                     f"the tool-call budget ({config.max_tool_calls}) is used up",
                 )
             )
+
+
+def _before_request(run: _Run) -> Stop | None:
+    """The budgets checked before each model request, and the context fit."""
+    config = run.config
+    if run.turns >= config.max_turns:
+        return Stop(
+            "budget_exhausted",
+            "max_turns",
+            f"no final answer after {config.max_turns} model requests",
+        )
+    if run.out_of_time():
+        return Stop(
+            "budget_exhausted", "max_seconds", f"no final answer within {config.max_seconds} s"
+        )
+    return run.fit_context()
 
 
 def _finish(run: _Run, answer: FinalAnswer) -> RunResult:
@@ -213,6 +217,13 @@ class _Run:
             self.history = list(question_or_history)
         self.sink = on_event
         self.ledger = Ledger(self.tools, config)
+        self.window = (
+            ContextWindow.for_run(
+                config.context_tokens, config.reserve_tokens, config.instructions, self.specs
+            )
+            if config.context_tokens
+            else None
+        )
         self.turns = 0
         self.empty_replies = 0
         self.truncated = 0
@@ -239,9 +250,10 @@ class _Run:
 
     def ask_model(self) -> Reply:
         choice = self.tool_choice()
+        items = self.window.view(self.history) if self.window else self.history
         request = ModelRequest(
             model=self.config.model,
-            items=self.history,
+            items=items,
             instructions=self.config.instructions,
             tools=self.specs,
             tool_choice=choice,
@@ -251,10 +263,12 @@ class _Run:
             else (self.config.request_options),
             on_delta=self.on_delta,
         )
-        self.emit(TurnStart(self.turns, choice, self.history))
+        self.emit(TurnStart(self.turns, choice, items))
         started = time.perf_counter()
         response = self._create(request)
         self.usage = self.usage + response.usage
+        if self.window is not None:
+            self.window.observe(items, response.usage.input_tokens)
         self.emit(ModelResponded(self.turns, response, time.perf_counter() - started))
         text = output_text(response.items)
         calls = parse_function_calls(response.items)
@@ -270,9 +284,11 @@ class _Run:
 
     def deliver(self, outcome: Outcome) -> None:
         result = outcome.result
-        output = FunctionCallOutput(
-            outcome.call.call_id, result.content, result.choices, result.is_error
-        )
+        limit = self.config.max_tool_output_chars
+        if self.window is not None:
+            limit = min(limit, self.window.output_limit())
+        content = cut_output(result.content, limit)
+        output = FunctionCallOutput(outcome.call.call_id, content, result.choices, result.is_error)
         self.history.append(output)
         self.emit(ItemsAdded(self.turns, (output,)))
         required = self.config.required_tool_names
@@ -282,6 +298,32 @@ class _Run:
             and not result.is_error
         ):
             self.required_index += 1
+
+    def fit_context(self) -> Stop | None:
+        """Shorten old tool outputs so the next request fits the window; a Stop if it can't."""
+        if self.window is None:
+            return None
+        names = {i.call_id: i.name for i in self.history if isinstance(i, FunctionCall)}
+        newly = self.window.fit(self.history, names)
+        if newly is None:
+            return Stop(
+                "failed",
+                "context_exhausted",
+                f"the conversation no longer fits the model's context "
+                f"({self.window.limit} tokens, {self.window.reserve} kept for the reply) "
+                "even with older tool outputs shortened",
+            )
+        if newly:
+            self.ledger.forget(newly)  # a shortened result may be asked for again
+            self.emit(
+                Notice(
+                    self.turns,
+                    f"shortened {len(newly)} earlier tool output(s) to fit the model's "
+                    f"context: {', '.join(newly)}",
+                    "context_shortened",
+                )
+            )
+        return None
 
     def _create(self, request: ModelRequest) -> ModelResponse:
         """One model request; a stream that stalled or broke off is asked once more (its

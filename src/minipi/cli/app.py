@@ -48,6 +48,7 @@ class RunOptions:
     guided: bool | None = None
     stream: bool | None = None
     timeout: float | None = None
+    context_tokens: int | None = None
     session: str | None = None
     """Save the conversation under this name (created, or resumed with its history)."""
     resume: bool = False
@@ -107,6 +108,7 @@ def _open(options: RunOptions) -> _Session:
         max_tool_calls=options.max_tool_calls,
         required_tool_names=options.required_tools,
         request_options=request_options,
+        context_tokens=options.context_tokens or model.context_tokens,
     )
     return _Session(settings, model, files, config)
 

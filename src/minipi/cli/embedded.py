@@ -27,6 +27,8 @@ class ModelHandle:
     base_url: str
     embedded: bool
     stops: list[Callable[[], None]] = field(default_factory=list)
+    context_tokens: int | None = None
+    """The model's context window, when the engine tells (our own engine's ``n_ctx``)."""
 
     def close(self) -> None:
         self.client.close()
@@ -104,5 +106,10 @@ def _local(
     endpoint = Endpoint(engine.base_url, engine.model_name, wire="chat")
     client = EngineClient(connect(endpoint, config), engine)
     return ModelHandle(
-        client, engine.model_name, engine.base_url, embedded=True, stops=[engine.stop]
+        client,
+        engine.model_name,
+        engine.base_url,
+        embedded=True,
+        stops=[engine.stop],
+        context_tokens=engine.n_ctx,
     )

@@ -76,6 +76,13 @@ def _run_options(function: F) -> F:
             "[default: stream; env: MINIPI_STREAM=0 turns it off].",
         ),
         click.option(
+            "--context-tokens",
+            type=click.IntRange(min=256),
+            envvar="MINIPI_CONTEXT_TOKENS",
+            help="The model's context window: older tool outputs are shortened to stay inside "
+            "it [env: MINIPI_CONTEXT_TOKENS; default: the local engine's, else unlimited].",
+        ),
+        click.option(
             "--timeout",
             type=click.FloatRange(min=0, min_open=True),
             help="Seconds to wait for the model, and the longest pause in a stream [default: 120].",

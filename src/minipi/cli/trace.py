@@ -16,6 +16,7 @@ from typing import Any
 from minipi.agent.events import (
     AgentEvent,
     ModelResponded,
+    Notice,
     RunEnd,
     RunStart,
     ToolCallStarted,
@@ -61,6 +62,8 @@ class TraceRecorder:
             )
         elif isinstance(event, ToolCallStarted | ToolResultReady) and turns:
             turns[-1]["calls"].append(to_json(event))
+        elif isinstance(event, Notice):  # retries, refusals, shortened outputs
+            self.record.setdefault("notices", []).append(to_json(event))
         elif isinstance(event, RunEnd):
             self.record["result"] = to_json(event)
             self.record["items"] = [item_to_json(i) for i in event.result.items]
