@@ -18,11 +18,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from clihelp import json_lines, minipi, tool_outputs
 from conftest_files import Approvals, snapshot
 from fakeserver import Call, Turn
-from faultserver import Edited, FaultServer, Recorded
+from faultserver import Cut, Edited, Events, FaultServer, Recorded, Split, data, sse_recording
 from minipi.agent import (
     AgentConfig,
     AgentEvent,
@@ -34,10 +36,27 @@ from minipi.agent import (
     run_agent,
     tool_from_function,
 )
-from minipi.ai import ClientConfig, Endpoint, FunctionCall, FunctionCallOutput, Wire, connect
+from minipi.ai import (
+    ClientConfig,
+    Endpoint,
+    FunctionCall,
+    FunctionCallOutput,
+    Message,
+    ModelRequest,
+    Wire,
+    connect,
+    output_text,
+    parse_function_calls,
+)
 from minipi.files import ProjectFiles, create_project_tools
 
-FAST = ClientConfig(connect_timeout=1.0, read_timeout=5.0, max_retries=1, backoff_base=0.01)
+FAST = ClientConfig(
+    connect_timeout=1.0,
+    read_timeout=5.0,
+    stream_idle_timeout=0.5,
+    max_retries=1,
+    backoff_base=0.01,
+)
 ALPHA = "alpha\n"
 
 
@@ -45,6 +64,12 @@ ALPHA = "alpha\n"
 def server() -> Iterator[FaultServer]:
     with FaultServer() as fault_server:
         yield fault_server
+
+
+@pytest.fixture(params=[False, True], ids=["plain", "streamed"])
+def stream(request: pytest.FixtureRequest) -> bool:
+    """Each case with the client asking for a plain reply, then for a stream."""
+    return bool(request.param)
 
 
 @pytest.fixture
@@ -84,6 +109,7 @@ def run(
     server: FaultServer,
     wire: Wire,
     base: Path,
+    stream: bool = False,
     *,
     approve: bool = False,
     extra: tuple[AgentTool, ...] = (),
@@ -93,7 +119,11 @@ def run(
     events: list[AgentEvent] = []
     ran: list[str] = []
     endpoint = Endpoint(server.base_url, "fake-model", wire=wire)
-    with ProjectFiles(base / "proj") as files, closing(connect(endpoint, FAST)) as client:
+    client_config = replace(FAST, stream=stream)
+    with (
+        ProjectFiles(base / "proj") as files,
+        closing(connect(endpoint, client_config)) as client,
+    ):
         tools = [spied(t, ran) for t in (*create_project_tools(files, approvals), *extra)]
         result = run_agent(
             client, tools, config or AgentConfig(model="fake-model"), "q", events.append
@@ -163,7 +193,7 @@ BAD_ARGUMENTS = {
 
 @pytest.mark.parametrize("case", BAD_ARGUMENTS)
 def test_d1_bad_arguments_are_answered_and_nothing_runs(
-    server: FaultServer, wire: Wire, base: Path, case: str
+    server: FaultServer, wire: Wire, base: Path, stream: bool, case: str
 ) -> None:
     bad = BAD_ARGUMENTS[case]
     server.add(
@@ -171,7 +201,7 @@ def test_d1_bad_arguments_are_answered_and_nothing_runs(
         Turn("I could not do it."),
     )
     before = snapshot(base)
-    outcome = run(server, wire, base, approve=True)
+    outcome = run(server, wire, base, stream, approve=True)
     assert outcome.result.status == "succeeded"
     assert outcome.ran == []
     assert outcome.approvals.requests == []  # a malformed write is never even shown
@@ -186,26 +216,28 @@ def test_d1_bad_arguments_are_answered_and_nothing_runs(
     assert outcome.result.tool_calls == 0
 
 
-def test_d1_parser_messages_say_what_is_wrong(server: FaultServer, wire: Wire, base: Path) -> None:
+def test_d1_parser_messages_say_what_is_wrong(
+    server: FaultServer, wire: Wire, base: Path, stream: bool
+) -> None:
     server.add(
         calls(*(Call("read_file", BAD_ARGUMENTS[c]) for c in ("unclosed", "null", "nan"))),
         Turn("ok"),
     )
-    contents = [r.result.content for r in run(server, wire, base).results]
+    contents = [r.result.content for r in run(server, wire, base, stream).results]
     assert "not valid JSON" in contents[0]
     assert "must be a JSON object, got null" in contents[1]
     assert "NaN" in contents[2]
 
 
 def test_d1_empty_arguments_are_an_empty_object_for_a_tool_without_parameters(
-    server: FaultServer, wire: Wire, base: Path
+    server: FaultServer, wire: Wire, base: Path, stream: bool
 ) -> None:
     def clock() -> str:
         """The time."""
         return "12:00"
 
     server.add(calls(Call("clock", ""), Call("read_file", "")), Turn("It is 12:00."))
-    outcome = run(server, wire, base, extra=(tool_from_function(clock),))
+    outcome = run(server, wire, base, stream, extra=(tool_from_function(clock),))
     assert outcome.codes == [None, "invalid_json"]
     assert outcome.ran == ["clock"]
     assert outcome.sent_back()[0] == "12:00"
@@ -215,12 +247,12 @@ def test_d1_empty_arguments_are_an_empty_object_for_a_tool_without_parameters(
 
 
 def test_d2_arguments_sent_as_an_object_are_accepted(
-    server: FaultServer, wire: Wire, base: Path
+    server: FaultServer, wire: Wire, base: Path, stream: bool
 ) -> None:
     server.add(
         edit_calls(calls(Call("read_file", "{}")), set_arguments({"path": "a.txt"})), Turn("ok")
     )
-    outcome = run(server, wire, base)
+    outcome = run(server, wire, base, stream)
     assert outcome.codes == [None]
     assert outcome.sent_back() == [ALPHA]
 
@@ -237,13 +269,13 @@ def test_d2_arguments_sent_as_an_object_are_accepted(
     ids=["list", "null", "number", "object-with-a-list", "missing"],
 )
 def test_d2_arguments_of_another_kind_are_answered(
-    server: FaultServer, wire: Wire, base: Path, value: Any, code: str
+    server: FaultServer, wire: Wire, base: Path, stream: bool, value: Any, code: str
 ) -> None:
     server.add(
         edit_calls(calls(Call("read_file", "{}"), Call("move_file", "{}")), set_arguments(value)),
         Turn("ok"),
     )
-    outcome = run(server, wire, base, approve=True)
+    outcome = run(server, wire, base, stream, approve=True)
     assert outcome.codes == [code, code]
     assert outcome.ran == []
     assert outcome.approvals.requests == []
@@ -267,11 +299,11 @@ def test_d2_arguments_of_another_kind_are_answered(
     ids=["missing-target", "empty", "number", "extra-key", "nested", "below-minimum", "list"],
 )
 def test_d5_schema_violations_name_the_field_and_nothing_runs(
-    server: FaultServer, wire: Wire, base: Path, call: Call, named: str
+    server: FaultServer, wire: Wire, base: Path, stream: bool, call: Call, named: str
 ) -> None:
     server.add(calls(call), Turn("ok"))
     before = snapshot(base)
-    outcome = run(server, wire, base, approve=True)
+    outcome = run(server, wire, base, stream, approve=True)
     assert outcome.codes == ["invalid_arguments"]
     content = outcome.results[0].result.content
     assert named in content
@@ -289,10 +321,10 @@ def test_d5_schema_violations_name_the_field_and_nothing_runs(
     "name", ["read_fle", "delete_file", " read_file ", "functions.read_file", "READ_FILE"]
 )
 def test_d6_unknown_names_get_the_list_of_tools(
-    server: FaultServer, wire: Wire, base: Path, name: str
+    server: FaultServer, wire: Wire, base: Path, stream: bool, name: str
 ) -> None:
     server.add(calls(Call(name, {"path": "a.txt"})), Turn("ok"))
-    outcome = run(server, wire, base)
+    outcome = run(server, wire, base, stream)
     assert outcome.codes == ["unknown_tool"]
     content = outcome.results[0].result.content
     for tool in ("list_files", "read_file", "search_files", "move_file"):
@@ -302,22 +334,22 @@ def test_d6_unknown_names_get_the_list_of_tools(
 
 
 def test_d6_unknown_names_count_toward_the_budgets(
-    server: FaultServer, wire: Wire, base: Path
+    server: FaultServer, wire: Wire, base: Path, stream: bool
 ) -> None:
     server.add(*[calls(Call("delete_file", {"path": "a.txt"}))] * 4)
-    outcome = run(server, wire, base)
+    outcome = run(server, wire, base, stream)
     assert outcome.result.status == "failed"
     assert outcome.result.code == "repeated_tool_error"
     assert server.posts == 3
     server.add(*[calls(Call(f"tool_{n}", {})) for n in range(3)], Turn("never"))
-    outcome = run(server, wire, base, config=AgentConfig(model="fake-model", max_turns=3))
+    outcome = run(server, wire, base, stream, config=AgentConfig(model="fake-model", max_turns=3))
     assert outcome.result.status == "budget_exhausted"
     assert outcome.result.answer == ""
 
 
 @pytest.mark.parametrize("name", ["", None])
 def test_d6_a_call_without_a_name_ends_the_run_with_a_clear_code(
-    server: FaultServer, wire: Wire, base: Path, name: str | None
+    server: FaultServer, wire: Wire, base: Path, stream: bool, name: str | None
 ) -> None:
     """README's documented policy (RELIABILITY says TE ``unknown_tool``): a nameless call
     cannot be answered, so the run ends ``malformed_call``; nothing runs."""
@@ -326,7 +358,7 @@ def test_d6_a_call_without_a_name_ends_the_run_with_a_clear_code(
         entry.get("function", entry)["name"] = name
 
     server.add(edit_calls(calls(Call("read_file", {"path": "a.txt"})), change), Turn("never"))
-    outcome = run(server, wire, base)
+    outcome = run(server, wire, base, stream)
     assert outcome.result.status == "failed"
     assert outcome.result.code == "malformed_call"
     assert "without a name" in (outcome.result.error or "")
@@ -352,12 +384,12 @@ def _pairs(body: dict[str, Any] | None) -> tuple[list[str], list[str]]:
 
 @pytest.mark.parametrize("call_id", [None, "", "same"], ids=["missing", "empty", "duplicated"])
 def test_d7_a_unique_id_is_made_and_used_on_both_sides(
-    server: FaultServer, wire: Wire, base: Path, call_id: str | None
+    server: FaultServer, wire: Wire, base: Path, stream: bool, call_id: str | None
 ) -> None:
     first = Call("read_file", {"path": "a.txt"}, call_id=call_id)
     second = Call("list_files", {"path": "."}, call_id=call_id)
     server.add(calls(first, second), Turn("ok"))
-    outcome = run(server, wire, base)
+    outcome = run(server, wire, base, stream)
     assert outcome.codes == [None, None]
     ids = [r.call_id for r in outcome.results]
     assert all(ids)
@@ -366,16 +398,146 @@ def test_d7_a_unique_id_is_made_and_used_on_both_sides(
     assert asked == answered == ids
 
 
-def test_d7_none_ids_through_the_raw_json(server: FaultServer, wire: Wire, base: Path) -> None:
+def test_d7_none_ids_through_the_raw_json(
+    server: FaultServer, wire: Wire, base: Path, stream: bool
+) -> None:
     def change(entry: dict[str, Any]) -> None:
         entry["call_id" if "call_id" in entry else "id"] = None
 
     server.add(edit_calls(calls(Call("read_file", {"path": "a.txt"})), change), Turn("ok"))
-    outcome = run(server, wire, base)
+    outcome = run(server, wire, base, stream)
     assert outcome.codes == [None]
     asked, answered = _pairs(server.requests[1].body)
     assert asked == answered == [outcome.results[0].call_id]
     assert asked[0]
+
+
+# --- D9, D11: streamed calls in pieces ------------------------------------------------------
+
+
+def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+    return data({"id": "x", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+
+
+def call_delta(arguments: str, **fields: Any) -> dict[str, Any]:
+    function = {"arguments": arguments}
+    if "name" in fields:
+        function["name"] = fields.pop("name")
+    return {"tool_calls": [{**fields, "function": function}]}
+
+
+D9_STREAMS = {
+    "d9": [
+        call_delta("", index=0, id="c1", type="function", name="read_file"),
+        call_delta('{"pa', index=0, id=None),
+        call_delta('th":"a.txt"}', index=0),
+    ],
+    "no-index-later": [
+        call_delta("", index=0, id="c1", name="read_file"),
+        call_delta('{"path"'),
+        call_delta(':"a.txt"}'),
+    ],
+    "id-every-chunk": [
+        call_delta("", index=0, id="c1", name="read_file"),
+        call_delta('{"path":', index=0, id="c1"),
+        call_delta('"a.txt"}', index=0, id="c1"),
+    ],
+    "no-id-at-all": [
+        call_delta('{"path":', index=0, name="read_file"),
+        call_delta('"a.txt"}', index=0),
+    ],
+    "object-arguments": [
+        {"tool_calls": [{"index": 0, "id": "c1", "function": {"name": "read_file"}}]},
+        {"tool_calls": [{"index": 0, "function": {"arguments": {"path": "a.txt"}}}]},
+    ],
+}
+
+
+@pytest.mark.parametrize("case", D9_STREAMS)
+def test_d9_chat_call_deltas_make_one_call(server: FaultServer, base: Path, case: str) -> None:
+    frames = [chunk({"role": "assistant", "content": None})]
+    frames += [chunk(delta) for delta in D9_STREAMS[case]]
+    server.add(Events(*frames, chunk({}, "tool_calls"), "data: [DONE]"), Turn("It says alpha."))
+    outcome = run(server, "chat", base, True)
+    assert outcome.ran == ["read_file"]
+    assert outcome.sent_back() == [ALPHA]
+    asked, answered = _pairs(server.requests[1].body)
+    assert asked == answered
+    assert len(asked) == 1
+    if case != "no-id-at-all":
+        assert asked == ["c1"]
+    assert outcome.result.answer == "It says alpha."
+
+
+def test_d9_parallel_calls_all_at_index_0_are_told_apart_by_id(
+    server: FaultServer, base: Path
+) -> None:
+    deltas = [
+        call_delta("", index=0, id="c1", name="read_file"),
+        call_delta('{"path": "a.txt"}', index=0),
+        call_delta("", index=0, id="c2", name="list_files"),
+        call_delta('{"path": "."}', index=0),
+    ]
+    frames = [chunk(delta) for delta in deltas]
+    server.add(Events(*frames, chunk({}, "tool_calls"), "data: [DONE]"), Turn("ok"))
+    outcome = run(server, "chat", base, True)
+    assert outcome.ran == ["read_file", "list_files"]
+    assert [r.call_id for r in outcome.results] == ["c1", "c2"]
+
+
+def test_d9_responses_completed_without_output_uses_the_items_it_streamed(
+    server: FaultServer, base: Path
+) -> None:
+    turn = calls(Call("read_file", {"path": "a.txt"}, call_id="c1"))
+    frames = sse_recording(turn, "responses").decode().split("\n\n")[:-1]
+    name, _, payload = frames[-1].partition("\ndata: ")
+    completed = json.loads(payload)
+    completed["response"]["output"] = []
+    server.add(Events(*frames[:-1], f"{name}\n{data(completed)}"), Turn("ok"))
+    outcome = run(server, "responses", base, True)
+    assert outcome.ran == ["read_file"]
+    assert [r.call_id for r in outcome.results] == ["c1"]
+
+
+D11_TURN = Turn(
+    "看一下 a.txt « and list » ",
+    calls=[
+        Call("read_file", {"path": "a.txt", "note": '"quoted" \\ 中文 \u2028'}),
+        Call("list_files", {"path": "."}),
+    ],
+)
+
+
+def _awkward_cuts(recording: bytes) -> list[int]:
+    """Offsets that split a UTF-8 character, or a CR from its LF."""
+    inside = [i for i, b in enumerate(recording) if 0x80 <= b < 0xC0]
+    return inside + [i + 1 for i in range(len(recording) - 1) if recording[i : i + 2] == b"\r\n"]
+
+
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(crlf=st.booleans(), draw=st.data())
+def test_d11_a_stream_split_anywhere_gives_the_same_reply(
+    wire: Wire, crlf: bool, draw: st.DataObject
+) -> None:
+    recording = sse_recording(D11_TURN, wire)
+    if crlf:
+        recording = recording.replace(b"\n", b"\r\n")
+    offset = st.one_of(
+        st.integers(1, len(recording) - 1), st.sampled_from(_awkward_cuts(recording))
+    )
+    cuts = draw.draw(st.lists(offset, max_size=30))
+    with FaultServer([Split(recording, tuple(cuts))]) as server:
+        endpoint = Endpoint(server.base_url, "fake-model", wire=wire)
+        with closing(connect(endpoint, replace(FAST, stream=True))) as client:
+            response = client.create(ModelRequest("fake-model", [Message("user", "q")]))
+    assert output_text(response.items) == D11_TURN.text.strip()
+    got = [(c.name, json.loads(c.arguments)) for c in parse_function_calls(response.items)]
+    assert got == [(c.name, c.arguments) for c in D11_TURN.calls]
+    assert response.finish_reason == "tool_calls"
 
 
 # --- D12: calls written as text ------------------------------------------------------------
@@ -384,10 +546,10 @@ TEXT_CALL = '<tool_call>\n{"name": "read_file", "arguments": {"path": "a.txt"}}\
 
 
 def test_d12_a_text_call_is_parsed_strictly_and_never_the_answer(
-    server: FaultServer, wire: Wire, base: Path
+    server: FaultServer, wire: Wire, base: Path, stream: bool
 ) -> None:
     server.add(Turn("Let me look.\n" + TEXT_CALL), Turn("It says alpha."))
-    outcome = run(server, wire, base)
+    outcome = run(server, wire, base, stream)
     assert outcome.codes == [None]
     assert outcome.sent_back() == [ALPHA]
     assert outcome.result.answer == "It says alpha."
@@ -395,12 +557,12 @@ def test_d12_a_text_call_is_parsed_strictly_and_never_the_answer(
 
 
 def test_d12_a_malformed_text_call_is_a_nudge_not_an_answer(
-    server: FaultServer, wire: Wire, base: Path
+    server: FaultServer, wire: Wire, base: Path, stream: bool
 ) -> None:
     server.add(
         Turn('<tool_call>{"name": "read_file", "arguments": {"path": </tool_call>'), Turn("ok")
     )
-    outcome = run(server, wire, base)
+    outcome = run(server, wire, base, stream)
     assert outcome.codes == ["unknown_tool"]
     assert "read_file" in outcome.results[0].result.content
     assert outcome.ran == []
@@ -408,10 +570,10 @@ def test_d12_a_malformed_text_call_is_a_nudge_not_an_answer(
 
 
 def test_d12_a_text_call_inside_think_is_not_acted_on_nor_shown(
-    server: FaultServer, wire: Wire, base: Path
+    server: FaultServer, wire: Wire, base: Path, stream: bool
 ) -> None:
     server.add(Turn(f"<think>{TEXT_CALL}</think>"), Turn(f"<think>{TEXT_CALL}</think>"))
-    outcome = run(server, wire, base)
+    outcome = run(server, wire, base, stream)
     assert outcome.ran == []
     assert outcome.result.status == "failed"
     assert outcome.result.code == "empty_output"
@@ -419,12 +581,14 @@ def test_d12_a_text_call_inside_think_is_not_acted_on_nor_shown(
     assert "tool_call" not in (outcome.result.error or "")
 
 
-def test_d12_a_text_write_still_needs_approval(server: FaultServer, wire: Wire, base: Path) -> None:
+def test_d12_a_text_write_still_needs_approval(
+    server: FaultServer, wire: Wire, base: Path, stream: bool
+) -> None:
     arguments = {"source": "a.txt", "target": "archive/"}
     move = f"<tool_call>{json.dumps({'name': 'move_file', 'arguments': arguments})}</tool_call>"
     server.add(Turn(move), Turn("Moved."))
     before = snapshot(base)
-    outcome = run(server, wire, base, approve=False)
+    outcome = run(server, wire, base, stream, approve=False)
     assert [r.tool for r in outcome.approvals.requests] == ["move_file"]
     assert outcome.codes == ["user_denied"]
     assert snapshot(base) == before
@@ -435,20 +599,20 @@ def test_d12_a_text_write_still_needs_approval(server: FaultServer, wire: Wire, 
 
 
 def test_d13_think_only_is_asked_again_once_then_fails_empty_output(
-    server: FaultServer, wire: Wire, base: Path
+    server: FaultServer, wire: Wire, base: Path, stream: bool
 ) -> None:
     server.add(Turn("<think>hmm</think>"), Turn("<think>still thinking</think>\n"), Turn("x"))
-    outcome = run(server, wire, base)
+    outcome = run(server, wire, base, stream)
     assert outcome.result.status == "failed"
     assert outcome.result.code == "empty_output"
     assert server.posts == 2
 
 
 def test_d13_think_then_answer_succeeds_on_the_retry(
-    server: FaultServer, wire: Wire, base: Path
+    server: FaultServer, wire: Wire, base: Path, stream: bool
 ) -> None:
     server.add(Turn("<think>hmm</think>"), Turn("<think>ok</think>The answer."))
-    outcome = run(server, wire, base)
+    outcome = run(server, wire, base, stream)
     assert outcome.result.answer == "The answer."
 
 
@@ -478,12 +642,12 @@ CUT_MOVES = ['{"source": "a.txt", "tar', '{"source": "a.txt", "target": "archive
 
 @pytest.mark.parametrize("arguments", CUT_MOVES, ids=["half", "whole"])
 def test_d14_a_call_cut_off_at_the_limit_never_runs(
-    server: FaultServer, wire: Wire, base: Path, arguments: str
+    server: FaultServer, wire: Wire, base: Path, stream: bool, arguments: str
 ) -> None:
     cut = Turn(calls=[Call("move_file", arguments)], finish="length")
     server.add(cut, cut, Turn("never"))
     before = snapshot(base)
-    outcome = run(server, wire, base, approve=True)
+    outcome = run(server, wire, base, stream, approve=True)
     assert outcome.result.status == "failed"
     assert outcome.result.code == "truncated"
     assert "max_output_tokens" in (outcome.result.error or "")
@@ -494,8 +658,27 @@ def test_d14_a_call_cut_off_at_the_limit_never_runs(
     assert_valid_history(outcome.result)
 
 
+@pytest.mark.parametrize("then", ["close", "reset", "stall"])
+def test_d14_a_stream_broken_off_mid_arguments_never_runs(
+    server: FaultServer, wire: Wire, base: Path, then: Any
+) -> None:
+    move = calls(Call("move_file", {"source": "a.txt", "target": "archive/"}))
+    mid_arguments = {"chat": 4, "responses": 5}[wire]  # the call's head and a first piece
+    cut = Cut(move, mid_arguments, then=then)
+    server.add(cut, cut, Turn("never"))
+    before = snapshot(base)
+    outcome = run(server, wire, base, True, approve=True)
+    assert outcome.result.status == "failed"
+    assert outcome.result.code in ("stream_incomplete", "stream_stalled")
+    assert outcome.approvals.requests == []
+    assert outcome.ran == []
+    assert snapshot(base) == before
+    assert server.posts == 2  # asked once more, never more
+    assert_valid_history(outcome.result)
+
+
 def test_d14_after_a_cut_off_the_retry_asks_for_more_tokens(
-    server: FaultServer, wire: Wire, base: Path
+    server: FaultServer, wire: Wire, base: Path, stream: bool
 ) -> None:
     server.add(
         Turn(calls=[Call("move_file", CUT_MOVES[0])], finish="length"),
@@ -503,7 +686,7 @@ def test_d14_after_a_cut_off_the_retry_asks_for_more_tokens(
         Turn("It says alpha."),
     )
     config = AgentConfig(model="fake-model", request_options={"max_output_tokens": 100})
-    outcome = run(server, wire, base, approve=True, config=config)
+    outcome = run(server, wire, base, stream, approve=True, config=config)
     assert outcome.ran in ([], ["read_file"])
     assert outcome.approvals.requests == []
     if outcome.result.code == "truncated":  # the policy that does not retry
@@ -524,11 +707,11 @@ def limit_of(body: dict[str, Any] | None) -> int:
 
 
 def test_d14_a_text_cut_off_at_the_limit_is_not_an_answer(
-    server: FaultServer, wire: Wire, base: Path
+    server: FaultServer, wire: Wire, base: Path, stream: bool
 ) -> None:
     server.add(Turn("The revenue was 96", finish="length"))
     server.add(Turn("The revenue was 96", finish="length"))
-    outcome = run(server, wire, base)
+    outcome = run(server, wire, base, stream)
     assert outcome.result.status == "failed"
     assert outcome.result.code == "truncated"
     assert outcome.result.answer == ""
@@ -563,22 +746,24 @@ def assert_valid_history(result: RunResult) -> None:
     ids=["1MB", "100k-deep", "20k-deep"],
 )
 def test_d15_huge_or_deep_arguments_are_refused_before_parsing(
-    server: FaultServer, wire: Wire, base: Path, arguments: str, code: str, words: str
+    server: FaultServer, wire: Wire, base: Path, stream: bool, arguments: str, code: str, words: str
 ) -> None:
     server.add(calls(Call("read_file", arguments)), Turn("ok"))
-    outcome = run(server, wire, base)
+    outcome = run(server, wire, base, stream)
     assert outcome.codes == [code]
     assert words in outcome.results[0].result.content
     assert len(outcome.sent_back()[0]) < 200
     assert outcome.result.status == "succeeded"
 
 
-def test_d15_deep_json_in_a_text_call(server: FaultServer, wire: Wire, base: Path) -> None:
+def test_d15_deep_json_in_a_text_call(
+    server: FaultServer, wire: Wire, base: Path, stream: bool
+) -> None:
     deep = "[" * 20_000 + "]" * 20_000
     server.add(
         Turn(f'<tool_call>{{"name": "read_file", "arguments": {deep}}}</tool_call>'), Turn("ok")
     )
-    outcome = run(server, wire, base)
+    outcome = run(server, wire, base, stream)
     assert outcome.codes == ["unknown_tool"]
     assert outcome.ran == []
 
@@ -587,13 +772,13 @@ def test_d15_deep_json_in_a_text_call(server: FaultServer, wire: Wire, base: Pat
 
 
 def test_d16_text_beside_calls_is_not_the_answer(
-    server: FaultServer, wire: Wire, base: Path
+    server: FaultServer, wire: Wire, base: Path, stream: bool
 ) -> None:
     server.add(
         Turn("I moved the file.", calls=[Call("read_file", {"path": "a.txt"})]),
         Turn("It says alpha."),
     )
-    outcome = run(server, wire, base)
+    outcome = run(server, wire, base, stream)
     assert outcome.ran == ["read_file"]
     assert outcome.result.answer == "It says alpha."
 
@@ -610,7 +795,7 @@ def test_d16_a_claim_without_a_call_changes_nothing_and_the_record_shows_it(
 
 
 def test_d17_a_spurious_read_is_harmless_and_a_spurious_write_asks(
-    server: FaultServer, wire: Wire, base: Path
+    server: FaultServer, wire: Wire, base: Path, stream: bool
 ) -> None:
     server.add(
         calls(Call("read_file", {"path": "a.txt"})),
@@ -618,7 +803,7 @@ def test_d17_a_spurious_read_is_harmless_and_a_spurious_write_asks(
         Turn("done"),
     )
     before = snapshot(base)
-    outcome = run(server, wire, base, approve=False)
+    outcome = run(server, wire, base, stream, approve=False)
     assert outcome.codes == [None, "user_denied"]
     request = outcome.approvals.requests[0]
     assert dict(request.details) == {"source": "a.txt", "destination": "archive/a.txt"}
@@ -718,10 +903,10 @@ def test_cli_nameless_call_exits_1_with_a_message(
 
 
 def test_d_arguments_are_never_echoed_unbounded(
-    server: FaultServer, wire: Wire, base: Path
+    server: FaultServer, wire: Wire, base: Path, stream: bool
 ) -> None:
     huge = json.dumps({"path": "a.txt", "pad": "x" * 100_000})
     server.add(calls(Call("read_file", huge)), Turn("ok"))
-    outcome = run(server, wire, base)
+    outcome = run(server, wire, base, stream)
     assert outcome.codes == ["arguments_too_large"]
     assert len(outcome.sent_back()[0]) < 200
