@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["RESERVED_REQUEST_KEYS", "AgentConfig"]
+from minipi.errors import AgentError
+
+if TYPE_CHECKING:
+    from minipi.agent.tools import AgentTool
+
+__all__ = ["RESERVED_REQUEST_KEYS", "AgentConfig", "checked_tools"]
 
 RESERVED_REQUEST_KEYS = frozenset(
     {
@@ -58,3 +63,41 @@ class AgentConfig:
     before the server would refuse the request (see ``agent/context.py``)."""
     reserve_tokens: int | None = None
     """Tokens of the window kept free for the reply (default: 1/8 of it, at least 256)."""
+
+
+def checked_tools(config: AgentConfig, tools: Sequence[AgentTool]) -> dict[str, AgentTool]:
+    """The tools by name, after checking that ``config`` and ``tools`` make a valid run
+    (``AgentError`` before any request otherwise)."""
+    by_name = _tool_map(tools)
+    _check_config(config, by_name)
+    return by_name
+
+
+def _tool_map(tools: Sequence[AgentTool]) -> dict[str, AgentTool]:
+    by_name: dict[str, AgentTool] = {}
+    for tool in tools:
+        if tool.name in by_name:
+            raise AgentError(
+                f"two tools are named {tool.name!r}; tool names must be unique",
+                code="duplicate_tool",
+            )
+        by_name[tool.name] = tool
+    return by_name
+
+
+def _check_config(config: AgentConfig, tools: dict[str, AgentTool]) -> None:
+    unknown = sorted(set(config.required_tool_names) - set(tools))
+    if unknown:
+        raise AgentError(
+            f"required tool(s) not registered: {', '.join(unknown)}; "
+            f"registered: {', '.join(sorted(tools))}",
+            code="unknown_required_tool",
+        )
+    reserved = sorted(RESERVED_REQUEST_KEYS & set(config.request_options))
+    if reserved:
+        raise AgentError(
+            f"request options may not override the loop's own keys: {', '.join(reserved)}",
+            code="reserved_request_key",
+        )
+    if config.max_turns < 1:
+        raise AgentError("max_turns must be at least 1", code="invalid_budget")

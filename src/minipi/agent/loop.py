@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from minipi.agent.config import RESERVED_REQUEST_KEYS, AgentConfig
+from minipi.agent.config import AgentConfig, checked_tools
 from minipi.agent.context import ContextWindow, cut_output
 from minipi.agent.events import (
     AgentEvent,
@@ -42,7 +42,7 @@ from minipi.ai.types import (
     output_text,
     parse_function_calls,
 )
-from minipi.errors import AgentError, ModelError, ModelStreamError
+from minipi.errors import ModelError, ModelStreamError
 
 __all__ = ["run_agent"]
 
@@ -208,8 +208,7 @@ class _Run:
     ) -> None:
         self.client = client
         self.config = config
-        self.tools = _tool_map(tools)
-        _check_config(config, self.tools)
+        self.tools = checked_tools(config, tools)
         self.specs = tuple(tool.spec() for tool in tools)
         if isinstance(question_or_history, str):
             self.history: list[Item] = [Message("user", question_or_history)]
@@ -377,33 +376,3 @@ def _raised_limit(options: Mapping[str, Any]) -> Mapping[str, Any]:
         if isinstance(value, int) and not isinstance(value, bool):
             raised[key] = value * 2
     return raised
-
-
-def _tool_map(tools: Sequence[AgentTool]) -> dict[str, AgentTool]:
-    by_name: dict[str, AgentTool] = {}
-    for tool in tools:
-        if tool.name in by_name:
-            raise AgentError(
-                f"two tools are named {tool.name!r}; tool names must be unique",
-                code="duplicate_tool",
-            )
-        by_name[tool.name] = tool
-    return by_name
-
-
-def _check_config(config: AgentConfig, tools: dict[str, AgentTool]) -> None:
-    unknown = sorted(set(config.required_tool_names) - set(tools))
-    if unknown:
-        raise AgentError(
-            f"required tool(s) not registered: {', '.join(unknown)}; "
-            f"registered: {', '.join(sorted(tools))}",
-            code="unknown_required_tool",
-        )
-    reserved = sorted(RESERVED_REQUEST_KEYS & set(config.request_options))
-    if reserved:
-        raise AgentError(
-            f"request options may not override the loop's own keys: {', '.join(reserved)}",
-            code="reserved_request_key",
-        )
-    if config.max_turns < 1:
-        raise AgentError("max_turns must be at least 1", code="invalid_budget")
