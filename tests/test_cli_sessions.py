@@ -17,6 +17,7 @@ import pytest
 
 from clihelp import EXAMPLES, clean_env, minipi, tool_outputs
 from fakeserver import Call, FakeServer, RawReply, Turn
+from minipi.cli.sessions import data_dir
 
 
 @pytest.fixture
@@ -362,3 +363,11 @@ def test_a_full_disk_stops_the_run_with_a_message_and_it_resumes(
         "cancelled",
         "succeeded",
     ]
+
+
+def test_where_sessions_live() -> None:
+    home = Path.home()
+    assert data_dir({"MINIPI_DATA_DIR": "/x/y", "XDG_DATA_HOME": "/d"}) == Path("/x/y")
+    assert data_dir({"XDG_DATA_HOME": "/d"}) == Path("/d/minipi")
+    assert data_dir({"XDG_DATA_HOME": "relative"}) == home / ".local/share/minipi"
+    assert data_dir({}) == home / ".local/share/minipi"

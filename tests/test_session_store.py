@@ -58,6 +58,9 @@ def test_a_new_store_is_private_versioned_wal_and_full_sync(tmp_path: Path) -> N
         assert store.connection.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
         info = store.create("demo", "/p")
         assert store.find("demo") == info
+        wal = [p for p in data.iterdir() if p.name.startswith("sessions.db-")]
+        assert wal  # WAL and shared-memory files exist while it is open: private too
+        assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in wal)
     finally:
         store.close()
     assert stat.S_IMODE(data.stat().st_mode) == 0o700

@@ -26,43 +26,21 @@ from minipi.ai.types import Usage
 from minipi.errors import SessionError, SessionStoreError
 from minipi.session.location import DB_NAME, create_private_file, open_private_dir
 from minipi.session.records import KINDS, Entry, EntryKind, RunRecord, SessionInfo
+from minipi.session.schema import (
+    ENTRY_TYPES,
+    RUN_COLUMNS,
+    RUN_TYPES,
+    SCHEMA,
+    SCHEMA_VERSION,
+    SESSION_COLUMNS,
+    SESSION_TYPES,
+)
 
 __all__ = ["SCHEMA_VERSION", "NewEntry", "SessionStore"]
 
-SCHEMA_VERSION = 1
 NewEntry = tuple[EntryKind, str | None, dict[str, Any]]
 """(kind, call_id, data) of an entry to append."""
 T = TypeVar("T")
-
-_SCHEMA = """
-CREATE TABLE schema_version (version INTEGER NOT NULL);
-CREATE TABLE sessions (
-    id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, project TEXT NOT NULL,
-    model TEXT NOT NULL DEFAULT '', created REAL NOT NULL, updated REAL NOT NULL);
-CREATE TABLE runs (
-    id INTEGER PRIMARY KEY,
-    session INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-    question TEXT NOT NULL, model TEXT NOT NULL DEFAULT '', started REAL NOT NULL,
-    ended REAL, status TEXT, code TEXT, error TEXT, answer TEXT NOT NULL DEFAULT '',
-    usage TEXT, turns INTEGER NOT NULL DEFAULT 0, tool_calls INTEGER NOT NULL DEFAULT 0);
-CREATE TABLE entries (
-    id INTEGER PRIMARY KEY,
-    session INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-    run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-    seq INTEGER NOT NULL, kind TEXT NOT NULL, call_id TEXT, data TEXT NOT NULL,
-    at REAL NOT NULL, UNIQUE (session, seq));
-CREATE INDEX runs_of_session ON runs (session, id);
-"""
-_SESSION_COLUMNS = """s.id, s.name, s.project, s.model, s.created, s.updated,
-    (SELECT COUNT(*) FROM runs r WHERE r.session = s.id),
-    (SELECT r.status FROM runs r WHERE r.session = s.id ORDER BY r.id DESC LIMIT 1)"""
-_RUN_COLUMNS = (
-    "id, question, model, started, ended, status, code, error, answer, usage, turns, tool_calls"
-)
-_OPT_STR, _OPT_NUM, _NUM = (str, type(None)), (int, float, type(None)), (int, float)
-_SESSION_TYPES = (int, str, str, str, _NUM, _NUM, int, _OPT_STR)
-_RUN_TYPES = (int, str, str, _NUM, _OPT_NUM, _OPT_STR, _OPT_STR, _OPT_STR, str, _OPT_STR, int, int)
-_ENTRY_TYPES = (int, int, str, _OPT_STR, str, _NUM)
 
 
 class SessionStore:
@@ -144,7 +122,7 @@ class SessionStore:
     def _create_schema(self, db: sqlite3.Connection) -> None:
         if self._tables():  # another process created it first
             return
-        for statement in _SCHEMA.split(";"):
+        for statement in SCHEMA.split(";"):
             if statement.strip():
                 db.execute(statement)
         db.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
@@ -154,23 +132,19 @@ class SessionStore:
     def sessions(self, project: str | None = None) -> list[SessionInfo]:
         """Every session (of ``project`` if given), the most recently updated first."""
         where, args = ("WHERE s.project = ?", (project,)) if project else ("", ())
-        sql = (
-            f"SELECT {_SESSION_COLUMNS} FROM sessions s {where} ORDER BY s.updated DESC, s.id DESC"
-        )
+        sql = f"SELECT {SESSION_COLUMNS} FROM sessions s {where} ORDER BY s.updated DESC, s.id DESC"
         with self._reading():
             rows = self.connection.execute(sql, args).fetchall()
-        return [SessionInfo(*self._typed(r, _SESSION_TYPES, "session row")) for r in rows]
+        return [SessionInfo(*self._typed(r, SESSION_TYPES, "session row")) for r in rows]
 
     def find(self, name: str) -> SessionInfo | None:
-        sql = f"SELECT {_SESSION_COLUMNS} FROM sessions s WHERE s.name = ?"
+        sql = f"SELECT {SESSION_COLUMNS} FROM sessions s WHERE s.name = ?"
         with self._reading():
             row = self.connection.execute(sql, (name,)).fetchone()
-        return (
-            None if row is None else SessionInfo(*self._typed(row, _SESSION_TYPES, "session row"))
-        )
+        return None if row is None else SessionInfo(*self._typed(row, SESSION_TYPES, "session row"))
 
     def runs(self, session_id: int) -> list[RunRecord]:
-        sql = f"SELECT {_RUN_COLUMNS} FROM runs WHERE session = ? ORDER BY id"
+        sql = f"SELECT {RUN_COLUMNS} FROM runs WHERE session = ? ORDER BY id"
         with self._reading():
             rows = self.connection.execute(sql, (session_id,)).fetchall()
         return [self._run(row) for row in rows]
@@ -182,7 +156,7 @@ class SessionStore:
         return [self._entry(row) for row in rows]
 
     def _run(self, row: Sequence[Any]) -> RunRecord:
-        values = list(self._typed(row, _RUN_TYPES, "run row"))
+        values = list(self._typed(row, RUN_TYPES, "run row"))
         usage = self._json(values[9], "run usage") if values[9] is not None else {}
         counts = [usage.get(k, 0) for k in ("input_tokens", "output_tokens", "cached_tokens")]
         counts.append(usage.get("requests", 0))
@@ -192,7 +166,7 @@ class SessionStore:
         return RunRecord(*values)
 
     def _entry(self, row: Sequence[Any]) -> Entry:
-        seq, run, kind, call_id, data, at = self._typed(row, _ENTRY_TYPES, "entry row")
+        seq, run, kind, call_id, data, at = self._typed(row, ENTRY_TYPES, "entry row")
         if kind not in KINDS:
             raise self._malformed(f"entry (#{seq})")
         return Entry(seq, run, kind, self._json(data, f"entry (#{seq})"), at, call_id)
