@@ -31,6 +31,14 @@ class SSEParser:
         self._pending_cr = chunk.endswith(b"\r")
         self._buffer += chunk
         events: list[Event] = []
+        if b"\r" not in self._buffer:  # the usual case: "\n" line ends only
+            *lines, rest = self._buffer.split(b"\n")
+            self._buffer = bytearray(rest)
+            for line in lines:
+                event = self._line(line.decode("utf-8", "replace"))
+                if event is not None:
+                    events.append(event)
+            return events
         while True:
             end = _line_end(self._buffer)
             if end < 0:

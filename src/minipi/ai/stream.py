@@ -84,7 +84,7 @@ class ChatStream(StreamReader):
         self._usage: Any = None
 
     def event(self, name: str, data: str) -> None:
-        if data.strip() == "[DONE]":
+        if len(data) < 16 and data.strip() == "[DONE]":
             self.finished = True
             return
         frame = _frame(data)
@@ -194,7 +194,7 @@ class ResponsesStream(StreamReader):
         self._names: dict[int, str] = {}
 
     def event(self, name: str, data: str) -> None:
-        if data.strip() == "[DONE]":
+        if len(data) < 16 and data.strip() == "[DONE]":
             return
         frame = _frame(data)
         if not isinstance(frame, dict):
