@@ -43,7 +43,7 @@ class SSEParser:
             end = _line_end(self._buffer)
             if end < 0:
                 return events
-            line = bytes(self._buffer[:end])
+            line = self._buffer[:end]
             width = 2 if self._buffer[end : end + 2] == b"\r\n" else 1
             del self._buffer[: end + width]
             event = self._line(line.decode("utf-8", "replace"))
