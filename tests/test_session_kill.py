@@ -306,3 +306,27 @@ def test_a_pending_approval_is_never_granted_implicitly(
         minipi("sessions", "show", "s", "--json", env=clean_env(MINIPI_DATA_DIR=str(data))).stdout
     )
     assert [r["status"] for r in record["runs"]] == ["cancelled", "succeeded"]
+
+
+def test_ctrl_c_at_the_approval_prompt_cancels_the_question_not_the_chat(
+    fake_server: FakeServer, data: Path, project: Path, terminals: list[Terminal]
+) -> None:
+    before = snapshot(project.parent)
+    fake_server.add(Turn(calls=[MOVE]))
+    tty = terminal(terminals)
+    proc = start(fake_server, data, project, "chat", stdin=tty.slave, stderr=tty.slave)
+    try:
+        tty.read_until(b"> ")
+        tty.type("adopt the cat\n")
+        tty.read_until(PROMPT)
+        proc.send_signal(signal.SIGINT)
+        assert b"[cancelled]" in tty.read_until(b"> ")  # back at the chat's prompt
+        tty.type("exit\n")
+        assert proc.wait(timeout=20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert snapshot(project.parent) == before
+    assert ("approval_answered", False) in entry_kinds(data)
+    assert_answered_once_in_order(saved_items(data))
