@@ -188,6 +188,10 @@ BAD_ARGUMENTS = {
     "infinity": '{"n": Infinity}',
     "trailing-garbage": '{"path": "a.txt"} {"path": "b"}',
     "single-quotes": "{'path': 'a.txt'}",
+    "double-encoded": json.dumps(json.dumps({"path": "a.txt"})),
+    "code-fence": '```json\n{"path": "a.txt"}\n```',
+    "duplicate-keys": '{"path": "a.txt", "path": "archive"}',
+    "duplicate-nested-keys": '{"path": "a.txt", "source": {"a": 1, "a": 2}}',
 }
 
 
@@ -210,6 +214,8 @@ def test_d1_bad_arguments_are_answered_and_nothing_runs(
         assert result.result.is_error
         assert result.result.code in ("invalid_json", "invalid_arguments")
         assert len(result.result.content) < 200  # brief, for a small model
+        if case.startswith("duplicate"):
+            assert "twice" in result.result.content
     sent = outcome.sent_back()
     assert len(sent) == 2
     assert all(s.startswith(("error [invalid_json]", "error [invalid_arguments]")) for s in sent)
@@ -554,6 +560,39 @@ def test_d12_a_text_call_is_parsed_strictly_and_never_the_answer(
     assert outcome.sent_back() == [ALPHA]
     assert outcome.result.answer == "It says alpha."
     assert server.posts == 2
+
+
+def test_d12_a_text_call_beside_an_empty_tool_calls_list(
+    server: FaultServer, base: Path, stream: bool
+) -> None:
+    def empty_calls(data: dict[str, Any]) -> dict[str, Any]:
+        data["choices"][0]["message"]["tool_calls"] = []
+        return data
+
+    server.add(Edited(Turn(TEXT_CALL), empty_calls), Turn("It says alpha."))
+    outcome = run(server, "chat", base, stream)
+    assert outcome.ran == ["read_file"]
+    assert outcome.result.answer == "It says alpha."
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        '{"name": "read_file", "name": "move_file", "arguments": {"path": "a.txt"}}',
+        '{"name": "read_file", "arguments": {"path": "a.txt", "path": "archive"}}',
+        '{"name": "read_file", "arguments": {"path": "a.txt"}, "arguments": {"path": "b"}}',
+    ],
+    ids=["two-names", "two-paths", "two-argument-objects"],
+)
+def test_d12_an_ambiguous_text_call_runs_nothing(
+    server: FaultServer, wire: Wire, base: Path, stream: bool, block: str
+) -> None:
+    """Duplicate keys: parsers disagree on which one wins, so nothing may be chosen."""
+    server.add(Turn(f"<tool_call>{block}</tool_call>"), Turn("ok"))
+    outcome = run(server, wire, base, stream, approve=True)
+    assert outcome.ran == []
+    assert outcome.approvals.requests == []
+    assert outcome.codes == ["unknown_tool"]
 
 
 def test_d12_a_malformed_text_call_is_a_nudge_not_an_answer(

@@ -137,7 +137,9 @@ def parse_arguments(text: str, *, allow_empty: bool) -> JsonObject | ToolResult:
     """Decode a call's JSON arguments, or an error result (``invalid_json`` and friends).
 
     ``""`` counts as ``{}`` only for tools that take no parameters (``allow_empty``). NaN and
-    Infinity are refused: they are not JSON.
+    Infinity are refused: they are not JSON. A key given twice in one object is refused
+    (``invalid_arguments``): parsers disagree on which value wins, so what is checked or shown
+    might not be what runs.
     """
     if len(text) > MAX_ARGUMENTS_BYTES:
         return ToolResult.error(
@@ -147,7 +149,9 @@ def parse_arguments(text: str, *, allow_empty: bool) -> JsonObject | ToolResult:
     if not text.strip() and allow_empty:
         return {}
     try:
-        value = json.loads(text, parse_constant=_refuse_constant)
+        value = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_unique)
+    except _DuplicateKey as error:
+        return ToolResult.error("invalid_arguments", f"{error}; give each key once")
     except (ValueError, RecursionError) as error:
         return ToolResult.error("invalid_json", f"arguments are not valid JSON: {_short(error)}")
     if not isinstance(value, dict):
@@ -158,6 +162,20 @@ def parse_arguments(text: str, *, allow_empty: bool) -> JsonObject | ToolResult:
 
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
+
+
+class _DuplicateKey(ValueError):
+    """A JSON object names the same key twice."""
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> JsonObject:
+    """``json.loads``'s object hook: the object, unless a key repeats."""
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        keys = [key for key, _ in pairs]
+        twice = next(key for key in keys if keys.count(key) > 1)
+        raise _DuplicateKey(f"arguments give the key {twice!r} twice")
+    return value
 
 
 def _short(error: BaseException) -> str:

@@ -10,10 +10,10 @@ decoded at all, nor out of ``reasoning_content``):
 - a whole block holding a JSON object with a string ``name`` and an object (or JSON-string)
   ``arguments`` is a call; the name is kept as sent (an unregistered one gets the loop's
   ``unknown_tool`` error) and a string ``arguments`` is passed on for the loop to check;
-- any other block (not JSON, not an object, no name, no arguments, no closing tag) becomes a
-  call named ``invalid_tool_call`` with the block's text as its arguments: the loop answers it
-  with an ``unknown_tool`` error listing the real tools, which nudges the model and counts
-  toward the run's budgets, and it can never execute;
+- any other block (not JSON, a key given twice, not an object, no name, no arguments, no
+  closing tag) becomes a call named ``invalid_tool_call`` with the block's text as its
+  arguments: the loop answers it with an ``unknown_tool`` error listing the real tools, which
+  nudges the model and counts toward the run's budgets, and it can never execute;
 - the blocks are cut out of the message text, so text holding a block is never a final answer
   (a reply with calls is not an answer at all); the prose around them is kept.
 
@@ -86,7 +86,7 @@ def _call(body: str, closed: bool, tool_names: Collection[str]) -> TextCall:
     if not closed:
         return _invalid(content, f"the block has no closing {_CLOSE} tag")
     try:
-        value = json.loads(content, parse_constant=_refuse_constant)
+        value = json.loads(content, parse_constant=_refuse_constant, object_pairs_hook=_unique)
     except (ValueError, RecursionError) as error:
         return _invalid(content, f"the block is not valid JSON ({_short(error)})")
     if not isinstance(value, dict):
@@ -107,6 +107,15 @@ def _invalid(content: str, problem: str) -> TextCall:
 
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose keys are all different: which of two values for one key counts is
+    up to each parser, so a block that repeats one (two names, two paths) is not a call."""
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        raise ValueError("a key appears twice")
+    return value
 
 
 def _short(error: BaseException) -> str:
