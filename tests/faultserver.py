@@ -422,6 +422,11 @@ class FaultServer:
             time.sleep(0.01)
         return self.open_connections
 
+    def hang_up(self) -> None:
+        """Close every open connection now, as a server's keep-alive timeout does."""
+        if self._httpd is not None:
+            self._httpd.drop_connections()
+
     def add(self, *steps: Step) -> None:
         with self._lock:
             self._steps.extend(steps)

@@ -14,6 +14,7 @@ import subprocess
 import time
 from collections.abc import Iterator
 from contextlib import closing
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -173,6 +174,23 @@ def test_e2_a_429_every_time_fails_rate_limited_after_the_retries(
     assert server.posts == 3
 
 
+@pytest.mark.parametrize("status", [408, 409])
+def test_e3_408_and_409_are_retried_like_5xx(server: FaultServer, wire: Wire, status: int) -> None:
+    server.add(error_status(status, "try later"), Turn("ok"))
+    with closing(client_of(server, wire)) as client:
+        assert ask(client) == "ok"
+    assert server.posts == 2
+
+
+def test_e1_retry_after_ms_is_honoured(server: FaultServer, wire: Wire) -> None:
+    busy = Body(b'{"error": {"message": "busy"}}', 429, headers=(("retry-after-ms", "400"),))
+    server.add(busy, Turn("ok"))
+    started = time.monotonic()
+    with closing(client_of(server, wire)) as client:
+        assert ask(client) == "ok"
+    assert 0.38 <= time.monotonic() - started < 2
+
+
 # --- E3: 5xx on every attempt --------------------------------------------------------------
 
 
@@ -282,6 +300,14 @@ def test_e4_cli_unknown_model_and_bad_key(server: FaultServer, wire: Wire, tmp_p
     assert "sk-wrong-key" not in proc.stderr
 
 
+def test_e4_a_redirect_is_not_followed_nor_retried(server: FaultServer, wire: Wire) -> None:
+    server.add(Body(b"", 302, headers=(("location", "https://example.com/v1/x"),)), Turn("no"))
+    error, _ = fails(server, wire)
+    assert server.posts == 1
+    assert "302" in error.message
+    assert server.base_url in error.message
+
+
 # --- E5: nobody listening, no such host, resets --------------------------------------------
 
 
@@ -328,6 +354,19 @@ def test_e5_cli_server_down(wire: Wire, tmp_path: Path) -> None:
     assert proc.stdout == ""
     assert "is the server running?" in proc.stderr
     assert time.monotonic() - started < 10
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
+def test_e5_a_keep_alive_connection_the_server_closed_is_not_an_error(
+    server: FaultServer, wire: Wire, stream: bool
+) -> None:
+    server.add(Turn("one"), Turn("two"))
+    with closing(client_of(server, wire, replace(FAST, stream=stream))) as client:
+        assert ask(client) == "one"
+        server.hang_up()  # the server's keep-alive timeout
+        assert server.wait_idle() == 0
+        assert ask(client) == "two"
+    assert server.posts == 2
 
 
 # --- E6, E7 (not streamed): stalls ---------------------------------------------------------
@@ -402,19 +441,23 @@ MALFORMED: dict[str, dict[str, bytes]] = {
     ("wire", "case"),
     [(w, c) for w, cases in MALFORMED.items() for c in cases],
 )
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream-asked"])
 def test_e12_a_body_that_is_no_answer_is_a_clean_protocol_error(
-    server: FaultServer, wire: Wire, case: str
+    server: FaultServer, wire: Wire, case: str, stream: bool
 ) -> None:
     server.add(Body(MALFORMED[wire][case]), Turn("never"))
-    error, _ = fails(server, wire)
+    error, _ = fails(server, wire, replace(FAST, stream=stream))
     assert error.code == "protocol_error"
     assert server.base_url in error.message
     assert server.posts == 1  # a broken answer is not retried
 
 
-def test_e12_html_page_with_200_points_at_a_proxy(server: FaultServer, wire: Wire) -> None:
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream-asked"])
+def test_e12_html_page_with_200_points_at_a_proxy(
+    server: FaultServer, wire: Wire, stream: bool
+) -> None:
     server.add(html_page(), Turn("never"))
-    error, _ = fails(server, wire)
+    error, _ = fails(server, wire, replace(FAST, stream=stream))
     assert error.code == "protocol_error"
     assert "not JSON" in error.message
     assert "proxy" in error.message
@@ -430,9 +473,12 @@ def test_e12_html_page_with_502_is_retried_and_named(server: FaultServer, wire: 
     assert server.posts == 3
 
 
-def test_e11_in_band_error_with_200_is_a_model_error(server: FaultServer, wire: Wire) -> None:
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream-asked"])
+def test_e11_in_band_error_with_200_is_a_model_error(
+    server: FaultServer, wire: Wire, stream: bool
+) -> None:
     server.add(inband_error("boom"), Turn("never"))
-    error, _ = fails(server, wire)
+    error, _ = fails(server, wire, replace(FAST, stream=stream))
     assert "boom" in error.message
     assert server.base_url in error.message
     assert server.posts == 1
