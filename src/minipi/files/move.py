@@ -4,7 +4,8 @@ The move is ``link(src, dst)`` then ``unlink(src)``, both relative to parent dir
 ``link`` fails with EEXIST instead of replacing (POSIX ``rename`` would silently overwrite) and
 with EXDEV across filesystems (nothing is copied). After the approval everything is walked
 again: the source must be the same inode and the destination directory the same directory as
-when approved, and the destination name must still be free.
+when approved, and the destination name must still be free. The link is made to the pinned
+inode itself (``/proc/self/fd``), so a source name swapped after that re-check cannot move.
 """
 
 from __future__ import annotations
@@ -228,17 +229,32 @@ def _recheck(source_dir: int, target_dir: int, plan: MovePlan) -> None:
 
 
 def _link(source_dir: int, target_dir: int, plan: MovePlan) -> None:
-    """Create the destination name; EEXIST instead of replacing, EXDEV instead of copying."""
+    """Create the destination name; EEXIST instead of replacing, EXDEV instead of copying.
+
+    Where ``/proc`` allows it, the link is made to the pinned inode itself: a source name
+    swapped after the last re-check (for a symlink, or another file) is then not what moves.
+    """
     try:
-        os.link(
-            plan.source.parts[-1],
-            plan.destination.parts[-1],
-            src_dir_fd=source_dir,
-            dst_dir_fd=target_dir,
-            follow_symlinks=False,
-        )
+        if _PINNED_LINKS:
+            os.link(
+                f"/proc/self/fd/{plan.source_fd}",
+                plan.destination.parts[-1],
+                dst_dir_fd=target_dir,
+                follow_symlinks=True,  # the fd's magic link, to the inode the fd holds
+            )
+        else:
+            os.link(
+                plan.source.parts[-1],
+                plan.destination.parts[-1],
+                src_dir_fd=source_dir,
+                dst_dir_fd=target_dir,
+                follow_symlinks=False,
+            )
     except OSError as error:
         raise _link_refusal(error, plan) from None
+
+
+_PINNED_LINKS = os.path.isdir("/proc/self/fd")
 
 
 def _link_refusal(error: OSError, plan: MovePlan) -> FileAccessError:

@@ -1,0 +1,311 @@
+"""Races (RELIABILITY A10, A11, C2): another process changes the tree while a tool works.
+
+A thread toggles a name between a regular file (or directory) and a symlink to ``outside/``
+as fast as it can while the sandbox reads, lists, searches or moves through that name. Timing
+through a subprocess is impractical, so these drive ``ProjectFiles`` directly. Each race runs a
+bounded number of iterations (and at most about a second) with a fixed seed; the GIL switch
+interval is shortened so the threads really interleave. Zero escapes, zero clobbers, and each
+race must have been hit both ways (else it proved nothing).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import stat
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from conftest_files import SECRET, Approvals, Project, make_project
+from minipi.agent.tools import ApprovalRequest
+from minipi.errors import FileAccessError
+from minipi.files import ProjectFiles, move
+
+SEED = 20_260_906
+ITERATIONS = 3000  # per race, at most; a race also stops after SECONDS
+SECONDS = 1.5
+ENOUGH = 5  # a race stops early once every outcome it must see was seen this often
+INSIDE = "INSIDE\n"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    project = make_project(tmp_path)
+    (project.outside / "inner.txt").write_text(SECRET + "\n", encoding="utf-8")
+    return project
+
+
+@contextmanager
+def fast_switching() -> Iterator[None]:
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(previous)
+
+
+@contextmanager
+def toggling(flip: Callable[[random.Random], None]) -> Iterator[None]:
+    """Run ``flip`` in a loop in a thread (seeded) until the block ends."""
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def loop() -> None:
+        rng = random.Random(SEED)
+        try:
+            while not stop.is_set():
+                flip(rng)
+        except BaseException as error:  # reported by the test, not lost in the thread
+            errors.append(error)
+
+    thread = threading.Thread(target=loop, name="toggler", daemon=True)
+    with fast_switching():
+        thread.start()
+        time.sleep(0.01)  # let it get going
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join(5)
+    assert not errors, errors
+
+
+def race(attempt: Callable[[int], str], must_see: set[str]) -> Counter[str]:
+    """Call ``attempt(n)`` (it returns an outcome name) until every outcome in ``must_see``
+    was seen ``ENOUGH`` times, ``ITERATIONS`` calls, or ``SECONDS``; check all were seen."""
+    outcomes: Counter[str] = Counter()
+    deadline = time.monotonic() + SECONDS
+    for n in range(ITERATIONS):
+        outcomes[attempt(n)] += 1
+        if time.monotonic() > deadline or all(outcomes[o] >= ENOUGH for o in must_see):
+            break
+    assert all(outcomes[o] for o in must_see), f"the race was not hit both ways: {outcomes}"
+    return outcomes
+
+
+def file_flipper(root: Path, name: str, target: str) -> Callable[[random.Random], None]:
+    """Atomically replace ``root/name`` by a new regular file or a symlink to ``target``."""
+    temp = root / f".{name}.next"
+
+    def flip(rng: random.Random) -> None:
+        temp.unlink(missing_ok=True)
+        if rng.random() < 0.5:
+            temp.write_text(INSIDE, encoding="utf-8")  # a new inode each time
+        else:
+            os.symlink(target, temp)
+        os.replace(temp, root / name)
+
+    return flip
+
+
+def dir_flipper(root: Path, name: str, target: str) -> Callable[[random.Random], None]:
+    """Swap ``root/name`` between a real directory and a symlink to ``target``."""
+    real, link = root / f".{name}.real", root / f".{name}.link"
+    real.mkdir()
+    (real / "inner.txt").write_text(INSIDE, encoding="utf-8")
+    os.symlink(target, link)
+    here = root / name
+
+    def flip(rng: random.Random) -> None:
+        first, second = (real, link) if rng.random() < 0.5 else (link, real)
+        os.rename(first, here)
+        time.sleep(0)
+        os.rename(here, first)
+        os.rename(second, here)
+        time.sleep(0)
+        os.rename(here, second)
+
+    return flip
+
+
+def test_a10_a_file_toggled_to_a_symlink_is_never_read_through(project: Project) -> None:
+    flip = file_flipper(project.root, "toggled.txt", "../outside/secret.txt")
+    flip(random.Random(0))
+
+    def attempt(n: int) -> str:
+        try:
+            text = files.read_text("toggled.txt")
+        except FileAccessError as error:
+            return error.code
+        assert text.text == INSIDE, "read through a symlink to outside"
+        return "read"
+
+    with ProjectFiles(project.root) as files, toggling(flip):
+        outcomes = race(attempt, {"read", "symlink"})
+    assert set(outcomes) <= {"read", "symlink", "not_found"}, outcomes
+
+
+def test_a11_a_directory_swapped_for_a_symlink_is_never_entered(project: Project) -> None:
+    flip = dir_flipper(project.root, "d", "../outside")
+
+    def attempt(n: int) -> str:
+        operation = ("read", "list", "search", "search_d")[n % 4]
+        try:
+            if operation == "read":
+                shown = files.read_text("d/inner.txt").text
+            elif operation == "list":
+                shown = "\n".join(e.path for e in files.list_dir("d").entries)
+                assert "secret.txt" not in shown, "listed outside/"
+            else:
+                found = files.search("SECRET", "d" if operation == "search_d" else ".")
+                shown = "\n".join(m.text for m in found.matches)
+        except FileAccessError as error:
+            return f"{operation}:{error.code}"
+        assert SECRET not in shown, f"{operation} went through the symlink"
+        return f"{operation}:ok"
+
+    with ProjectFiles(project.root) as files, toggling(flip):
+        outcomes = race(attempt, {"read:ok", "read:symlink", "list:ok", "list:symlink"})
+    codes = {key.split(":")[1] for key in outcomes}
+    # not_a_directory: lstat saw the directory, open(O_DIRECTORY | O_NOFOLLOW) the link
+    assert codes <= {"ok", "symlink", "not_found", "not_a_directory"}, outcomes
+
+
+def test_c2_a_source_toggled_to_a_symlink_never_moves_the_outside_file(project: Project) -> None:
+    secret = project.outside / "secret.txt"
+    flip = file_flipper(project.root, "a.txt", "../outside/secret.txt")
+    flip(random.Random(0))
+
+    def attempt(n: int) -> str:
+        try:
+            moved = files.move("a.txt", f"archive/a{n}.txt", Approvals(True))
+        except FileAccessError as error:
+            return error.code
+        result = (project.root / moved.destination).lstat()
+        assert stat.S_ISREG(result.st_mode), "moved a symlink"
+        assert result.st_ino != secret.stat().st_ino, "linked the outside file in"
+        return "moved"
+
+    with ProjectFiles(project.root) as files, toggling(flip):
+        outcomes = race(attempt, {"moved", "symlink"})
+    assert secret.stat().st_nlink == 1  # no hard link to it was ever made
+    assert secret.read_text(encoding="utf-8") == SECRET + "\n"
+    for path in (project.root / "archive").iterdir():
+        assert path.read_text(encoding="utf-8") == INSIDE
+    allowed = {"moved", "symlink", "not_found", "changed_since_approval"}
+    assert set(outcomes) <= allowed, outcomes
+
+
+def test_c2_a_destination_created_after_the_last_check_is_kept(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The window between the final re-check and ``link``: the no-replace link closes it."""
+    real_recheck = move._recheck
+
+    def recheck_then_someone_writes(source_dir: int, target_dir: int, plan: move.MovePlan) -> None:
+        real_recheck(source_dir, target_dir, plan)
+        (project.root / plan.destination.text).write_text("THEIRS\n", encoding="utf-8")
+
+    monkeypatch.setattr(move, "_recheck", recheck_then_someone_writes)
+    with ProjectFiles(project.root) as files, pytest.raises(FileAccessError) as caught:
+        files.move("notes.txt", "archive", Approvals(True))
+    assert caught.value.code == "destination_exists"
+    assert (project.root / "archive" / "notes.txt").read_text() == "THEIRS\n"
+    assert (project.root / "notes.txt").read_text() == "hello\nworld\n"
+
+
+@pytest.mark.parametrize("impostor", ["symlink to outside", "another file"])
+@pytest.mark.parametrize("original", ["renamed away", "deleted"])
+def test_c2_a_source_swapped_after_the_last_check_is_not_what_gets_moved(
+    project: Project, monkeypatch: pytest.MonkeyPatch, impostor: str, original: str
+) -> None:
+    """The window between the final re-check and ``link``: only the approved inode (pinned by
+    its fd) can get the new name, never whatever the source name holds by then."""
+    real_recheck = move._recheck
+    source, kept = project.root / "notes.txt", project.root / "kept.txt"
+    dog = project.root / "inbox" / "狗狗旺财.txt"
+
+    def recheck_then_swap(source_dir: int, target_dir: int, plan: move.MovePlan) -> None:
+        real_recheck(source_dir, target_dir, plan)
+        if original == "renamed away":
+            os.rename(source, kept)
+        swap = project.root / "swap.tmp"
+        if impostor == "another file":
+            os.link(dog, swap)
+        else:
+            os.symlink("../outside/secret.txt", swap)
+        os.replace(swap, source)
+
+    monkeypatch.setattr(move, "_recheck", recheck_then_swap)
+    approved = source.stat().st_ino
+    destination = project.root / "archive" / "notes.txt"
+    with ProjectFiles(project.root) as files:
+        if original == "deleted":  # the approved file is gone: nothing may be moved
+            with pytest.raises(FileAccessError) as caught:
+                files.move("notes.txt", "archive", Approvals(True))
+            assert caught.value.code == "changed_since_approval"
+            assert not os.path.lexists(destination)
+        else:
+            files.move("notes.txt", "archive", Approvals(True))
+            assert destination.lstat().st_ino == approved
+            assert destination.read_text() == "hello\nworld\n"
+    # the impostor is someone else's: left where it was, and it got no new name
+    assert os.path.lexists(source)
+    assert dog.stat().st_nlink == (2 if impostor == "another file" else 1)
+    assert (project.outside / "secret.txt").stat().st_nlink == 1
+
+
+def test_c2_a_destination_racing_the_move_is_never_clobbered(project: Project) -> None:
+    """Another writer creates the destination (O_EXCL, as a careful program would) at a random
+    moment after the approval; exactly one of the two wins, and nothing is lost."""
+    rng = random.Random(SEED)
+
+    def attempt(n: int) -> str:
+        ours, theirs = f"ours{n}.txt", f"archive/x{n}.txt"
+        (project.root / ours).write_text(f"OURS {n}\n", encoding="utf-8")
+        racer = _Racer(project.root / theirs, f"THEIRS {n}\n", rng.random() * 2e-4)
+        try:
+            files.move(ours, theirs, racer.approve)
+            outcome = "moved"
+        except FileAccessError as error:
+            outcome = "refused" if error.code == "changed_since_approval" else error.code
+        racer.thread.join(5)
+        left = project.root / ours
+        at_destination = (project.root / theirs).read_text(encoding="utf-8")
+        if racer.created:  # their file won: ours must still be where it was
+            assert at_destination == f"THEIRS {n}\n", "clobbered their file"
+            assert left.read_text(encoding="utf-8") == f"OURS {n}\n", "lost our file"
+        else:  # our move won: theirs was refused
+            assert at_destination == f"OURS {n}\n"
+            assert not left.exists()
+        return "refused" if outcome == "destination_exists" else outcome
+
+    with ProjectFiles(project.root) as files, fast_switching():
+        outcomes = race(attempt, {"moved", "refused"})
+    assert set(outcomes) <= {"moved", "refused"}, outcomes
+
+
+class _Racer:
+    """Starts, from inside the approval, a thread that creates ``path`` after ``delay``."""
+
+    def __init__(self, path: Path, content: str, delay: float) -> None:
+        self.path, self.content, self.delay = path, content, delay
+        self.created = False
+        self.thread = threading.Thread(target=self._create, daemon=True)
+
+    def approve(self, request: ApprovalRequest) -> bool:
+        del request
+        self.thread.start()
+        return True
+
+    def _create(self) -> None:
+        deadline = time.perf_counter() + self.delay
+        while time.perf_counter() < deadline:
+            pass
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            return
+        try:
+            os.write(fd, self.content.encode())
+        finally:
+            os.close(fd)
+        self.created = True
