@@ -262,3 +262,10 @@ def test_a_write_failure_is_a_session_error(
         assert store.runs(info.id) == []  # the transaction was rolled back whole
     finally:
         store.close()
+
+
+def test_a_data_dir_that_cannot_be_made_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(SessionError, match="cannot keep sessions in") as caught:
+        SessionStore.open(tmp_path / "file" / "minipi")
+    assert caught.value.code == "unsafe_session_path"

@@ -37,12 +37,15 @@ def open_private_dir(path: Path, *, parent_fd: int | None = None) -> int:
     """Create ``path`` (0700) if missing and return an fd for it; refuse a symlink, a
     directory owned by someone else, or one that others may write to."""
     name: str | Path = path
-    if parent_fd is None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    else:
-        name = path.name
-    with contextlib.suppress(FileExistsError):
-        os.mkdir(name, 0o700, dir_fd=parent_fd)
+    try:
+        if parent_fd is None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        else:
+            name = path.name
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(name, 0o700, dir_fd=parent_fd)
+    except OSError as error:  # a parent that is a file, no permission, read-only...
+        raise _refused(path, _why(error)) from None
     try:
         fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent_fd)
     except OSError as error:

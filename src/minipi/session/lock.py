@@ -47,8 +47,9 @@ class SessionLock:
                         pid=pid,
                     ) from None
                 if _same_file(fd, locks_fd, file_name):
-                    os.ftruncate(fd, 0)
-                    os.write(fd, f"{os.getpid()}\n".encode())
+                    with contextlib.suppress(OSError):  # the pid is for messages only
+                        os.ftruncate(fd, 0)
+                        os.write(fd, f"{os.getpid()}\n".encode())
                     return cls(fd, locks_fd, file_name)
                 os.close(fd)
         except BaseException:

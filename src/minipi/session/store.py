@@ -62,6 +62,12 @@ class SessionStore:
             created = create_private_file(dir_fd, DB_NAME, data_dir)
             path = data_dir / DB_NAME
             connection = sqlite3.connect(path, timeout=5.0, isolation_level=None)
+        except sqlite3.Error as error:
+            os.close(dir_fd)
+            raise SessionError(
+                f"cannot open the session store {data_dir / DB_NAME} ({error})",
+                code="session_read_failed",
+            ) from None
         except BaseException:
             os.close(dir_fd)
             raise
