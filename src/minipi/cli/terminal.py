@@ -3,13 +3,33 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
-__all__ = ["safe"]
+__all__ = ["UNSAFE_CATEGORIES", "safe"]
 
-# C0/C1 controls (but tab and newline), bidi overrides/isolates, zero-width characters.
-_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
+"""Control characters (C0, DEL, C1), format characters (bidi controls such as U+202E and
+U+061C, zero-width U+200B-U+200D, U+2060, U+FEFF, the soft hyphen, the invisible tag characters
+U+E0000-U+E007F), line and paragraph separators, and lone surrogates (which cannot even be
+encoded). Tab and newline are kept."""
+
+# Everything outside these ranges is looked up; inside them no character is in an unsafe
+# category (a test checks this against the running Python's Unicode database).
+_CANDIDATE = re.compile(
+    "[^\t\n\x20-\x7e\xa0-\xac\xae-\u05ff\u0710-\u088f\u08e3-\u180d\u180f-\u200a"
+    "\u2070-\ud7ff\ue000-\ufefe\uff00-\ufff8]"
+)
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    if unicodedata.category(char) not in UNSAFE_CATEGORIES:
+        return char
+    code = ord(char)
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def safe(text: str) -> str:
-    """``text`` with characters that could fool a terminal shown as ``\\uXXXX`` escapes."""
-    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    """``text`` with characters that could fool a terminal shown as ``\\uXXXX`` (or
+    ``\\UXXXXXXXX``) escapes; tab, newline and ordinary Unicode are kept."""
+    return _CANDIDATE.sub(_escape, text)
