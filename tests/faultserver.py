@@ -23,6 +23,7 @@ for another model gets a 404 naming it, without consuming a step. An exhausted s
 - ``Reset()``: SO_LINGER 0 and close: the client reads ECONNRESET;
 - ``Events(*frames)``: SSE frames as written (malformed JSON, unknown ``event:`` lines...);
 - ``Split(data, cuts)``: raw bytes (an SSE recording: ``sse_recording``) written in pieces;
+- ``Drip(seconds, every, frame)``: keep-alive comments and nothing else, for ``seconds``;
 - ``Edited(turn, edit)``: a non-streamed reply whose JSON ``edit`` rewrites first;
 - a callable ``(Recorded) -> step``, to answer from what the client sent.
 """
@@ -49,6 +50,7 @@ from fakeserver import Turn, _render_chat, _render_responses
 __all__ = [
     "Body",
     "Cut",
+    "Drip",
     "Edited",
     "Events",
     "FaultServer",
@@ -137,6 +139,16 @@ class Split:
 
 
 @dataclass(frozen=True)
+class Drip:
+    """SSE headers, then ``frame`` (a keep-alive comment by default) every ``every`` seconds
+    for ``seconds``, never an event that counts; then close."""
+
+    seconds: float = 30.0
+    every: float = 0.1
+    frame: str = ": keep-alive"
+
+
+@dataclass(frozen=True)
 class Edited:
     """A non-streamed reply to ``turn`` whose JSON object ``edit`` returns changed."""
 
@@ -161,7 +173,7 @@ class Recorded:
         return bool(self.body and self.body.get("stream") is True)
 
 
-Fault: TypeAlias = Normal | Body | Stall | Cut | Reset | Events | Split | Edited
+Fault: TypeAlias = Normal | Body | Stall | Cut | Reset | Events | Split | Drip | Edited
 Step: TypeAlias = Turn | Fault | Callable[[Recorded], "Turn | Fault"]
 
 
@@ -356,12 +368,19 @@ class _Conn:
 
     def hold(self, seconds: float) -> None:
         """Send nothing until ``seconds`` pass, the client hangs up or the server stops."""
+        self.gone(seconds)
+        self.handler.close_connection = True
+
+    def gone(self, seconds: float) -> bool:
+        """Wait up to ``seconds``; True as soon as the client hung up or the server stops."""
         deadline = time.monotonic() + seconds
-        while not self.stopping.is_set() and (left := deadline - time.monotonic()) > 0:
+        while (left := deadline - time.monotonic()) > 0:
+            if self.stopping.is_set():
+                return True
             readable, _, _ = select.select([self.sock], [], [], min(left, 0.05))
             if readable and self._hung_up():
-                break
-        self.handler.close_connection = True
+                return True
+        return self.stopping.is_set()
 
     def _hung_up(self) -> bool:
         try:
@@ -551,6 +570,14 @@ def _play_split(server: FaultServer, conn: _Conn, step: Split, r: Recorded, size
     conn.end()
 
 
+def _play_drip(server: FaultServer, conn: _Conn, step: Drip, r: Recorded, size: int) -> None:
+    conn.stream_head()
+    deadline = time.monotonic() + step.seconds
+    while time.monotonic() < deadline and not conn.gone(step.every):
+        conn.chunk(step.frame.encode() + b"\n\n")
+    conn.close()
+
+
 def _play_edited(server: FaultServer, conn: _Conn, step: Edited, r: Recorded, size: int) -> None:
     conn.body(Body(_json(step.edit(server.render(step.turn, r, size)))))
 
@@ -564,6 +591,7 @@ _PLAYERS: dict[type, _Player] = {
     Reset: lambda server, conn, step, r, size: conn.reset(),
     Events: _play_events,
     Split: _play_split,
+    Drip: _play_drip,
     Edited: _play_edited,
 }
 

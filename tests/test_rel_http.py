@@ -25,6 +25,7 @@ from fakeserver import Call, Turn
 from faultserver import (
     Body,
     Cut,
+    Drip,
     Events,
     FaultServer,
     Reset,
@@ -649,6 +650,17 @@ def test_e10_no_tool_runs_from_a_stream_cut_after_a_whole_call(
     assert ran == []
     assert result.status == "failed"
     assert result.code == "stream_incomplete"
+
+
+def test_e6_a_stream_of_keep_alives_only_is_never_an_answer(
+    server: FaultServer, wire: Wire
+) -> None:
+    server.add(Drip(0.6, every=0.1), Drip(0.6, every=0.1), Turn("never"))
+    result, texts = agent_run(server, wire)
+    assert result.status == "failed"
+    assert result.code == "stream_incomplete"
+    assert texts == []
+    assert server.posts == 2
 
 
 MALFORMED_SSE = {
