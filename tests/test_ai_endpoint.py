@@ -91,3 +91,42 @@ def test_importing_the_model_layer_does_not_import_httpx() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=30
     )
     assert result.stdout.strip() == "[]"
+
+
+def test_credentials_in_the_url_leave_it_and_are_sent_as_basic_auth() -> None:
+    import base64
+    from contextlib import closing
+
+    from fakeserver import FakeServer, Turn
+    from minipi.ai import Message, ModelRequest
+
+    with FakeServer([Turn("hi"), Turn("hi")]) as server:
+        secret = server.base_url.replace("http://", "http://us%40er:p%3Aw-SECRET@")
+        endpoint = Endpoint(secret, "fake-model")
+        assert endpoint.base_url == server.base_url
+        assert "SECRET" not in repr(endpoint)
+        request = ModelRequest("fake-model", [Message("user", "q")])
+        with closing(connect(endpoint)) as client:
+            client.create(request)
+        with closing(connect(Endpoint(secret, "fake-model", api_key="sk-1"))) as client:
+            client.create(request)
+        sent = [r.headers["authorization"] for r in server.requests]
+    expected = base64.b64encode(b"us@er:p:w-SECRET").decode()
+    assert sent == [f"Basic {expected}", "Bearer sk-1"]  # the key wins
+
+
+def test_an_unreachable_url_with_credentials_never_shows_them() -> None:
+    from contextlib import closing
+
+    from minipi.ai import Message, ModelRequest
+    from minipi.errors import ModelConnectionError
+
+    endpoint = Endpoint("http://user:pw-SECRET@127.0.0.1:9/v1", "m")
+    config = ClientConfig(max_retries=0, connect_timeout=1)
+    with (
+        closing(connect(endpoint, config)) as client,
+        pytest.raises(ModelConnectionError) as caught,
+    ):
+        client.create(ModelRequest("m", [Message("user", "q")]))
+    assert "SECRET" not in str(caught.value)
+    assert "127.0.0.1:9" in str(caught.value)

@@ -5,7 +5,7 @@ Both are frozen values built by the caller; environment variables are read only 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from minipi.errors import ConfigError
@@ -30,9 +30,16 @@ class Endpoint:
     """Sent as ``Authorization: Bearer KEY`` when set; never printed."""
     wire: Literal["responses", "chat"] = "chat"
     """``chat`` for ``/chat/completions`` (most local servers), ``responses`` for ``/responses``."""
+    basic_auth: tuple[str, str] | None = field(default=None, repr=False, compare=False)
+    """Credentials given in the URL (``http://user:pw@host/v1``): taken out of ``base_url`` so
+    that no message, trace or session ever shows them, and sent as HTTP Basic auth unless
+    ``api_key`` is set (the key wins)."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "base_url", _normalise(self.base_url))
+        url, credentials = _normalise(self.base_url)
+        object.__setattr__(self, "base_url", url)
+        if credentials is not None:
+            object.__setattr__(self, "basic_auth", credentials)
         if self.wire not in ("responses", "chat"):
             raise ConfigError(f"unknown wire {self.wire!r}: use 'chat' or 'responses'")
 
@@ -44,16 +51,26 @@ class Endpoint:
         )
 
 
-def _normalise(base_url: str) -> str:
+def _normalise(base_url: str) -> tuple[str, tuple[str, str] | None]:
+    """The URL without trailing slashes (``/v1`` added to a bare host) and without
+    credentials, and the credentials it had."""
     url = base_url.strip().rstrip("/")
     scheme, _, rest = url.partition("://")  # not urllib.parse: it costs start-up time
-    host, slash, _ = rest.partition("/")
+    host, slash, path = rest.partition("/")
+    credentials = None
+    if "@" in host:
+        from urllib.parse import unquote
+
+        userinfo, _, host = host.rpartition("@")
+        user, _, password = userinfo.partition(":")
+        credentials = (unquote(user), unquote(password))
+        url = f"{scheme}://{host}{slash}{path}"
     if scheme.lower() not in ("http", "https") or not host:
         raise ConfigError(
-            f"base URL {base_url!r} is not an http(s) URL — set --base-url / QWEN_BASE_URL "
+            f"base URL {url!r} is not an http(s) URL — set --base-url / QWEN_BASE_URL "
             "like http://127.0.0.1:8021/v1"
         )
-    return url if slash else url + "/v1"
+    return (url if slash else url + "/v1"), credentials
 
 
 @dataclass(frozen=True)

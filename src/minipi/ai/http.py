@@ -86,7 +86,12 @@ class HttpCore:
             # Plain HTTP never does TLS (redirects are not followed; env proxies get their own
             # transports), so skip loading the CA bundle: 40-70 ms per client.
             transport = httpx.HTTPTransport(verify=False)
-        self._client = httpx.Client(headers=headers, timeout=timeout, transport=transport)
+        auth = None
+        if endpoint.basic_auth is not None and not endpoint.api_key:
+            auth = httpx.BasicAuth(*endpoint.basic_auth)
+        self._client = httpx.Client(
+            headers=headers, timeout=timeout, transport=transport, auth=auth
+        )
 
     def close(self) -> None:
         self._client.close()
