@@ -355,12 +355,16 @@ def test_cancel_closes_open_calls() -> None:
         raise KeyboardInterrupt
 
     schema = {"type": "object", "properties": {}}
-    tool = AgentTool("slow", "s", schema, interrupt)
-    result = run_agent(ScriptedModel([reply_calls(("slow", {}))]), [tool], CONFIG, "q")
+    tool = AgentTool("slow", "s", schema, interrupt, sequential=True)
+    script = [reply_calls(("slow", {}, "a"), ("slow", {"x": 1}, "b"))]
+    result = run_agent(ScriptedModel(script), [tool], CONFIG, "q")
     assert result.status == "cancelled"
-    out = result.items[-1]
-    assert isinstance(out, FunctionCallOutput)
-    assert "interrupted" in out.output
+    closed = {i.call_id: i.output for i in result.items if isinstance(i, FunctionCallOutput)}
+    # "a" had begun: it may have done its work; "b" never started
+    assert closed == {
+        "a": "interrupted: outcome unknown, verify before retrying",
+        "b": "not executed: interrupted before it ran",
+    }
 
 
 def test_history_continues_a_conversation(files: ProjectFiles) -> None:

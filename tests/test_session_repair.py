@@ -378,7 +378,7 @@ def test_ctrl_c_during_a_save_lands_after_the_commit(
     history = process.session.history()
     assert history == list(result.items)
     assert_valid(history)
-    assert outputs(history)["call_move"].output == OUTCOME_UNKNOWN
+    assert outputs(history)["call_move"].output == NOT_RUN  # the move never began
     assert process.session.repair(process.tools) == []
     (run,) = process.session.store.runs(process.session.recorder.session.id)
     assert run.status == "cancelled"

@@ -24,6 +24,7 @@ from minipi.agent.events import (
     Notice,
     RunEnd,
     RunStart,
+    ToolExecuting,
     TurnStart,
 )
 from minipi.agent.execute import Ledger, Outcome, run_calls
@@ -215,6 +216,7 @@ class _Run:
         else:
             self.history = list(question_or_history)
         self.sink = on_event
+        self.started_calls: set[str] = set()  # calls whose handler began (ToolExecuting)
         self.ledger = Ledger(self.tools, config)
         self.window = (
             ContextWindow.for_run(
@@ -236,6 +238,8 @@ class _Run:
         self.emit(RunStart(question, config.model, tuple(self.tools)))
 
     def emit(self, event: AgentEvent) -> None:
+        if isinstance(event, ToolExecuting):
+            self.started_calls.add(event.call_id)
         if self.sink is not None:
             self.sink(event)
 
@@ -337,7 +341,7 @@ class _Run:
         self.emit(ModelDelta(self.turns, delta))
 
     def end(self, stop: Stop, answer: str = "") -> RunResult:
-        closed = _close_open_calls(self.history, stop)
+        closed = _close_open_calls(self.history, stop, self.started_calls)
         if closed:
             self.emit(ItemsAdded(self.turns, closed))
         return RunResult(
@@ -352,17 +356,21 @@ class _Run:
         )
 
 
-def _close_open_calls(history: list[Item], stop: Stop) -> tuple[FunctionCallOutput, ...]:
-    """Answer every call that has no result yet, so the history stays valid to send again."""
+def _close_open_calls(
+    history: list[Item], stop: Stop, started: set[str]
+) -> tuple[FunctionCallOutput, ...]:
+    """Answer every call that has no result yet, so the history stays valid to send again:
+    a call whose handler had begun when the run was cancelled may have done its work."""
     answered = {i.call_id for i in history if isinstance(i, FunctionCallOutput)}
     closed: list[FunctionCallOutput] = []
     for item in list(history):
         if isinstance(item, FunctionCall) and item.call_id not in answered:
-            note = (
-                "interrupted: outcome unknown, verify before retrying"
-                if stop.status == "cancelled"
-                else f"not executed: {stop.message}"
-            )
+            if stop.status != "cancelled":
+                note = f"not executed: {stop.message}"
+            elif item.call_id in started:
+                note = "interrupted: outcome unknown, verify before retrying"
+            else:
+                note = "not executed: interrupted before it ran"
             closed.append(FunctionCallOutput(item.call_id, note, is_error=True))
     history.extend(closed)
     return tuple(closed)
