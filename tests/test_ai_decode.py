@@ -404,3 +404,39 @@ def test_no_shape_escapes_as_anything_but_a_model_error(
             client.encode(ModelRequest("m", items))  # whatever decoded can be sent back
         except ModelError:
             pass
+
+
+@pytest.mark.parametrize("wire", ["chat", "responses"])
+def test_a_server_that_numbers_calls_per_reply_gets_unique_ids(wire: Wire) -> None:
+    """Every reply says call id "call_0": the second call gets a new id (in its raw copy too),
+    so no two results share an id and each result follows its own call (D7, C15)."""
+    from contextlib import closing
+
+    from fakeserver import Call, FakeServer, Turn
+    from minipi.agent import AgentConfig, run_agent, tool_from_function
+    from minipi.ai.types import FunctionCall, FunctionCallOutput
+
+    def echo(text: str) -> str:
+        """Echo text."""
+        return text.upper()
+
+    script = [
+        Turn(calls=[Call("echo", {"text": "a"}, "call_0")]),
+        Turn(calls=[Call("echo", {"text": "b"}, "call_0")]),
+        Turn("done"),
+    ]
+    with FakeServer(script) as server:
+        endpoint = Endpoint(server.base_url, "fake-model", wire=wire)
+        with closing(connect(endpoint)) as client:
+            result = run_agent(client, [tool_from_function(echo)], AgentConfig("fake-model"), "q")
+        last = server.requests[-1].body
+    assert result.status == "succeeded"
+    calls = [i for i in result.items if isinstance(i, FunctionCall)]
+    outputs = [i for i in result.items if isinstance(i, FunctionCallOutput)]
+    assert calls[0].call_id == "call_0"
+    assert calls[1].call_id != "call_0"
+    assert [o.call_id for o in outputs] == [c.call_id for c in calls]
+    assert [o.output for o in outputs] == ["A", "B"]
+    assert last is not None
+    sent = json.dumps(last)
+    assert sent.count('"call_0"') == 2  # the first call and its result, nothing else

@@ -144,7 +144,10 @@ class ChatClient(WireClient):
         return end, dumps(_assistant_message(items[start:end]))
 
     def decode(
-        self, data: JsonObject, tool_names: frozenset[str] = frozenset()
+        self,
+        data: JsonObject,
+        tool_names: frozenset[str] = frozenset(),
+        taken: frozenset[str] = frozenset(),
     ) -> tuple[tuple[Item, ...], FinishReason, Usage]:
         choices = data.get("choices")
         if not isinstance(choices, list) or not choices:
@@ -153,7 +156,7 @@ class ChatClient(WireClient):
         if not isinstance(choice, dict) or not isinstance(choice.get("message"), dict):
             raise ModelProtocolError("the response's first choice has no message")
         message: JsonObject = choice["message"]
-        raw, calls = _decode_calls(message)
+        raw, calls = _decode_calls(message, taken)
         items: list[Item] = []
         reasoning = message.get("reasoning_content") or message.get("reasoning")
         if isinstance(reasoning, str) and reasoning:
@@ -170,14 +173,14 @@ class ChatClient(WireClient):
         return tuple(items), _finish(choice.get("finish_reason"), bool(calls)), usage
 
 
-def _decode_calls(message: JsonObject) -> tuple[JsonObject, list[_Call]]:
+def _decode_calls(message: JsonObject, taken: frozenset[str]) -> tuple[JsonObject, list[_Call]]:
     """The message's calls, and the message to keep as raw: a copy if an id was made up."""
     entries = message.get("tool_calls")
     if entries is None:
         return message, []
     if not isinstance(entries, list):
         raise ModelProtocolError("`tool_calls` is not a list")
-    seen: set[str] = set()
+    seen = set(taken)
     calls: list[_Call] = []
     patched = list(entries)
     for index, entry in enumerate(entries):

@@ -154,12 +154,15 @@ class ResponsesClient(WireClient):
         return start + 1, _input_item(items[start])
 
     def decode(
-        self, data: JsonObject, tool_names: frozenset[str] = frozenset()
+        self,
+        data: JsonObject,
+        tool_names: frozenset[str] = frozenset(),
+        taken: frozenset[str] = frozenset(),
     ) -> tuple[tuple[Item, ...], FinishReason, Usage]:
         output = data.get("output")
         if not isinstance(output, list):
             raise ModelProtocolError("the response has no `output` list")
-        seen: set[str] = set()
+        seen = set(taken)
         items = tuple(i for entry in output if (i := _output_item(entry, seen)) is not None)
         if tool_names and not any(isinstance(i, FunctionCall) for i in items):
             items = tuple(_with_text_calls(items, tool_names))

@@ -23,6 +23,7 @@ from minipi.ai.stream import StreamReader
 from minipi.ai.types import (
     DeltaSink,
     FinishReason,
+    FunctionCall,
     Item,
     JsonObject,
     ModelRequest,
@@ -198,7 +199,11 @@ class WireClient:
         url = self.endpoint.base_url + self.path
         try:
             _raise_inband_error(data, url)
-            items, finish, usage = self.decode(data, frozenset(t.name for t in request.tools))
+            # An id the conversation already used (servers that number calls per reply)
+            # would give two results one id: such calls get a new one (D7).
+            taken = frozenset(i.call_id for i in request.items if isinstance(i, FunctionCall))
+            names = frozenset(t.name for t in request.tools)
+            items, finish, usage = self.decode(data, names, taken)
         except ModelProtocolError as exc:
             raise ModelProtocolError(
                 f"{exc.message} (from {url})", url=url, code=exc.code
@@ -255,11 +260,15 @@ class WireClient:
         raise NotImplementedError
 
     def decode(
-        self, data: JsonObject, tool_names: frozenset[str] = frozenset()
+        self,
+        data: JsonObject,
+        tool_names: frozenset[str] = frozenset(),
+        taken: frozenset[str] = frozenset(),
     ) -> tuple[tuple[Item, ...], FinishReason, Usage]:
         """The response's neutral items, finish reason and usage. ``tool_names`` are the
         request's tools: with some, ``<tool_call>`` text in a reply without native calls is
-        decoded as calls (``textcalls.py``)."""
+        decoded as calls (``textcalls.py``). A call whose id is in ``taken`` (or repeats one
+        of the same reply) gets a new id, in its raw copy too."""
         raise NotImplementedError
 
     def close(self) -> None:
