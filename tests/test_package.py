@@ -37,6 +37,16 @@ FORBIDDEN = {
         "httpx",
     ),
     "local": ("minipi.cli", "minipi.files"),
+    "session": (
+        "minipi.cli",
+        "minipi.files",
+        "minipi.local",
+        "minipi.ai.chat",
+        "minipi.ai.responses",
+        "minipi.ai.http",
+        "minipi.ai.wire",
+        "httpx",
+    ),
 }
 
 
