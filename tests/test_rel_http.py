@@ -348,9 +348,10 @@ def test_e5_one_reset_is_transparent(server: FaultServer, wire: Wire) -> None:
     assert server.posts == 2
 
 
-def test_e5_cli_server_down(wire: Wire, tmp_path: Path) -> None:
+def test_e5_cli_server_down(tmp_path: Path) -> None:
+    """One wire: nothing wire-specific happens before a connection exists."""
     started = time.monotonic()
-    proc = run_cli(f"http://127.0.0.1:{free_port()}/v1", wire, tmp_path)
+    proc = run_cli(f"http://127.0.0.1:{free_port()}/v1", "chat", tmp_path)
     assert proc.returncode == 1
     assert proc.stdout == ""
     assert "is the server running?" in proc.stderr
@@ -759,26 +760,25 @@ def test_e7_cli_stalled_streams_exit_1_without_an_answer(
     cut = Cut(PARTIAL, THREE_DELTAS[wire], then="stall")
     server.add(cut, cut)
     started = time.monotonic()
-    end = cli_failure(run_cli(server, wire, tmp_path, "--json", "--timeout", "0.5"))
+    proc = run_cli(server, wire, tmp_path, "--timeout", "0.3")  # streams by default
     assert time.monotonic() - started < 10
-    assert end["code"] == "stream_stalled"
-    assert server.posts == 2
-    server.add(cut, cut)
-    proc = run_cli(server, wire, tmp_path, "--timeout", "0.5")
     assert proc.returncode == 1
-    assert proc.stdout == ""
+    assert proc.stdout == ""  # the partial text was shown on stderr, never as the answer
+    assert "PARTIAL" in proc.stderr
     assert "stream_stalled" in proc.stderr
+    assert server.posts == 2
 
 
 def test_e6_cli_timeout_flag_bounds_a_stall(
     server: FaultServer, wire: Wire, tmp_path: Path
 ) -> None:
-    server.add(*[Stall(30)] * 3)
+    server.add(Stall(30), Turn("late but whole"))
     started = time.monotonic()
-    end = cli_failure(run_cli(server, wire, tmp_path, "--json", "--timeout", "0.3"))
-    assert time.monotonic() - started < 10
-    assert end["code"] == "timeout"
-    assert server.posts == 3
+    proc = run_cli(server, wire, tmp_path, "--timeout", "0.3")
+    assert time.monotonic() - started < 10  # not the server's 30 s, nor the default 120 s
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "late but whole"
+    assert server.posts == 2
 
 
 @pytest.mark.parametrize("stream", ["--stream", "--no-stream"])
