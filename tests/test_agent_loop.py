@@ -396,3 +396,24 @@ def test_tool_from_function_schema_and_validation() -> None:
     bad = tool.execute({"a": "1", "c": 2})
     assert bad.code == "invalid_arguments"
     assert "'c'" in bad.content
+
+
+def test_tool_executing_comes_only_after_the_arguments_passed_the_schema(
+    files: ProjectFiles,
+) -> None:
+    from minipi.agent import ToolExecuting
+
+    events: list[Any] = []
+    model = ScriptedModel(
+        [
+            reply_calls(
+                ("read_file", {"path": ["reports"]}, "bad"), ("list_files", {"path": "."}, "ok")
+            ),
+            reply_text("done"),
+        ]
+    )
+    run_agent(model, create_project_tools(files), CONFIG, "q", events.append)
+    assert [e.call_id for e in events if isinstance(e, ToolExecuting)] == ["ok"]
+    bad, ok = outputs(model.requests[1])
+    assert bad.startswith("error [invalid_arguments]: read_file: path:")
+    assert "invalid_arguments" not in ok

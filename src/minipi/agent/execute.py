@@ -61,6 +61,10 @@ class Ledger:
         parsed = parse_arguments(call.arguments, allow_empty=allow_empty)
         if isinstance(parsed, ToolResult):
             return _Prepared(call, tool, result=parsed)
+        problem = tool.validate(parsed)  # checked here, so ToolExecuting means "about to act"
+        if problem is not None:
+            invalid = ToolResult.error("invalid_arguments", f"{tool.name}: {problem}")
+            return _Prepared(call, tool, result=invalid)
         key = call.name + json.dumps(parsed, sort_keys=True, ensure_ascii=False)
         earlier = self.successes.get(key)
         if earlier is not None:
@@ -151,7 +155,7 @@ def _run_one(p: _Prepared) -> Timed:
     if p.result is not None or p.tool is None or p.arguments is None:
         return p, p.result or ToolResult.error("tool_failure", "not run"), 0.0
     start = time.perf_counter()
-    result = p.tool.execute(p.arguments)
+    result = p.tool.execute(p.arguments, validated=True)
     return p, result, time.perf_counter() - start
 
 

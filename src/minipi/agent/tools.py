@@ -119,9 +119,10 @@ class AgentTool:
             return None
         return "; ".join(_describe(e) for e in errors[:4])
 
-    def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
-        """Validate ``arguments`` against the schema, then run the handler. Never raises."""
-        problem = self.validate(arguments)
+    def execute(self, arguments: Mapping[str, Any], *, validated: bool = False) -> ToolResult:
+        """Validate ``arguments`` against the schema (unless the caller just did), then run the
+        handler. Never raises."""
+        problem = None if validated else self.validate(arguments)
         if problem is not None:
             return ToolResult.error("invalid_arguments", f"{self.name}: {problem}")
         try:
