@@ -104,6 +104,10 @@ def spying(module: Any, name: str, seen: list[os.stat_result]) -> Iterator[None]
 @example("\u2024\u2024/b")
 @example("a b")
 @example("b b/a")
+@example("../a")  # examples that must be refused, so that a regression shows at once
+@example("a/../../b/a")
+@example("\uff0e\uff0e/a")
+@example("a/a/a")
 def test_an_accepted_read_reads_a_regular_file_reachable_inside_the_root(
     root: Path, tools: dict[str, AgentTool], path: str
 ) -> None:
@@ -126,6 +130,8 @@ def test_an_accepted_read_reads_a_regular_file_reachable_inside_the_root(
 @example("a/")
 @example("\uff0e")
 @example("\u2024\u2024")
+@example("..")
+@example("\u2024")
 def test_an_accepted_listing_lists_a_directory_reachable_inside_the_root(
     root: Path, tools: dict[str, AgentTool], path: str
 ) -> None:
@@ -147,6 +153,8 @@ def test_an_accepted_listing_lists_a_directory_reachable_inside_the_root(
 @example(".")
 @example("a")
 @example("a/b")
+@example("..")
+@example("a/a")
 def test_a_search_reads_only_regular_files_reachable_inside_the_root(
     root: Path, tools: dict[str, AgentTool], path: str
 ) -> None:
@@ -166,6 +174,9 @@ def test_a_search_reads_only_regular_files_reachable_inside_the_root(
 @example("a/b", "\uff0e")
 @example(" ", "b b/c")
 @example("a b", "\u2024\u2024/")
+@example("../a", "a")
+@example("a b", "..")
+@example("a b", "a/a")
 def test_an_accepted_move_stays_inside_the_root_and_changes_nothing_else(
     source: str, target: str
 ) -> None:

@@ -29,9 +29,8 @@ from minipi.errors import FileAccessError
 from minipi.files import ProjectFiles, move
 
 SEED = 20_260_906
-ITERATIONS = 3000  # per race, at most; a race also stops after SECONDS
-SECONDS = 1.5
-ENOUGH = 5  # a race stops early once every outcome it must see was seen this often
+ITERATIONS = 5000  # per race, at most; a race also stops after SECONDS
+SECONDS = 1.0
 INSIDE = "INSIDE\n"
 
 
@@ -79,13 +78,14 @@ def toggling(flip: Callable[[random.Random], None]) -> Iterator[None]:
 
 
 def race(attempt: Callable[[int], str], must_see: set[str]) -> Counter[str]:
-    """Call ``attempt(n)`` (it returns an outcome name) until every outcome in ``must_see``
-    was seen ``ENOUGH`` times, ``ITERATIONS`` calls, or ``SECONDS``; check all were seen."""
+    """Call ``attempt(n)`` (it returns an outcome name) ``ITERATIONS`` times or for
+    ``SECONDS``, and check every outcome in ``must_see`` happened. No early stop: the rare
+    interleavings (a swap between lstat and open) need the whole budget to show up."""
     outcomes: Counter[str] = Counter()
     deadline = time.monotonic() + SECONDS
     for n in range(ITERATIONS):
         outcomes[attempt(n)] += 1
-        if time.monotonic() > deadline or all(outcomes[o] >= ENOUGH for o in must_see):
+        if time.monotonic() > deadline:
             break
     assert all(outcomes[o] for o in must_see), f"the race was not hit both ways: {outcomes}"
     return outcomes
