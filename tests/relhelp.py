@@ -9,8 +9,12 @@
   playing ``script``; returns an ``AskRun`` with the JSON events, the exit code, every request
   the server received, and the real path of every file the minipi process opened (recorded by a
   ``sitecustomize`` put on its ``PYTHONPATH``, which can also make ``os.link`` fail).
+- ``Tree.ask_tty(script, answers)``: the same with a real terminal (a pty, the controlling
+  tty) as stdin, typing ``answers`` at each approval prompt (``y``, ``n``, Ctrl-D, Ctrl-C).
 - ``assert_confined(run)``: ``SECRET`` never reached the server, stdout or stderr, and nothing
   under ``outside/`` or ``proj-secrets/`` (nor ``/etc/passwd``) was opened.
+- ``one_turn(*calls)`` with ``read``/``ls``/``grep``/``mv``: a model that sends the calls in one
+  response, then answers ``done``.
 
 Imported explicitly (``from relhelp import ...``); pytest does not load it by itself.
 """
