@@ -109,3 +109,20 @@ def test_two_broken_streams_fail_the_run(fake_server: FakeServer) -> None:
     end = json_lines(proc.stdout)[-1]
     assert (end["status"], end["code"], end["answer"]) == ("failed", "stream_incomplete", "")
     assert "Traceback" not in proc.stderr
+
+
+def test_json_lines_escape_what_a_terminal_would_act_on(fake_server: FakeServer) -> None:
+    """A lone surrogate or a bidi override in the model's text: --json stays valid,
+    encodable, and carries the same text, escaped."""
+    import json
+
+    text = "ok \u202e evil \ud800 \x1b]52;c;AAAA\x07 \U000e0041"
+    message = {"role": "assistant", "content": text}
+    body = {"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}
+    fake_server.add(RawReply(200, json.dumps(body).encode(), {}))
+    proc = _ask(fake_server, "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    for raw in ("\u202e", "\x1b", "\x07", "\U000e0041"):
+        assert raw not in proc.stdout
+    assert json_lines(proc.stdout)[-1]["answer"] == text

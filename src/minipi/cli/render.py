@@ -17,7 +17,7 @@ from minipi.agent.events import (
     to_json,
 )
 from minipi.agent.result import RunResult
-from minipi.cli.terminal import safe
+from minipi.cli.terminal import safe, safe_json
 
 __all__ = ["HumanLog", "JsonLines", "Words", "safe", "words_for"]  # safe: re-exported
 
@@ -210,4 +210,4 @@ class JsonLines:
         self.out = out or sys.stdout
 
     def __call__(self, event: AgentEvent) -> None:
-        print(json.dumps(to_json(event), ensure_ascii=False), file=self.out, flush=True)
+        print(safe_json(json.dumps(to_json(event), ensure_ascii=False)), file=self.out, flush=True)

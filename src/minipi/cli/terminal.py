@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["UNSAFE_CATEGORIES", "safe"]
+__all__ = ["UNSAFE_CATEGORIES", "safe", "safe_json"]
 
 UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
 """Control characters (C0, DEL, C1), format characters (bidi controls such as U+202E and
@@ -33,3 +33,21 @@ def safe(text: str) -> str:
     """``text`` with characters that could fool a terminal shown as ``\\uXXXX`` (or
     ``\\UXXXXXXXX``) escapes; tab, newline and ordinary Unicode are kept."""
     return _CANDIDATE.sub(_escape, text)
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    char = match.group()
+    if unicodedata.category(char) not in UNSAFE_CATEGORIES:
+        return char
+    code = ord(char)
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000  # a JSON string escapes an astral character as a surrogate pair
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+def safe_json(text: str) -> str:
+    """JSON text (``json.dumps(..., ensure_ascii=False)``) with the same characters written as
+    JSON escapes: the same data for a program, nothing a terminal would act on, and no lone
+    surrogate that cannot be encoded. (Such characters only occur inside JSON strings.)"""
+    return _CANDIDATE.sub(_json_escape, text)
