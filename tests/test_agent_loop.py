@@ -417,3 +417,17 @@ def test_tool_executing_comes_only_after_the_arguments_passed_the_schema(
     bad, ok = outputs(model.requests[1])
     assert bad.startswith("error [invalid_arguments]: read_file: path:")
     assert "invalid_arguments" not in ok
+
+
+def test_a_reply_without_a_finish_reason_is_not_an_answer(files: ProjectFiles) -> None:
+    """RELIABILITY defaults 8/9: text alone never succeeds without a finish: asked once more,
+    then the run fails ``unfinished``."""
+    odd = ModelResponse((Message("assistant", "The answer is 42."),), "unknown")
+    model = ScriptedModel([odd, odd])
+    result = run_agent(model, create_project_tools(files), CONFIG, "q")
+    assert (result.status, result.code, result.answer) == ("failed", "unfinished", "")
+    assert len(model.requests) == 2
+    assert [i for i in result.items if isinstance(i, Message)] == [Message("user", "q")]
+    model = ScriptedModel([odd, reply_text("The answer is 42.")])
+    result = run_agent(model, create_project_tools(files), CONFIG, "q")
+    assert (result.status, result.answer) == ("succeeded", "The answer is 42.")

@@ -152,7 +152,7 @@ def test_usage_mapping(
         (Turn(calls=[]), "stop"),
         (Turn("half", finish="length"), "length"),
         (Turn("no", finish="content_filter"), "content_filter"),
-        (Turn("odd", finish="eos_token"), "unknown"),
+        (Turn("odd", finish="weird_reason"), "unknown"),
         (Turn("none", finish=None), "unknown"),
     ],
 )
@@ -161,6 +161,13 @@ def test_finish_reason_mapping(
 ) -> None:
     fake_server.add(turn)
     assert ask(model_client).finish_reason == expected
+
+
+@pytest.mark.parametrize("word", ["eos", "eos_token", "end_turn", "stop_sequence"])
+def test_other_servers_words_for_a_natural_end(fake_server: FakeServer, word: str) -> None:
+    fake_server.add(Turn("done", finish=word))
+    with closing(connect(Endpoint(fake_server.base_url, "fake-model"))) as client:
+        assert ask(client).finish_reason == "stop"
 
 
 def test_calls_finish_with_tool_calls(

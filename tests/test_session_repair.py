@@ -263,7 +263,9 @@ def test_parallel_reads_killed_before_their_results_were_saved(
 ) -> None:
     first = start(processes, data, project, Approvals(True))
     die_when(monkeypatch, output_of("r1"), Killed())
-    reply = reply_calls(("list_files", {"path": "inbox"}, "r1"), ("list_files", {}, "r2"))
+    reply = reply_calls(
+        ("list_files", {"path": "inbox"}, "r1"), ("list_files", {"path": "."}, "r2")
+    )
     with pytest.raises(Killed):
         first.ask(ScriptedModel([reply]), "what is there?")
     first.close()

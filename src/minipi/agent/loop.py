@@ -168,20 +168,19 @@ def _decide(run: _Run, reply: Reply) -> Step:
     """What one model response means for the run (the calls win over any text beside them)."""
     response, text, calls = reply.response, reply.text, reply.calls
     if response.finish_reason == "length":
-        run.truncated += 1
-        if run.truncated < 2:
-            return AskAgain(
-                "the model's reply was cut off at its output-token limit; nothing in it was "
-                "used, asking once more"
-            )
-        return Stop(
-            "failed",
+        return _cut_off(
+            run,
             "truncated",
-            "the model's reply was cut off at its output-token "
-            "limit twice (raise max_output_tokens); nothing in it was executed",
+            "the model's reply was cut off at its output-token limit (raise max_output_tokens)",
         )
     if response.finish_reason == "content_filter":
         return Stop("failed", "content_filter", "the endpoint filtered the model's reply")
+    if response.finish_reason == "unknown" and not calls:
+        return _cut_off(
+            run,
+            "unfinished",
+            "the model's reply did not say it was finished (no known finish reason)",
+        )
     if calls:
         return RunTools(calls)
     if text:
@@ -194,6 +193,14 @@ def _decide(run: _Run, reply: Reply) -> Step:
             "the model returned neither text nor a tool call, twice in a row",
         )
     return AskAgain("the model returned neither text nor a tool call; asking once more")
+
+
+def _cut_off(run: _Run, code: str, what: str) -> Step:
+    """A reply that did not end properly: asked once more, then the run fails ``code``."""
+    run.truncated += 1
+    if run.truncated < 2:
+        return AskAgain(f"{what}; nothing in it was used, asking once more")
+    return Stop("failed", code, f"{what}, twice; nothing in it was executed")
 
 
 class _Run:
@@ -275,8 +282,10 @@ class _Run:
         self.emit(ModelResponded(self.turns, response, time.perf_counter() - started))
         text = output_text(response.items)
         calls = parse_function_calls(response.items)
-        if response.finish_reason in ("length", "content_filter"):
-            return Reply(response, text, calls)  # cut off: nothing of it is used or kept
+        if response.finish_reason in ("length", "content_filter") or (
+            response.finish_reason == "unknown" and not calls
+        ):
+            return Reply(response, text, calls)  # cut off or unfinished: not used, not kept
         if text:
             self.emit(AssistantText(self.turns, text))
         if text or calls:

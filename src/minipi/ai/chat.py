@@ -50,6 +50,11 @@ _FINISH: dict[str, FinishReason] = {
     "function_call": "tool_calls",  # the legacy name
     "length": "length",
     "content_filter": "content_filter",
+    # Other servers' words for a natural end (TGI, Anthropic-compatible gateways).
+    "eos": "stop",
+    "eos_token": "stop",
+    "end_turn": "stop",
+    "stop_sequence": "stop",
 }
 _Call = tuple[str, str, str]
 
