@@ -335,3 +335,42 @@ def test_guided_flag_constrains_replies_and_leaves_out_unapprovable_moves(
     assert '"answer"' not in schemas[0]  # no answer before evidence
     assert '"inbox"' in schemas[1]  # a directory the listing showed
     assert ('"move_file"' in schemas[2]) is offered  # files are known now; approvable?
+
+
+def _move_project(tmp_path: Path) -> Path:
+    project = tmp_path / "p"
+    (project / "inbox").mkdir(parents=True)
+    (project / "notes.txt").write_text("notes\n", encoding="utf-8")
+    (project / "inbox" / "dog.txt").write_text("a dog\n", encoding="utf-8")
+    return project
+
+
+def test_a_claimed_move_that_failed_fails_the_run(fake_server: FakeServer, tmp_path: Path) -> None:
+    """G8: the model's "all moved" is not success; what ran decides, and the log says so."""
+    project = _move_project(tmp_path)
+    fake_server.add(
+        Turn(calls=[Call("move_file", {"source": "notes.txt", "target": "inbox/dog.txt"})]),
+        Turn("All files moved successfully."),
+    )
+    proc = ask(fake_server, "--approve", "all", project=project, question="Tidy up.")
+    assert proc.returncode == 1
+    assert proc.stdout == ""  # the claim is not printed as the answer
+    assert "change_failed: a change the model asked for did not happen" in proc.stderr
+    assert "destination_exists" in proc.stderr
+    assert (project / "notes.txt").exists()
+
+
+def test_a_move_that_failed_then_succeeded_is_a_success(
+    fake_server: FakeServer, tmp_path: Path
+) -> None:
+    project = _move_project(tmp_path)
+    fake_server.add(
+        Turn(calls=[Call("move_file", {"source": "note.txt", "target": "inbox"})]),
+        Turn(calls=[Call("move_file", {"source": "notes.txt", "target": "inbox"})]),
+        Turn("Moved notes.txt into inbox/."),
+    )
+    proc = ask(fake_server, "--approve", "all", project=project, question="Tidy up.")
+    assert proc.returncode == 0, proc.stderr
+    assert "[succeeded] 3 model requests, 2 tool calls" in proc.stderr
+    assert "1 change made" in proc.stderr
+    assert (project / "inbox" / "notes.txt").exists()

@@ -57,7 +57,7 @@ def test_c1_an_existing_destination_is_never_replaced(tree: Tree) -> None:
         ["destination_exists"] * 3,
     )
     assert run.prompts() == 0  # refused when planned, before anyone is asked
-    assert run.exit_code == 0
+    assert (run.exit_code, run.end["code"]) == (1, "change_failed")  # nothing moved (G8)
 
 
 def test_c3_a_directory_destination_means_into_it_without_clobbering(tree: Tree) -> None:

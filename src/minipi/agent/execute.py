@@ -50,6 +50,7 @@ class Ledger:
     stop: tuple[str, str] | None = None  # (code, message) that ends the run
     budget_hit: bool = False
     denied: dict[str, str] = field(default_factory=dict)  # call key -> what was refused
+    failed_changes: dict[str, str] = field(default_factory=dict)  # change key -> what failed
 
     def prepare(self, call: FunctionCall) -> _Prepared:
         tool = self.tools.get(call.name)
@@ -95,6 +96,7 @@ class Ledger:
             del self.successes[key]
 
     def record(self, prepared: _Prepared, result: ToolResult) -> None:
+        self._track_change(prepared, result)
         if result.code == "user_denied":
             self.denied[prepared.key] = f"{prepared.call.name} {prepared.call.arguments}"
         elif not result.is_error:
@@ -114,6 +116,23 @@ class Ledger:
                 )
         elif not result.is_error:
             self.same_errors, self.last_error = 0, ""
+
+    def _track_change(self, prepared: _Prepared, result: ToolResult) -> None:
+        """A change (a call of a ``sequential`` tool) that failed keeps the run from
+        succeeding until a later change succeeds (the model adapted, e.g. corrected a path):
+        success is what happened, never what the model says happened (G8). Calls answered
+        before their handler ran (malformed, repeated, over budget) are not changes."""
+        tool = prepared.tool
+        if tool is None or not tool.sequential or prepared.result is not None:
+            return
+        if not result.is_error:
+            self.failed_changes.clear()
+        elif result.code not in _NOT_A_FAILED_CHANGE:
+            key = prepared.key or prepared.call.call_id
+            self.failed_changes[key] = f"{tool.name} {prepared.call.arguments} ({result.code})"
+
+
+_NOT_A_FAILED_CHANGE = frozenset({"user_denied"})  # reported as such (Ledger.denied)
 
 
 def run_calls(

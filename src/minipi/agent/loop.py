@@ -161,6 +161,13 @@ def _finish(run: _Run, answer: FinalAnswer) -> RunResult:
                 f"a change the model asked for was denied, nothing was changed: {refused}",
             )
         )
+    if run.ledger.failed_changes:
+        failed = "; ".join(run.ledger.failed_changes.values())
+        return run.end(
+            Stop(
+                "failed", "change_failed", f"a change the model asked for did not happen: {failed}"
+            )
+        )
     return run.end(Stop("succeeded", "", ""), answer=answer.text)
 
 

@@ -43,7 +43,9 @@ class Words:
     def notice(self) -> str:
         return "[提示]" if self.chinese else "[notice]"
 
-    def summary(self, result: RunResult) -> str:
+    def summary(self, result: RunResult, changes: int = 0) -> str:
+        """The run's closing line: status, requests, calls, tokens and the changes that were
+        made (counted from tool results, not from the model's text)."""
         usage = result.usage
         if self.chinese:
             status = {
@@ -70,6 +72,9 @@ class Words:
             )
         if usage.cached_tokens:
             line += f" (cached {usage.cached_tokens})"
+        if changes:
+            plural = "change" if changes == 1 else "changes"
+            line += f"，{changes} 处改动" if self.chinese else f", {changes} {plural} made"
         if result.status != "succeeded":
             line += f"\n{result.code}: {result.error}"
         return line
@@ -156,6 +161,7 @@ class HumanLog:
         self.live: LiveText | None = None
         self.live_turn = 0
         self.streamed_turn = 0  # the last turn whose text was shown as it streamed
+        self.changes = 0  # tool results that changed something (a move made)
 
     def __call__(self, event: AgentEvent) -> None:
         w, line = self.words, self._line
@@ -168,6 +174,7 @@ class HumanLog:
             line(f"  call_id={event.call_id}")
         elif isinstance(event, ToolResultReady):
             res = event.result
+            self.changes += res.changed
             line(w.failed(res.code) if res.is_error else w.ok())
             line(res.content.rstrip("\n"))
         elif isinstance(event, AssistantText) and event.turn != self.streamed_turn:
@@ -176,7 +183,7 @@ class HumanLog:
         elif isinstance(event, Notice):
             line(f"{w.notice()} {event.message}")
         elif isinstance(event, RunEnd):
-            line(w.summary(event.result))
+            line(w.summary(event.result, self.changes))
 
     def _line(self, text: str) -> None:
         print(safe(text), file=self.out, flush=True)
