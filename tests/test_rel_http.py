@@ -307,6 +307,17 @@ def test_e4_a_redirect_is_not_followed_nor_retried(server: FaultServer, wire: Wi
     assert server.posts == 1
     assert "302" in error.message
     assert server.base_url in error.message
+    assert "redirected (302) to https://example.com/v1/x" in error.message
+    assert error.code == "redirected"
+
+
+def test_e5_a_connection_cut_mid_answer_is_not_called_unreachable(
+    server: FaultServer, wire: Wire
+) -> None:
+    server.add(*[Cut(PARTIAL, then="close", chunked=False)] * 3)
+    error, _ = fails(server, wire)
+    assert "dropped before the answer was complete" in error.message
+    assert "is the server running" not in error.message
 
 
 # --- E5: nobody listening, no such host, resets --------------------------------------------
@@ -656,10 +667,14 @@ def test_e10_no_tool_runs_from_a_stream_cut_after_a_whole_call(
 def test_e6_a_stream_of_keep_alives_only_is_never_an_answer(
     server: FaultServer, wire: Wire
 ) -> None:
-    server.add(Drip(0.6, every=0.1), Drip(0.6, every=0.1), Turn("never"))
+    """Keep-alive comments are not events: a stream that only sends them goes silent after
+    the idle timeout (0.3 s here) however long the server would drip."""
+    server.add(Drip(30, every=0.05), Drip(30, every=0.05), Turn("never"))
+    started = time.monotonic()
     result, texts = agent_run(server, wire)
+    assert time.monotonic() - started < 10
     assert result.status == "failed"
-    assert result.code == "stream_incomplete"
+    assert result.code == "stream_stalled"
     assert texts == []
     assert server.posts == 2
 
@@ -723,6 +738,7 @@ def test_e11_an_in_band_error_in_the_stream_ends_the_run_with_its_message(
     result, _ = agent_run(server, wire)
     assert result.status == "failed"
     assert "boom" in result.error
+    assert f"(from {server.base_url}" in result.error  # which server said it
     assert server.posts == 1
 
 

@@ -166,8 +166,16 @@ class HttpCore:
                     return self._failure(response, url, attempt)
                 return _decode_json(response, url)  # a server that does not stream
             parser = SSEParser()
+            idle = self.config.stream_idle_timeout
+            last_event = time.monotonic()
             for chunk in response.iter_bytes():
-                for name, data in parser.feed(chunk):
+                events = parser.feed(chunk)
+                now = time.monotonic()
+                if events:
+                    last_event = now
+                elif now - last_event > idle:  # only keep-alive comments: silent all the same
+                    raise httpx.ReadTimeout("keep-alive comments only")
+                for name, data in events:
                     reader.event(name, data)
                     if reader.finished:
                         return reader.result()
@@ -175,11 +183,15 @@ class HttpCore:
                 reader.event(name, data)
         except httpx.TimeoutException:
             raise ModelStreamError(
-                f"the stream from {url} went silent for {self.config.stream_idle_timeout:g} s "
+                f"the stream from {url} sent no event for {self.config.stream_idle_timeout:g} s "
                 "(stream idle timeout): the partial reply was not used",
                 url=url,
                 code="stream_stalled",
             ) from None
+        except ModelError as exc:  # from the reader (a bad frame, an in-band error): say where
+            if not exc.url:
+                exc.url, exc.message = url, f"{exc.message} (from {url})"
+            raise
         except httpx.HTTPError as exc:  # reset, closed mid-chunk, undecodable body
             raise ModelStreamError(
                 f"the stream from {url} broke off: {_reason(exc)}; the partial reply was not used",
@@ -227,6 +239,13 @@ class HttpCore:
     def _connection_error(
         self, url: str, exc: httpx.TransportError, tries: int
     ) -> ModelConnectionError:
+        if not isinstance(exc, httpx.ConnectError):  # connected, then the connection broke
+            return ModelConnectionError(
+                f"the connection to {self.endpoint.base_url} dropped before the answer was "
+                f"complete ({_plural(tries, 'attempt')}: {_reason(exc)}) — the server may have "
+                "crashed or restarted, or a proxy cut the connection",
+                url=url,
+            )
         return ModelConnectionError(
             f"cannot connect to {self.endpoint.base_url} — is the server running? (start one "
             "with `minipi serve`, or set --base-url / QWEN_BASE_URL) "
@@ -241,6 +260,15 @@ class HttpCore:
     def _client_error(self, response: httpx.Response, url: str) -> ModelHTTPError:
         """A 4xx that retrying cannot fix, with what to change."""
         status, detail = response.status_code, _server_message(response)
+        if 300 <= status < 400:  # redirects are not followed: a request must not change hosts
+            target = response.headers.get("location") or "another address"
+            return ModelHTTPError(
+                f"{url} redirected ({status}) to {target} — set --base-url to the address the "
+                "API really has (often https:// instead of http://)",
+                status=status,
+                url=url,
+                code="redirected",
+            )
         if status == 404:
             return self._not_found(response, url)
         if status in (401, 403):
