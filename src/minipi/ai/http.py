@@ -11,16 +11,21 @@ This module imports httpx (~0.1 s), so only the wire modules import it, lazily v
 
 from __future__ import annotations
 
-import email.utils
-import json
 import random
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 
+from minipi.ai.answers import (
+    decode_json,
+    plural,
+    reason,
+    retry_after,
+    server_message,
+    unavailable,
+)
 from minipi.ai.endpoint import ClientConfig, Endpoint
 from minipi.ai.sse import SSEParser
 from minipi.ai.stream import StreamReader
@@ -39,7 +44,6 @@ __all__ = ["HttpCore"]
 
 _JSON_HEADERS = {"content-type": "application/json"}
 _RETRY_STATUSES = frozenset({408, 409, 429})
-_SNIPPET = 300
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +138,7 @@ class HttpCore:
             return _Retry(self._backoff(attempt), self._connection_error(url, exc, tries))
         except httpx.HTTPError as exc:  # e.g. a body that fails to decompress: not transient
             raise ModelProtocolError(
-                f"{url} sent an unreadable answer: {_reason(exc)}", url=url
+                f"{url} sent an unreadable answer: {reason(exc)}", url=url
             ) from None
         except httpx.InvalidURL as exc:
             raise ConfigError(
@@ -143,7 +147,7 @@ class HttpCore:
             ) from None
         if reader is None:
             if response.is_success:
-                return _decode_json(response, url)
+                return decode_json(response, url)
             return self._failure(response, url, attempt)
         try:
             return self._read_stream(response, url, attempt, reader)
@@ -164,23 +168,8 @@ class HttpCore:
                 response.read()
                 if not response.is_success:
                     return self._failure(response, url, attempt)
-                return _decode_json(response, url)  # a server that does not stream
-            parser = SSEParser()
-            idle = self.config.stream_idle_timeout
-            last_event = time.monotonic()
-            for chunk in response.iter_bytes():
-                events = parser.feed(chunk)
-                now = time.monotonic()
-                if events:
-                    last_event = now
-                elif now - last_event > idle:  # only keep-alive comments: silent all the same
-                    raise httpx.ReadTimeout("keep-alive comments only")
-                for name, data in events:
-                    reader.event(name, data)
-                    if reader.finished:
-                        return reader.result()
-            for name, data in parser.close():
-                reader.event(name, data)
+                return decode_json(response, url)  # a server that does not stream
+            return self._feed(response, reader)
         except httpx.TimeoutException:
             raise ModelStreamError(
                 f"the stream from {url} sent no event for {self.config.stream_idle_timeout:g} s "
@@ -194,9 +183,28 @@ class HttpCore:
             raise
         except httpx.HTTPError as exc:  # reset, closed mid-chunk, undecodable body
             raise ModelStreamError(
-                f"the stream from {url} broke off: {_reason(exc)}; the partial reply was not used",
+                f"the stream from {url} broke off: {reason(exc)}; the partial reply was not used",
                 url=url,
             ) from None
+
+    def _feed(self, response: httpx.Response, reader: StreamReader) -> JsonObject:
+        """The SSE events of ``response`` into ``reader`` until its end marker; its result.
+        Keep-alive comments do not count as activity for the idle timeout."""
+        parser = SSEParser()
+        last_event = time.monotonic()
+        for chunk in response.iter_bytes():
+            events = parser.feed(chunk)
+            now = time.monotonic()
+            if events:
+                last_event = now
+            elif now - last_event > self.config.stream_idle_timeout:
+                raise httpx.ReadTimeout("keep-alive comments only")
+            for name, data in events:
+                reader.event(name, data)
+                if reader.finished:
+                    return reader.result()
+        for name, data in parser.close():
+            reader.event(name, data)
         return reader.result()
 
     def _failure(self, response: httpx.Response, url: str, attempt: int) -> _Retry:
@@ -204,10 +212,10 @@ class HttpCore:
         status = response.status_code
         if status not in _RETRY_STATUSES and status < 500:
             raise self._client_error(response, url)
-        tries = _plural(attempt + 1, "attempt")
-        delay = _retry_after(response.headers)
+        tries = plural(attempt + 1, "attempt")
+        delay = retry_after(response.headers)
         if delay is not None and delay > self.config.max_retry_after:
-            raise _unavailable(
+            raise unavailable(
                 response,
                 url,
                 "",
@@ -217,7 +225,7 @@ class HttpCore:
             )
         return _Retry(
             self._backoff(attempt) if delay is None else delay,
-            _unavailable(response, url, f" ({tries})", "try again later or check the server"),
+            unavailable(response, url, f" ({tries})", "try again later or check the server"),
         )
 
     def _timeout_error(
@@ -230,7 +238,7 @@ class HttpCore:
         else:
             limit = f"{self.config.read_timeout:g} s read"
         return ModelTimeoutError(
-            f"no answer from {url} within the {limit} timeout ({_plural(tries, 'attempt')}) — "
+            f"no answer from {url} within the {limit} timeout ({plural(tries, 'attempt')}) — "
             "the server may be overloaded or the prompt too long; raise the timeout or use a "
             "smaller model",
             url=url,
@@ -242,14 +250,14 @@ class HttpCore:
         if not isinstance(exc, httpx.ConnectError):  # connected, then the connection broke
             return ModelConnectionError(
                 f"the connection to {self.endpoint.base_url} dropped before the answer was "
-                f"complete ({_plural(tries, 'attempt')}: {_reason(exc)}) — the server may have "
+                f"complete ({plural(tries, 'attempt')}: {reason(exc)}) — the server may have "
                 "crashed or restarted, or a proxy cut the connection",
                 url=url,
             )
         return ModelConnectionError(
             f"cannot connect to {self.endpoint.base_url} — is the server running? (start one "
             "with `minipi serve`, or set --base-url / QWEN_BASE_URL) "
-            f"[{_plural(tries, 'attempt')}: {_reason(exc)}]",
+            f"[{plural(tries, 'attempt')}: {reason(exc)}]",
             url=url,
         )
 
@@ -259,7 +267,7 @@ class HttpCore:
 
     def _client_error(self, response: httpx.Response, url: str) -> ModelHTTPError:
         """A 4xx that retrying cannot fix, with what to change."""
-        status, detail = response.status_code, _server_message(response)
+        status, detail = response.status_code, server_message(response)
         if 300 <= status < 400:  # redirects are not followed: a request must not change hosts
             target = response.headers.get("location") or "another address"
             return ModelHTTPError(
@@ -325,92 +333,3 @@ class HttpCore:
             return []
         ids = (e.get("id") for e in entries if isinstance(e, dict))
         return [i for i in ids if isinstance(i, str)][:20]
-
-
-def _decode_json(response: httpx.Response, url: str) -> JsonObject:
-    """The 2xx body as a JSON object; ``ModelProtocolError`` for anything else (E12)."""
-    try:
-        data = json.loads(response.content)
-    except (ValueError, RecursionError):
-        kind = response.headers.get("content-type", "no content type")
-        raise ModelProtocolError(
-            f"{url} answered {response.status_code} with a body that is not JSON ({kind}): "
-            f"{_snippet(response.text)!r} — is --base-url a proxy or web page instead of the "
-            "model API? (check HTTP_PROXY / NO_PROXY)",
-            url=url,
-        ) from None
-    if not isinstance(data, dict):
-        raise ModelProtocolError(
-            f"{url} answered JSON that is not an object: {_snippet(response.text)!r}", url=url
-        )
-    return data
-
-
-def _unavailable(response: httpx.Response, url: str, note: str, advice: str) -> ModelHTTPError:
-    """A retryable status that is not (or no longer) retried: 429 -> ``rate_limited``."""
-    status = response.status_code
-    code = "rate_limited" if status == 429 else "endpoint_unavailable"
-    what = "rate limited by" if status == 429 else f"{status} from"
-    return ModelHTTPError(
-        f"{what} {url}{note}: {_server_message(response)} — {advice}",
-        status=status,
-        url=url,
-        code=code,
-    )
-
-
-def _retry_after(headers: httpx.Headers) -> float | None:
-    """Seconds the server asks us to wait (``Retry-After`` seconds or HTTP-date), if any."""
-    value = headers.get("retry-after-ms")
-    if value is not None:
-        try:
-            return max(float(value) / 1000, 0.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max((when - datetime.now(UTC)).total_seconds(), 0.0)
-
-
-def _server_message(response: httpx.Response) -> str:
-    """The error text the server gave (``error.message`` and kin), else a body snippet."""
-    try:
-        data: Any = json.loads(response.content)
-    except (ValueError, RecursionError):
-        data = None
-    if isinstance(data, dict):
-        error = data.get("error")
-        for candidate in (
-            error.get("message") if isinstance(error, dict) else error,
-            data.get("message"),
-            data.get("detail"),
-        ):
-            if isinstance(candidate, str) and candidate:
-                return _snippet(candidate)
-    if "html" in response.headers.get("content-type", ""):
-        return "an HTML page (a proxy or web server, not the model API?)"
-    return _snippet(response.text) or f"HTTP {response.status_code} with an empty body"
-
-
-def _snippet(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= _SNIPPET else text[:_SNIPPET] + "…"
-
-
-def _reason(exc: Exception) -> str:
-    return str(exc) or type(exc).__name__
-
-
-def _plural(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -1,0 +1,115 @@
+"""Reading an HTTP answer for ``http.py``: its JSON, the server's own error message, the
+``Retry-After`` it asks for, and short wording helpers."""
+
+from __future__ import annotations
+
+import email.utils
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+
+from minipi.ai.types import JsonObject
+from minipi.errors import ModelHTTPError, ModelProtocolError
+
+__all__ = [
+    "decode_json",
+    "plural",
+    "reason",
+    "retry_after",
+    "server_message",
+    "snippet",
+    "unavailable",
+]
+
+_SNIPPET = 300
+
+
+def decode_json(response: httpx.Response, url: str) -> JsonObject:
+    """The 2xx body as a JSON object; ``ModelProtocolError`` for anything else (E12)."""
+    try:
+        data = json.loads(response.content)
+    except (ValueError, RecursionError):
+        kind = response.headers.get("content-type", "no content type")
+        raise ModelProtocolError(
+            f"{url} answered {response.status_code} with a body that is not JSON ({kind}): "
+            f"{snippet(response.text)!r} — is --base-url a proxy or web page instead of the "
+            "model API? (check HTTP_PROXY / NO_PROXY)",
+            url=url,
+        ) from None
+    if not isinstance(data, dict):
+        raise ModelProtocolError(
+            f"{url} answered JSON that is not an object: {snippet(response.text)!r}", url=url
+        )
+    return data
+
+
+def unavailable(response: httpx.Response, url: str, note: str, advice: str) -> ModelHTTPError:
+    """A retryable status that is not (or no longer) retried: 429 -> ``rate_limited``."""
+    status = response.status_code
+    code = "rate_limited" if status == 429 else "endpoint_unavailable"
+    what = "rate limited by" if status == 429 else f"{status} from"
+    return ModelHTTPError(
+        f"{what} {url}{note}: {server_message(response)} — {advice}",
+        status=status,
+        url=url,
+        code=code,
+    )
+
+
+def retry_after(headers: httpx.Headers) -> float | None:
+    """Seconds the server asks us to wait (``Retry-After`` seconds or HTTP-date), if any."""
+    value = headers.get("retry-after-ms")
+    if value is not None:
+        try:
+            return max(float(value) / 1000, 0.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max((when - datetime.now(UTC)).total_seconds(), 0.0)
+
+
+def server_message(response: httpx.Response) -> str:
+    """The error text the server gave (``error.message`` and kin), else a body snippet."""
+    try:
+        data: Any = json.loads(response.content)
+    except (ValueError, RecursionError):
+        data = None
+    if isinstance(data, dict):
+        error = data.get("error")
+        for candidate in (
+            error.get("message") if isinstance(error, dict) else error,
+            data.get("message"),
+            data.get("detail"),
+        ):
+            if isinstance(candidate, str) and candidate:
+                return snippet(candidate)
+    if "html" in response.headers.get("content-type", ""):
+        return "an HTML page (a proxy or web server, not the model API?)"
+    return snippet(response.text) or f"HTTP {response.status_code} with an empty body"
+
+
+def snippet(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _SNIPPET else text[:_SNIPPET] + "…"
+
+
+def reason(exc: Exception) -> str:
+    return str(exc) or type(exc).__name__
+
+
+def plural(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
