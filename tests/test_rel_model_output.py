@@ -592,7 +592,7 @@ def test_d12_an_ambiguous_text_call_runs_nothing(
     outcome = run(server, wire, base, stream, approve=True)
     assert outcome.ran == []
     assert outcome.approvals.requests == []
-    assert outcome.codes == ["unknown_tool"]
+    assert outcome.codes == ["invalid_tool_call"]
 
 
 def test_d12_a_malformed_text_call_is_a_nudge_not_an_answer(
@@ -602,7 +602,7 @@ def test_d12_a_malformed_text_call_is_a_nudge_not_an_answer(
         Turn('<tool_call>{"name": "read_file", "arguments": {"path": </tool_call>'), Turn("ok")
     )
     outcome = run(server, wire, base, stream)
-    assert outcome.codes == ["unknown_tool"]
+    assert outcome.codes == ["invalid_tool_call"]
     assert "read_file" in outcome.results[0].result.content
     assert outcome.ran == []
     assert outcome.result.answer == "ok"
@@ -803,7 +803,7 @@ def test_d15_deep_json_in_a_text_call(
         Turn(f'<tool_call>{{"name": "read_file", "arguments": {deep}}}</tool_call>'), Turn("ok")
     )
     outcome = run(server, wire, base, stream)
-    assert outcome.codes == ["unknown_tool"]
+    assert outcome.codes == ["invalid_tool_call"]
     assert outcome.ran == []
 
 

@@ -253,7 +253,7 @@ def test_a_malformed_block_is_answered_with_a_tool_error_and_the_run_goes_on(
     result, events = run(fake_server, model_client, files, Turn(text), Turn("Sorry, done."))
     assert (result.status, result.answer) == ("succeeded", "Sorry, done.")
     assert result.tool_calls == 0  # nothing executed
-    expected = (name or INVALID_CALL_NAME, code or "unknown_tool")
+    expected = (name or INVALID_CALL_NAME, code or "invalid_tool_call")
     assert tool_events(events) == [expected]
     shown = [e.text for e in events if isinstance(e, AssistantText)]
     assert shown == ["Sorry, done."]  # the block was never shown as text

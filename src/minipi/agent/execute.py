@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from minipi.agent.config import AgentConfig
 from minipi.agent.events import EventSink, ToolCallStarted, ToolExecuting, ToolResultReady
 from minipi.agent.tools import AgentTool, ToolResult, parse_arguments
+from minipi.ai.textcalls import INVALID_CALL_NAME
 from minipi.ai.types import FunctionCall, JsonObject
 
 __all__ = ["Ledger", "Outcome", "run_calls"]
@@ -54,6 +55,14 @@ class Ledger:
 
     def prepare(self, call: FunctionCall) -> _Prepared:
         tool = self.tools.get(call.name)
+        if tool is None and call.name == INVALID_CALL_NAME:
+            names = ", ".join(sorted(self.tools))
+            message = (
+                "the <tool_call> block could not be used: write exactly one JSON object "
+                '{"name": TOOL, "arguments": {...}} between <tool_call> and </tool_call>, '
+                f"with TOOL one of: {names}"
+            )
+            return _Prepared(call, result=ToolResult.error("invalid_tool_call", message))
         if tool is None:
             names = ", ".join(sorted(self.tools))
             message = f"unknown tool {call.name!r}; available tools: {names}"
