@@ -126,3 +126,21 @@ def test_json_lines_escape_what_a_terminal_would_act_on(fake_server: FakeServer)
     for raw in ("\u202e", "\x1b", "\x07", "\U000e0041"):
         assert raw not in proc.stdout
     assert json_lines(proc.stdout)[-1]["answer"] == text
+
+
+def test_max_seconds_stops_a_reply_that_streams_forever() -> None:
+    """F6: text keeps coming (the idle timer never fires); the run's budget still ends it."""
+    import json
+    import time
+
+    from faultserver import Drip, FaultServer
+
+    piece = {"choices": [{"index": 0, "delta": {"content": "more "}, "finish_reason": None}]}
+    with FaultServer([Drip(60, every=0.05, frame=f"data: {json.dumps(piece)}")]) as server:
+        started = time.monotonic()
+        proc = _ask(server, "--max-seconds", "1", "--json")  # type: ignore[arg-type]
+        elapsed = time.monotonic() - started
+    assert proc.returncode == 3, proc.stderr
+    end = json_lines(proc.stdout)[-1]
+    assert (end["status"], end["code"], end["answer"]) == ("budget_exhausted", "max_seconds", "")
+    assert elapsed < 10

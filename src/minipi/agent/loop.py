@@ -99,6 +99,8 @@ def run_agent(
         result = _loop(run)
     except KeyboardInterrupt:
         result = run.end(Stop("cancelled", "cancelled", "cancelled by the user"))
+    except _OutOfTime:
+        result = run.end(_time_is_up(config))
     except ModelError as error:
         result = run.end(Stop("failed", error.code, error.message))
     run.emit(RunEnd(result))
@@ -144,10 +146,16 @@ def _before_request(run: _Run) -> Stop | None:
             f"no final answer after {config.max_turns} model requests",
         )
     if run.out_of_time():
-        return Stop(
-            "budget_exhausted", "max_seconds", f"no final answer within {config.max_seconds} s"
-        )
+        return _time_is_up(config)
     return run.fit_context()
+
+
+class _OutOfTime(Exception):
+    """Raised from the delta sink when ``max_seconds`` passes while a reply streams (F6)."""
+
+
+def _time_is_up(config: AgentConfig) -> Stop:
+    return Stop("budget_exhausted", "max_seconds", f"no final answer within {config.max_seconds} s")
 
 
 def _finish(run: _Run, answer: FinalAnswer) -> RunResult:
@@ -355,6 +363,8 @@ class _Run:
 
     def on_delta(self, delta: Delta) -> None:
         self.emit(ModelDelta(self.turns, delta))
+        if self.out_of_time():  # a slow stream does not outlive the run's wall-clock budget
+            raise _OutOfTime
 
     def end(self, stop: Stop, answer: str = "") -> RunResult:
         closed = _close_open_calls(self.history, stop, self.started_calls)

@@ -38,6 +38,7 @@ class RunOptions:
     wire: str | None = None
     max_turns: int = 8
     max_tool_calls: int | None = None
+    max_seconds: float | None = None
     required_tools: tuple[str, ...] = ()
     approve: str = "ask"
     json: bool = False
@@ -106,6 +107,7 @@ def _open(options: RunOptions) -> _Session:
         instructions=DEFAULT_INSTRUCTIONS,
         max_turns=options.max_turns,
         max_tool_calls=options.max_tool_calls,
+        max_seconds=options.max_seconds,
         required_tool_names=options.required_tools,
         request_options=request_options,
         context_tokens=options.context_tokens or model.context_tokens,

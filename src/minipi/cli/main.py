@@ -47,6 +47,12 @@ def _run_options(function: F) -> F:
             "--max-tool-calls", type=click.IntRange(min=1), help="Tool calls allowed in the run."
         ),
         click.option(
+            "--max-seconds",
+            type=click.FloatRange(min=0, min_open=True),
+            help="Wall-clock budget of the run (checked before each request and while a reply "
+            "streams).",
+        ),
+        click.option(
             "--require-tool",
             "required_tools",
             multiple=True,
