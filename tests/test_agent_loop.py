@@ -431,3 +431,43 @@ def test_a_reply_without_a_finish_reason_is_not_an_answer(files: ProjectFiles) -
     model = ScriptedModel([odd, reply_text("The answer is 42.")])
     result = run_agent(model, create_project_tools(files), CONFIG, "q")
     assert (result.status, result.answer) == ("succeeded", "The answer is 42.")
+
+
+def test_needs_approval_asks_before_each_run_in_order_and_a_no_runs_nothing() -> None:
+    from minipi.agent import ApprovalRequest, needs_approval
+
+    ran: list[str] = []
+
+    def publish(title: str) -> str:
+        """Publish a post."""
+        ran.append(title)
+        return f"published {title}"
+
+    asked: list[ApprovalRequest] = []
+
+    def approver(request: ApprovalRequest) -> bool:
+        asked.append(request)
+        if request.details["title"] == '"boom"':
+            raise EOFError  # a closed input is a refusal
+        return request.details["title"] != '"no"'
+
+    tool = needs_approval(tool_from_function(publish), approver)
+    assert tool.sequential
+    script = [
+        reply_calls(("publish", {"title": "yes"}), ("publish", {"title": "no"})),
+        reply_calls(("publish", {"title": "boom"}), ("publish", {"title": 5})),
+        reply_text("done"),
+    ]
+    model = ScriptedModel(script)
+    result = run_agent(model, [tool], CONFIG, "q")
+    assert ran == ["yes"]
+    assert [r.details["title"] for r in asked] == ['"yes"', '"no"', '"boom"']  # not for 5
+    assert asked[0].summary == "run publish"
+    codes = [o.split("]")[0] for o in outputs(model.requests[-1])]
+    assert codes == [
+        "published yes",
+        "error [user_denied",
+        "error [user_denied",
+        "error [invalid_arguments",
+    ]
+    assert (result.status, result.code) == ("failed", "user_denied")

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         ApprovalRequest,
         RunResult,
         ToolResult,
+        needs_approval,
         run_agent,
         tool_from_function,
     )
@@ -47,6 +48,7 @@ _HOMES = {
         "ApprovalRequest",
         "RunResult",
         "ToolResult",
+        "needs_approval",
         "run_agent",
         "tool_from_function",
     ),
@@ -94,6 +96,7 @@ __all__ = [
     "__version__",
     "connect",
     "create_project_tools",
+    "needs_approval",
     "run_agent",
     "tool_from_function",
 ]

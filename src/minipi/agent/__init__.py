@@ -26,6 +26,7 @@ from minipi.agent.tools import (
     Approver,
     ToolHandler,
     ToolResult,
+    needs_approval,
     parse_arguments,
 )
 
@@ -52,6 +53,7 @@ __all__ = [
     "ToolResult",
     "ToolResultReady",
     "TurnStart",
+    "needs_approval",
     "parse_arguments",
     "run_agent",
     "to_json",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from minipi.agent.schema_check import Check, compile_schema
@@ -24,6 +24,7 @@ __all__ = [
     "Approver",
     "ToolHandler",
     "ToolResult",
+    "needs_approval",
     "parse_arguments",
 ]
 
@@ -132,6 +133,36 @@ class AgentTool:
         except Exception as error:  # a handler bug must not end the run: report it as data
             return ToolResult.error("tool_failure", f"{self.name} failed: {type(error).__name__}")
         return result if isinstance(result, ToolResult) else ToolResult(result)
+
+
+def needs_approval(
+    tool: AgentTool,
+    approver: Approver,
+    describe: Callable[[Mapping[str, Any]], Mapping[str, str]] | None = None,
+) -> AgentTool:
+    """``tool``, asking ``approver`` before each run of its handler (after its arguments
+    passed the schema). A refusal, or an approver that fails (closed input, a timeout), is
+    ``user_denied`` and nothing runs. ``describe`` gives the lines to show (default: each
+    argument as JSON); show what will really run. The tool becomes ``sequential``: one
+    approval at a time, in the model's order. (``move_file`` asks inside its handler instead,
+    to show the canonical paths it holds open.)"""
+
+    def handler(arguments: Mapping[str, Any]) -> str | ToolResult:
+        details = (
+            dict(describe(arguments))
+            if describe is not None
+            else {k: json.dumps(v, ensure_ascii=False) for k, v in arguments.items()}
+        )
+        request = ApprovalRequest(tool.name, f"run {tool.name}", details)
+        try:
+            allowed = approver(request)
+        except (EOFError, OSError, TimeoutError):
+            allowed = False
+        if not allowed:
+            return ToolResult.error("user_denied", f"the user did not approve this {tool.name}")
+        return tool.handler(arguments)
+
+    return replace(tool, handler=handler, sequential=True)
 
 
 def parse_arguments(text: str, *, allow_empty: bool) -> JsonObject | ToolResult:

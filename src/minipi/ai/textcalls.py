@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from minipi.ai.think import strip_think
-from minipi.ai.wire import new_call_id
+from minipi.ai.types import new_call_id
 
 __all__ = ["INVALID_CALL_NAME", "TextCall", "TextCalls", "find_text_calls"]
 

@@ -183,3 +183,10 @@ def output_text(items: Sequence[Item]) -> str:
 def parse_function_calls(items: Sequence[Item]) -> list[FunctionCall]:
     """The calls among ``items``, in the model's order."""
     return [i for i in items if isinstance(i, FunctionCall)]
+
+
+def new_call_id() -> str:
+    """A locally made call id, for calls that arrived without a usable one (D7)."""
+    import uuid
+
+    return f"call_local_{uuid.uuid4().hex[:12]}"

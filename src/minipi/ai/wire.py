@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import threading
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -30,6 +29,7 @@ from minipi.ai.types import (
     ModelResponse,
     ToolSpec,
     Usage,
+    new_call_id,
 )
 from minipi.errors import ConfigError, ModelError, ModelProtocolError
 
@@ -43,11 +43,6 @@ def dumps(value: Any) -> bytes:
         return text.encode()
     except UnicodeEncodeError:  # a lone surrogate (from a "\\ud800" escape): keep it escaped
         return json.dumps(value, separators=(",", ":")).encode()
-
-
-def new_call_id() -> str:
-    """A locally made call id, for calls that arrived without a usable one (D7)."""
-    return f"call_local_{uuid.uuid4().hex[:12]}"
 
 
 def decode_call(
