@@ -262,8 +262,10 @@ class Handler(BaseHTTPRequestHandler):
         if body.get("store", True) is not False:
             with _lock:
                 _stored[response_id] = items + output
-        self._send(200, data)
+        # Recorded before the answer leaves: a client that asks /stats right after its last
+        # answer must find that request counted (it raced under load).
         self._record(body, raw, info, payload if kind == "tool" else None, len(data), t_start)
+        self._send(200, data)
 
     def _record(
         self, body: Json, raw: bytes, info: Json, call: Json | None, size: int, t_start: float

@@ -37,6 +37,7 @@ __all__ = [
     "RawReply",
     "RecordedRequest",
     "Reply",
+    "TrackingServer",
     "Turn",
     "chat_sse",
     "pieces",
@@ -218,16 +219,20 @@ class FakeServer:
         return self._stopping.wait(seconds)
 
 
-class _Server(ThreadingHTTPServer):
-    """Tracks live connections so ``stop`` can end keep-alive handlers at once."""
+class TrackingServer(ThreadingHTTPServer):
+    """A threading HTTP server that tracks live connections: it can count them and end them
+    all at once (``stop`` ends keep-alive handlers without waiting for their clients)."""
 
     daemon_threads = False  # so server_close() joins the handler threads
-    fake: FakeServer
 
-    def __init__(self, address: tuple[str, int], handler: type[_Handler]) -> None:
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]) -> None:
         super().__init__(address, handler)
         self._connections: set[socket.socket] = set()
         self._connections_lock = threading.Lock()
+
+    def open_count(self) -> int:
+        with self._connections_lock:
+            return len(self._connections)
 
     def process_request(self, request: Any, client_address: Any) -> None:
         with self._connections_lock:  # in the accept thread: no connection escapes tracking
@@ -247,9 +252,13 @@ class _Server(ThreadingHTTPServer):
                 connection.shutdown(socket.SHUT_RDWR)  # the handler then closes it
 
     def handle_error(self, request: Any, client_address: Any) -> None:
-        """Quiet about clients that went away (timeouts in tests); loud about the rest."""
-        if not isinstance(sys.exc_info()[1], ConnectionError | TimeoutError):
+        """Quiet about clients that went away (timeouts, resets); loud about the rest."""
+        if not isinstance(sys.exc_info()[1], OSError):
             super().handle_error(request, client_address)
+
+
+class _Server(TrackingServer):
+    fake: FakeServer
 
 
 class _Handler(BaseHTTPRequestHandler):

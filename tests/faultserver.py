@@ -36,16 +36,15 @@ import json
 import select
 import socket
 import struct
-import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Literal, TypeAlias
 
-from fakeserver import Turn, _render_chat, _render_responses
+from fakeserver import TrackingServer, Turn, _render_chat, _render_responses
 
 __all__ = [
     "Body",
@@ -596,42 +595,10 @@ _PLAYERS: dict[type, _Player] = {
 }
 
 
-class _Server(ThreadingHTTPServer):
+class _Server(TrackingServer):
     """Counts live connections (E15) and can end them all at once."""
 
-    daemon_threads = False  # so server_close() joins the handler threads
     fault: FaultServer
-
-    def __init__(self, address: tuple[str, int], handler: type[_Handler]) -> None:
-        super().__init__(address, handler)
-        self._connections: set[socket.socket] = set()
-        self._connections_lock = threading.Lock()
-
-    def open_count(self) -> int:
-        with self._connections_lock:
-            return len(self._connections)
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        with self._connections_lock:  # in the accept thread: no connection escapes the count
-            self._connections.add(request)
-        super().process_request(request, client_address)
-
-    def shutdown_request(self, request: Any) -> None:
-        with self._connections_lock:
-            self._connections.discard(request)
-        super().shutdown_request(request)
-
-    def drop_connections(self) -> None:
-        with self._connections_lock:
-            live = list(self._connections)
-        for connection in live:
-            with contextlib.suppress(OSError):
-                connection.shutdown(socket.SHUT_RDWR)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """Quiet about clients that went away (timeouts, resets); loud about the rest."""
-        if not isinstance(sys.exc_info()[1], OSError):
-            super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -9,14 +9,15 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import click
 
 from minipi.ai.types import Usage
-from minipi.cli.terminal import safe
+from minipi.cli.terminal import safe, safe_json
 from minipi.errors import SessionError
 from minipi.session import Entry, RunRecord, SessionInfo, SessionLock, SessionStore, check_name
 from minipi.session.location import DB_NAME
@@ -52,7 +53,9 @@ def list_sessions(directory: Path, *, as_json: bool, project: Path | None = None
         finally:
             store.close()
     if as_json:
-        click.echo(json.dumps([_session_json(s) for s in found], ensure_ascii=False, indent=1))
+        click.echo(
+            safe_json(json.dumps([_session_json(s) for s in found], ensure_ascii=False, indent=1))
+        )
         return 0
     if not found:
         click.echo("no saved sessions (start one with: minipi chat --session NAME)", err=True)
@@ -69,7 +72,9 @@ def list_sessions(directory: Path, *, as_json: bool, project: Path | None = None
     return 0
 
 
-def show_session(directory: Path, name: str, *, as_json: bool) -> int:
+@contextmanager
+def _named(directory: Path, name: str) -> Iterator[tuple[SessionStore, SessionInfo]]:
+    """The open store and the session called ``name`` in it (closed on leaving)."""
     store = _store(directory)
     if store is None:
         raise _not_found(name)
@@ -77,17 +82,22 @@ def show_session(directory: Path, name: str, *, as_json: bool) -> int:
         info = store.find(check_name(name))
         if info is None:
             raise _not_found(name)
-        runs = store.runs(info.id)
-        entries = store.entries(info.id)
+        yield store, info
     finally:
         store.close()
+
+
+def show_session(directory: Path, name: str, *, as_json: bool) -> int:
+    with _named(directory, name) as (store, info):
+        runs = store.runs(info.id)
+        entries = store.entries(info.id)
     by_run: dict[int, list[Entry]] = {}
     for entry in entries:
         by_run.setdefault(entry.run, []).append(entry)
     if as_json:
         record = _session_json(info)
         record["runs"] = [_run_json(run, by_run.get(run.id, [])) for run in runs]
-        click.echo(json.dumps(record, ensure_ascii=False, indent=1))
+        click.echo(safe_json(json.dumps(record, ensure_ascii=False, indent=1)))
         return 0
     click.echo(safe(f"session {info.name}"))
     click.echo(safe(f"  project  {info.project}"))
@@ -101,20 +111,12 @@ def show_session(directory: Path, name: str, *, as_json: bool) -> int:
 
 
 def delete_session(directory: Path, name: str) -> int:
-    store = _store(directory)
-    if store is None:
-        raise _not_found(name)
-    try:
-        info = store.find(check_name(name))
-        if info is None:
-            raise _not_found(name)
+    with _named(directory, name) as (store, info):
         lock = SessionLock.acquire(store.dir_fd, store.data_dir, name)
         try:
             store.delete(info.id)
         finally:
             lock.release(remove=True)
-    finally:
-        store.close()
     click.echo(safe(f"deleted session {name} ({info.runs} runs)"), err=True)
     return 0
 
