@@ -147,13 +147,18 @@ def _timeline(number: int, run: RunRecord, entries: list[Entry]) -> list[str]:
         calls = len({e.call_id for e in entries if e.kind == "tool_executing"})
         usage = Usage(*(sum(_count(r, key) for r in responses) for key in _TOKENS))
     lines.append(
-        f"  total  {turns} requests, {calls} tool calls, tokens in {usage.input_tokens} / "
+        f"  total  {_count_of(turns, 'request')}, {_count_of(calls, 'tool call')}, "
+        f"tokens in {usage.input_tokens} / "
         f"out {usage.output_tokens} / cached {usage.cached_tokens}{seconds}"
     )
     return lines
 
 
 _TOKENS = ("input_tokens", "output_tokens", "cached_tokens")
+
+
+def _count_of(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _count(data: dict[str, Any], key: str) -> int:
