@@ -125,6 +125,11 @@ class FakeServer:
         self._thread: threading.Thread | None = None
 
     @property
+    def connections(self) -> int:
+        """Connections accepted so far."""
+        return 0 if self._httpd is None else self._httpd.accepted
+
+    @property
     def remaining(self) -> int:
         """Replies not yet consumed."""
         return len(self._replies)
@@ -229,6 +234,7 @@ class TrackingServer(ThreadingHTTPServer):
         super().__init__(address, handler)
         self._connections: set[socket.socket] = set()
         self._connections_lock = threading.Lock()
+        self.accepted = 0  # connections accepted so far (keep-alive reuse shows here)
 
     def open_count(self) -> int:
         with self._connections_lock:
@@ -237,6 +243,7 @@ class TrackingServer(ThreadingHTTPServer):
     def process_request(self, request: Any, client_address: Any) -> None:
         with self._connections_lock:  # in the accept thread: no connection escapes tracking
             self._connections.add(request)
+            self.accepted += 1
         super().process_request(request, client_address)
 
     def shutdown_request(self, request: Any) -> None:

@@ -385,3 +385,14 @@ def test_the_loop_gives_up_after_a_second_broken_stream() -> None:
     result = run_agent(model, [], AgentConfig("m"), "q")
     assert (result.status, result.code, result.answer) == ("failed", "stream_stalled", "")
     assert len(model.requests) == 2
+
+
+@pytest.mark.parametrize("wire", ["chat", "responses"])
+def test_streamed_requests_reuse_one_connection(wire: Wire) -> None:
+    """The body is read to its end after the end marker, so keep-alive works for streams."""
+    with FakeServer([Turn("one"), Turn("two"), Turn("three")]) as server:
+        endpoint = Endpoint(server.base_url, "fake-model", wire=wire)
+        with closing(connect(endpoint, ClientConfig(stream=True))) as client:
+            for _ in range(3):
+                client.create(_request([]))
+        assert server.connections == 1

@@ -171,6 +171,8 @@ class HttpCore:
                 return decode_json(response, url)  # a server that does not stream
             return self._feed(response, reader)
         except httpx.TimeoutException:
+            if reader.finished:  # the end marker came; only the body's close did not
+                return reader.result()
             raise ModelStreamError(
                 f"the stream from {url} sent no event for {self.config.stream_idle_timeout:g} s "
                 "(stream idle timeout): the partial reply was not used",
@@ -182,6 +184,8 @@ class HttpCore:
                 exc.url, exc.message = url, f"{exc.message} (from {url})"
             raise
         except httpx.HTTPError as exc:  # reset, closed mid-chunk, undecodable body
+            if reader.finished:  # after the end marker: the reply is whole
+                return reader.result()
             raise ModelStreamError(
                 f"the stream from {url} broke off: {reason(exc)}; the partial reply was not used",
                 url=url,
@@ -193,6 +197,8 @@ class HttpCore:
         parser = SSEParser()
         last_event = time.monotonic()
         for chunk in response.iter_bytes():
+            if reader.finished:
+                continue  # read to the body's end, so the connection can serve the next request
             events = parser.feed(chunk)
             now = time.monotonic()
             if events:
@@ -202,9 +208,10 @@ class HttpCore:
             for name, data in events:
                 reader.event(name, data)
                 if reader.finished:
-                    return reader.result()
-        for name, data in parser.close():
-            reader.event(name, data)
+                    break
+        if not reader.finished:
+            for name, data in parser.close():
+                reader.event(name, data)
         return reader.result()
 
     def _failure(self, response: httpx.Response, url: str, attempt: int) -> _Retry:
