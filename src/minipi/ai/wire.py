@@ -138,6 +138,24 @@ class FragmentCache:
         return fragments
 
 
+class _CallIds:
+    """The call ids of a history, kept up to date as it grows (per thread, like the
+    FragmentCache): a loop's history only grows, so each request adds only its new items."""
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+
+    def of(self, items: Sequence[Item]) -> frozenset[str]:
+        count, last, ids = getattr(self._local, "state", (0, None, frozenset()))
+        if not (count and len(items) >= count and items[count - 1] is last):
+            count, ids = 0, frozenset()  # another history: start over
+        new = [i.call_id for i in items[count:] if isinstance(i, FunctionCall)]
+        if new:
+            ids = ids | frozenset(new)
+        self._local.state = (len(items), items[-1] if items else None, ids)
+        return ids
+
+
 def _same(a: tuple[object, ...], b: tuple[object, ...]) -> bool:
     return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
 
@@ -163,6 +181,7 @@ class WireClient:
         self.config = config or ClientConfig()
         self._http = HttpCore(endpoint, self.config, transport=transport)
         self.cache = FragmentCache(self.encode_unit)
+        self._call_ids = _CallIds()
         self._tools: tuple[tuple[ToolSpec, ...], bytes] = ((), b"[]")
 
     def create(self, request: ModelRequest) -> ModelResponse:
@@ -196,7 +215,7 @@ class WireClient:
             _raise_inband_error(data, url)
             # An id the conversation already used (servers that number calls per reply)
             # would give two results one id: such calls get a new one (D7).
-            taken = frozenset(i.call_id for i in request.items if isinstance(i, FunctionCall))
+            taken = self._call_ids.of(request.items)
             names = frozenset(t.name for t in request.tools)
             items, finish, usage = self.decode(data, names, taken)
         except ModelProtocolError as exc:
