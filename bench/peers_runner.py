@@ -23,6 +23,12 @@ def main() -> int:
     parser.add_argument("--n", type=int, required=True)
     parser.add_argument("--model", default="fake-model")
     parser.add_argument("--cli", action="store_true", help="go through `minipi ask`")
+    parser.add_argument(
+        "--stream",
+        action="store_true",
+        help="with --cli: let replies stream (the CLI's default; without it --no-stream, like "
+        "the other runners)",
+    )
     args = parser.parse_args()
     question = f"Follow the tool-call chain [[chain:{args.n}]] and then give the final answer."
     if args.cli:
@@ -65,6 +71,7 @@ def _cli(args: argparse.Namespace, question: str) -> int:
         args.model,
         "--max-turns",
         str(args.n + 10),
+        *([] if args.stream else ["--no-stream"]),
     ]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("QWEN_", "OPENAI_"))}
     done = subprocess.run(

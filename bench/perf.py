@@ -129,6 +129,7 @@ def run_chains(args: argparse.Namespace, tmp: str) -> tuple[list[ChainRun], list
         "stdlib": [args.python, baseline],
         "library": [args.python, runner],
         "cli": [args.python, runner, "--cli"],
+        "cli-stream": [args.python, runner, "--cli", "--stream"],
     }
     server = FakeServer(args.peers_dir / "fake_openai_server.py", tmp)
     try:
