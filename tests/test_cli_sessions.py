@@ -70,9 +70,10 @@ def wait_for(condition: Any, seconds: float = 20) -> None:
         time.sleep(0.02)
 
 
+@pytest.mark.parametrize("stream", ["--stream", "--no-stream"])
 @pytest.mark.parametrize("wire", ["chat", "responses"])
 def test_ask_appends_to_a_session_and_the_model_sees_it(
-    fake_server: FakeServer, data: Path, project: Path, wire: str
+    fake_server: FakeServer, data: Path, project: Path, wire: str, stream: str
 ) -> None:
     fake_server.add(
         Turn(calls=[Call("list_files", {"path": "inbox"}, call_id="c1")], reasoning="look"),
@@ -80,11 +81,20 @@ def test_ask_appends_to_a_session_and_the_model_sees_it(
         Turn("the cat is 猫咪小花"),
     )
     first = run(
-        fake_server, data, project, "ask", "who is waiting?", "--session", "s", "--wire", wire
+        fake_server,
+        data,
+        project,
+        "ask",
+        "who is waiting?",
+        "--session",
+        "s",
+        "--wire",
+        wire,
+        stream,
     )
     assert first.returncode == 0, first.stderr
     second = run(
-        fake_server, data, project, "ask", "and the cat?", "--session", "s", "--wire", wire
+        fake_server, data, project, "ask", "and the cat?", "--session", "s", "--wire", wire, stream
     )
     assert second.returncode == 0, second.stderr
     assert second.stdout.strip() == "the cat is 猫咪小花"
@@ -101,6 +111,11 @@ def test_ask_appends_to_a_session_and_the_model_sees_it(
     )
     sent_last = body.get("messages") or body["input"]
     assert sent_last[: len(sent_first)] == sent_first  # replayed verbatim from the store
+    assert all(
+        r.body.get("stream", False) is (stream == "--stream")
+        for r in fake_server.requests
+        if r.body
+    )
 
 
 def test_chat_session_resumes_and_continue_takes_the_latest(
