@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from minipi.agent.config import AgentConfig, checked_tools
@@ -28,7 +27,8 @@ from minipi.agent.events import (
     TurnStart,
 )
 from minipi.agent.execute import Ledger, Outcome, run_calls
-from minipi.agent.result import RunResult, RunStatus
+from minipi.agent.result import RunResult
+from minipi.agent.steps import AskAgain, FinalAnswer, Reply, RunTools, Step, Stop, close_open_calls
 from minipi.agent.tools import AgentTool
 from minipi.ai.types import (
     Delta,
@@ -46,40 +46,6 @@ from minipi.ai.types import (
 from minipi.errors import ModelError, ModelStreamError
 
 __all__ = ["run_agent"]
-
-
-@dataclass(frozen=True, slots=True)
-class Reply:
-    """One model response with its text and calls, read once."""
-
-    response: ModelResponse
-    text: str
-    calls: list[FunctionCall]
-
-
-@dataclass(frozen=True, slots=True)
-class FinalAnswer:
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class RunTools:
-    calls: list[FunctionCall]
-
-
-@dataclass(frozen=True, slots=True)
-class Stop:
-    status: RunStatus
-    code: str
-    message: str
-
-
-@dataclass(frozen=True, slots=True)
-class AskAgain:
-    reason: str
-
-
-Step = FinalAnswer | RunTools | Stop | AskAgain
 
 
 def run_agent(
@@ -367,7 +333,7 @@ class _Run:
             raise _OutOfTime
 
     def end(self, stop: Stop, answer: str = "") -> RunResult:
-        closed = _close_open_calls(self.history, stop, self.started_calls)
+        closed = close_open_calls(self.history, stop, self.started_calls)
         if closed:
             self.emit(ItemsAdded(self.turns, closed))
         return RunResult(
@@ -380,26 +346,6 @@ class _Run:
             code=stop.code or None,
             error=stop.message or None,
         )
-
-
-def _close_open_calls(
-    history: list[Item], stop: Stop, started: set[str]
-) -> tuple[FunctionCallOutput, ...]:
-    """Answer every call that has no result yet, so the history stays valid to send again:
-    a call whose handler had begun when the run was cancelled may have done its work."""
-    answered = {i.call_id for i in history if isinstance(i, FunctionCallOutput)}
-    closed: list[FunctionCallOutput] = []
-    for item in list(history):
-        if isinstance(item, FunctionCall) and item.call_id not in answered:
-            if stop.status != "cancelled":
-                note = f"not executed: {stop.message}"
-            elif item.call_id in started:
-                note = "interrupted: outcome unknown, verify before retrying"
-            else:
-                note = "not executed: interrupted before it ran"
-            closed.append(FunctionCallOutput(item.call_id, note, is_error=True))
-    history.extend(closed)
-    return tuple(closed)
 
 
 def _raised_limit(options: Mapping[str, Any]) -> Mapping[str, Any]:
