@@ -471,3 +471,29 @@ def test_needs_approval_asks_before_each_run_in_order_and_a_no_runs_nothing() ->
         "error [invalid_arguments",
     ]
     assert (result.status, result.code) == ("failed", "user_denied")
+
+
+def test_a_sink_that_fails_ends_the_run_with_its_code(files: ProjectFiles) -> None:
+    """A MiniPiError from on_event (a session that could not be saved) is a RunResult, not an
+    exception; the run stops before its next step and the sink still sees the end."""
+    from minipi.agent import RunEnd, ToolExecuting
+    from minipi.errors import MiniPiError
+
+    seen: list[Any] = []
+
+    def sink(event: Any) -> None:
+        seen.append(event)
+        if isinstance(event, ToolExecuting):
+            raise MiniPiError("the store is full", code="session_write_failed")
+
+    model = ScriptedModel([reply_calls(("list_files", {"path": "."}, "c1")), reply_text("no")])
+    result = run_agent(model, create_project_tools(files), CONFIG, "q", sink)
+    assert (result.status, result.code, result.error) == (
+        "failed",
+        "session_write_failed",
+        "the store is full",
+    )
+    assert len(model.requests) == 1  # stopped before the tool ran and before asking again
+    closed = [i for i in result.items if isinstance(i, FunctionCallOutput)]
+    assert [c.output for c in closed] == ["not executed: the store is full"]
+    assert isinstance(seen[-1], RunEnd)

@@ -8,6 +8,7 @@ killed process would have left (each save is its own committed transaction).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import sqlite3
@@ -21,7 +22,6 @@ from clihelp import EXAMPLES
 from minipi.agent import AgentConfig, ApprovalRequest, RunResult, run_agent
 from minipi.ai.testing import ScriptedModel, reply_calls, reply_text
 from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, Message
-from minipi.errors import SessionError
 from minipi.files import ProjectFiles, create_project_tools
 from minipi.session import NOT_RUN, OUTCOME_UNKNOWN, OpenSession, SessionStore, open_session
 from minipi.session.store import NewEntry
@@ -302,8 +302,8 @@ def test_a_refused_move_whose_result_was_not_saved_stays_refused(
 def test_a_failed_save_stops_the_run_before_the_move(
     data: Path, project: Path, processes: list[Process], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """H3: disk full when saving that the move starts; the loop does not catch the sink's
-    error, so it leaves run_agent (the CLI reports it); nothing was moved."""
+    """H3: disk full when saving that the move starts: the run ends failed before the move
+    (the loop turns the sink's error into its result; the CLI reports it); nothing moved."""
     approvals = Approvals(True)
     first = start(processes, data, project, approvals)
     full = sqlite3.OperationalError("database or disk is full")
@@ -315,9 +315,9 @@ def test_a_failed_save_stops_the_run_before_the_move(
         real(self, db, sid, run, entries)
 
     monkeypatch.setattr(SessionStore, "_append", append)
-    with pytest.raises(SessionError, match=r"was not saved.*disk is full.*--session s") as caught:
-        first.ask(ScriptedModel([reply_calls(MOVE), reply_text("done")]), "adopt the cat")
-    assert caught.value.code == "session_write_failed"
+    result = first.ask(ScriptedModel([reply_calls(MOVE), reply_text("done")]), "adopt the cat")
+    assert (result.status, result.code) == ("failed", "session_write_failed")
+    assert re.search(r"was not saved.*disk is full.*--session s", result.error or "")
     assert approvals.asked == []
     assert (project / CAT).exists()
     first.close()
@@ -342,8 +342,9 @@ def test_a_failed_save_of_an_approval_denies_the_move(
         real(self, db, sid, run, entries)
 
     monkeypatch.setattr(SessionStore, "_append", append)
-    with pytest.raises(SessionError, match="disk I/O error"):
-        first.ask(ScriptedModel([reply_calls(MOVE), reply_text("done")]), "adopt the cat")
+    result = first.ask(ScriptedModel([reply_calls(MOVE), reply_text("done")]), "adopt the cat")
+    assert (result.status, result.code) == ("failed", "session_write_failed")
+    assert "disk I/O error" in (result.error or "")
     assert (project / CAT).exists()  # an unsaved "yes" moves nothing
     first.close()
     processes.remove(first)

@@ -7,6 +7,7 @@ when the model answers with text and no call is left unanswered; budgets end it
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -43,7 +44,7 @@ from minipi.ai.types import (
     output_text,
     parse_function_calls,
 )
-from minipi.errors import ModelError, ModelStreamError
+from minipi.errors import AgentError, ConfigError, MiniPiError, ModelError, ModelStreamError
 
 __all__ = ["run_agent"]
 
@@ -57,8 +58,11 @@ def run_agent(
 ) -> RunResult:
     """Run the loop until the model answers, a budget runs out, or something fatal happens.
 
-    Raises ``AgentError`` only for a misconfigured run (before any request is sent); every
-    other outcome, including model and network failures, is a ``RunResult``.
+    Raises ``AgentError`` only for a misconfigured run (before any request is sent), and
+    ``ConfigError`` for a request that cannot be encoded; every other outcome, including model
+    and network failures and a ``MiniPiError`` from ``on_event`` (a session that could not be
+    saved), is a ``RunResult``. After a sink failed, later events still go to it but its
+    errors are ignored: the run is ending.
     """
     run = _Run(client, tools, config, question_or_history, on_event)
     try:
@@ -68,6 +72,11 @@ def run_agent(
     except _OutOfTime:
         result = run.end(_time_is_up(config))
     except ModelError as error:
+        result = run.end(Stop("failed", error.code, error.message))
+    except (ConfigError, AgentError):
+        raise
+    except MiniPiError as error:  # an event sink could not do its job (a session not saved)
+        run.sink_failed = True
         result = run.end(Stop("failed", error.code, error.message))
     run.emit(RunEnd(result))
     return result
@@ -205,6 +214,7 @@ class _Run:
             self.history = list(question_or_history)
         self.sink = on_event
         self.started_calls: set[str] = set()  # calls whose handler began (ToolExecuting)
+        self.sink_failed = False
         self.ledger = Ledger(self.tools, config)
         self.window = (
             ContextWindow.for_run(
@@ -228,7 +238,12 @@ class _Run:
     def emit(self, event: AgentEvent) -> None:
         if isinstance(event, ToolExecuting):
             self.started_calls.add(event.call_id)
-        if self.sink is not None:
+        if self.sink is None:
+            return
+        if not self.sink_failed:
+            self.sink(event)
+            return
+        with contextlib.suppress(MiniPiError):  # it failed already: the run is ending
             self.sink(event)
 
     def out_of_time(self) -> bool:

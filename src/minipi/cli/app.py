@@ -18,6 +18,7 @@ from minipi.cli.render import HumanLog, JsonLines, Words, words_for
 from minipi.cli.settings import DEFAULT_INSTRUCTIONS, Settings, resolve_settings
 from minipi.cli.terminal import safe
 from minipi.cli.trace import TraceRecorder
+from minipi.errors import MiniPiError
 from minipi.files import ProjectFiles, create_project_tools
 from minipi.session import OpenSession, open_session
 
@@ -139,8 +140,15 @@ def _sinks(
         sinks.append(TraceRecorder(options.trace, header))
 
     def emit(event: AgentEvent) -> None:
+        """Every sink sees every event, even after one failed (the first error is raised)."""
+        failure: MiniPiError | None = None
         for sink in sinks:
-            sink(event)
+            try:
+                sink(event)
+            except MiniPiError as error:
+                failure = failure or error
+        if failure is not None:
+            raise failure
 
     return emit
 
@@ -174,10 +182,12 @@ def _run(
         return run_agent(session.client, tools, session.config, items, emit)
     book.recorder.begin_run(question, session.config.model)
     try:
-        return run_agent(session.client, tools, session.config, items, emit)
-    except BaseException as error:  # a save failure or a bug: record what can be recorded
+        result = run_agent(session.client, tools, session.config, items, emit)
+    except BaseException as error:  # a bug, or Ctrl-C outside the loop: record what can be
         book.recorder.abandon(error)
         raise
+    book.recorder.raise_failure()  # a session that could not be saved ends the command (exit 1)
+    return result
 
 
 def _hold(options: RunOptions, stack: ExitStack) -> OpenSession | None:

@@ -152,10 +152,11 @@ class SessionRecorder:
         return approve
 
     def raise_failure(self) -> None:
-        """Raise the save failure an approval hid (it denied the change instead), if any."""
+        """Raise the save failure of this run, if any, again and again: once a step could not
+        be saved, nothing after it is saved either (a record with a gap would look whole);
+        the run is left open, and ``repair`` settles it when the session is next opened."""
         if self._failure is not None:
-            failure, self._failure = self._failure, None
-            raise failure
+            raise self._failure
 
     def _saved_or_denied(self, entries: list[NewEntry]) -> bool:
         try:
@@ -173,13 +174,14 @@ class SessionRecorder:
             except SessionError as error:
                 if error.code != "session_write_failed":
                     raise
-                raise SessionError(
+                self._failure = SessionError(
                     f"session '{name}' was not saved: {error}. The run stopped before its "
                     f"next step; free some space, then resume with --session {name} (what "
                     "was not saved is marked interrupted)",
                     code=error.code,
                     session=name,
-                ) from None
+                )
+                raise self._failure from None
 
 
 def item_entry(item: Item, result: dict[str, object] | None = None) -> NewEntry:
