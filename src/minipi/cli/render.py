@@ -67,17 +67,20 @@ class Words:
                 else "tokens not reported by the server"
             )
             line = (
-                f"[{result.status}] {result.turns} model requests, "
-                f"{result.tool_calls} tool calls, {tokens}"
+                f"[{result.status}] {_count(result.turns, 'model request')}, "
+                f"{_count(result.tool_calls, 'tool call')}, {tokens}"
             )
         if usage.cached_tokens:
             line += f" (cached {usage.cached_tokens})"
         if changes:
-            plural = "change" if changes == 1 else "changes"
-            line += f"，{changes} 处改动" if self.chinese else f", {changes} {plural} made"
+            line += f"，{changes} 处改动" if self.chinese else f", {_count(changes, 'change')} made"
         if result.status != "succeeded":
             line += f"\n{result.code}: {result.error}"
         return line
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def words_for(question: str) -> Words:
