@@ -29,7 +29,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, TypeAlias
+from typing import Any, Self, TypeAlias
 
 __all__ = [
     "Call",
@@ -37,6 +37,7 @@ __all__ = [
     "RawReply",
     "RecordedRequest",
     "Reply",
+    "ServerThread",
     "TrackingServer",
     "Turn",
     "chat_sse",
@@ -107,7 +108,52 @@ class RecordedRequest:
     headers: dict[str, str]
 
 
-class FakeServer:
+class ServerThread:
+    """A ``TrackingServer`` on 127.0.0.1:0 served by a thread: ``base_url``, ``start``,
+    ``stop`` (ends keep-alive connections and joins every handler), context manager."""
+
+    base_url = ""
+
+    def __init__(self) -> None:
+        self._stopping = threading.Event()  # wakes replies that wait or stall
+        self._httpd: TrackingServer | None = None
+        self._thread: threading.Thread | None = None
+
+    def make_server(self) -> TrackingServer:
+        raise NotImplementedError
+
+    def start(self) -> Self:
+        httpd = self.make_server()
+        self._httpd = httpd
+        self.base_url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+        self._thread = threading.Thread(
+            target=httpd.serve_forever,
+            kwargs={"poll_interval": 0.01},
+            name=type(self).__name__,
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        httpd, self._httpd = self._httpd, None
+        if httpd is None:
+            return
+        self._stopping.set()
+        httpd.shutdown()
+        httpd.drop_connections()
+        httpd.server_close()  # joins the handler threads
+        if self._thread is not None:
+            self._thread.join()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
+class FakeServer(ServerThread):
     """A scripted OpenAI-compatible server; use as a context manager or ``start``/``stop``."""
 
     def __init__(
@@ -115,14 +161,11 @@ class FakeServer:
     ) -> None:
         self.models = tuple(models)
         self.requests: list[RecordedRequest] = []
-        self.base_url = ""
         self._replies: deque[Reply] = deque(script)
         self._served = 0
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._httpd: _Server | None = None
-        self._thread: threading.Thread | None = None
+        super().__init__()
 
     @property
     def connections(self) -> int:
@@ -138,36 +181,10 @@ class FakeServer:
         with self._lock:
             self._replies.extend(replies)
 
-    def start(self) -> FakeServer:
+    def make_server(self) -> TrackingServer:
         httpd = _Server(("127.0.0.1", 0), _Handler)
         httpd.fake = self
-        self._httpd = httpd
-        self.base_url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-        self._thread = threading.Thread(
-            target=httpd.serve_forever,
-            kwargs={"poll_interval": 0.01},
-            name="fakeserver",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        httpd, self._httpd = self._httpd, None
-        if httpd is None:
-            return
-        self._stopping.set()  # wakes replies sleeping their delay
-        httpd.shutdown()
-        httpd.drop_connections()
-        httpd.server_close()  # joins the handler threads
-        if self._thread is not None:
-            self._thread.join()
-
-    def __enter__(self) -> FakeServer:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
+        return httpd
 
     def answer(self, method: str, path: str, raw: bytes, headers: dict[str, str]) -> RawReply:
         """The reply to one request (called by the handler threads)."""

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Literal, TypeAlias
 
-from fakeserver import TrackingServer, Turn, _render_chat, _render_responses
+from fakeserver import ServerThread, TrackingServer, Turn, _render_chat, _render_responses
 
 __all__ = [
     "Body",
@@ -406,19 +406,16 @@ class _Conn:
 # --- the server ----------------------------------------------------------------------------
 
 
-class FaultServer:
+class FaultServer(ServerThread):
     """A scripted, fault-injecting server; use as a context manager or ``start``/``stop``."""
 
     def __init__(self, script: Iterable[Step] = (), *, models: Sequence[str] = (MODEL,)) -> None:
         self.models = tuple(models)
         self.requests: list[Recorded] = []
-        self.base_url = ""
         self._steps: deque[Step] = deque(script)
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._httpd: _Server | None = None
-        self._thread: threading.Thread | None = None
+        super().__init__()
 
     @property
     def posts(self) -> int:
@@ -449,33 +446,10 @@ class FaultServer:
         with self._lock:
             self._steps.extend(steps)
 
-    def start(self) -> FaultServer:
+    def make_server(self) -> TrackingServer:
         httpd = _Server(("127.0.0.1", 0), _Handler)
         httpd.fault = self
-        self._httpd = httpd
-        self.base_url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-        self._thread = threading.Thread(
-            target=httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        httpd, self._httpd = self._httpd, None
-        if httpd is None:
-            return
-        self._stopping.set()
-        httpd.shutdown()
-        httpd.drop_connections()
-        httpd.server_close()  # joins the handler threads
-        if self._thread is not None:
-            self._thread.join()
-
-    def __enter__(self) -> FaultServer:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
+        return httpd
 
     def serve(self, handler: _Handler, method: str) -> None:
         """Answer one request (in its handler thread)."""
