@@ -70,6 +70,15 @@ def result(
     return FunctionCallOutput(call_id, output, choices, is_error)
 
 
+def listed(files: tuple[str, ...], dirs: tuple[str, ...]) -> list[Item]:
+    """A question, then a listing of the root that showed ``files`` and ``dirs``."""
+    return [
+        Message("user", "q"),
+        call("list_files", {"path": "."}, "c1"),
+        result("c1", "", file=files, dir=dirs),
+    ]
+
+
 def branches(schema: JsonObject) -> dict[str, JsonObject]:
     """Tool name (or "answer") -> the arguments schema of its branch."""
     found: dict[str, JsonObject] = {}
@@ -171,11 +180,7 @@ def test_several_choice_parameters_list_the_unused_combinations(
     specs: Sequence[ToolSpec],
 ) -> None:
     move = {"source": "a.txt", "target": "archive"}
-    items: list[Item] = [
-        Message("user", "q"),
-        call("list_files", {"path": "."}, "c1"),
-        result("c1", "", file=("a.txt", "b.txt"), dir=("archive", "old")),
-    ]
+    items: list[Item] = listed(("a.txt", "b.txt"), ("archive", "old"))
     schema = guided_schema(specs, items)
     assert move_options(schema) == [  # every pair; ChoiceSpec("dir") for target: no "."
         {"source": "a.txt", "target": "archive"},
@@ -219,11 +224,7 @@ def test_a_single_unused_combination_is_one_object_and_none_drops_the_tool(
     specs: Sequence[ToolSpec],
 ) -> None:
     move = {"source": "a.txt", "target": "archive"}
-    items: list[Item] = [
-        Message("user", "q"),
-        call("list_files", {"path": "."}, "c1"),
-        result("c1", "", file=("a.txt",), dir=("archive",)),
-    ]
+    items: list[Item] = listed(("a.txt",), ("archive",))
     arguments = branches(guided_schema(specs, items))["move_file"]
     assert "anyOf" not in arguments
     assert arguments["properties"] == {"source": {"const": "a.txt"}, "target": {"const": "archive"}}
@@ -240,11 +241,7 @@ def test_too_many_combinations_fall_back_to_plain_enums(specs: Sequence[ToolSpec
     sources = tuple(f"f{n:02}.txt" for n in range(13))
     targets = tuple(f"d{n}" for n in range(5))  # 13 x 5 = 65 pairs: one more than the limit
     move = {"source": sources[0], "target": targets[0]}
-    items: list[Item] = [
-        Message("user", "q"),
-        call("list_files", {"path": "."}, "c1"),
-        result("c1", "", file=sources, dir=targets),
-    ]
+    items: list[Item] = listed(sources, targets)
     schema = guided_schema(specs, items)
     assert branches(schema)["move_file"]["properties"] == {
         "source": {"type": "string", "enum": list(sources)},
@@ -326,11 +323,7 @@ def test_a_repeated_free_text_tool_returns_only_after_a_successful_change(
     specs: Sequence[ToolSpec],
 ) -> None:
     move = {"source": "a.txt", "target": "archive"}
-    items: list[Item] = [
-        Message("user", "q"),
-        call("list_files", {"path": "."}, "c1"),
-        result("c1", "", file=("a.txt",), dir=("archive",)),
-    ]
+    items: list[Item] = listed(("a.txt",), ("archive",))
     for n in (2, 3):
         items += [call("search_files", {"query": "x"}, f"c{n}"), result(f"c{n}", "no matches")]
     items += [call("move_file", move, "c4")]
@@ -530,11 +523,7 @@ def test_the_client_offers_free_text_tools_only_when_asked(files: ProjectFiles) 
 
 def test_offer_mutating_false_leaves_the_mutating_tools_out(files: ProjectFiles) -> None:
     tools = [t.spec() for t in create_project_tools(files, approve=lambda _: True)]
-    items: list[Item] = [
-        Message("user", "q"),
-        call("list_files", {"path": "."}, "c1"),
-        result("c1", "", file=("a.txt",), dir=("archive",)),
-    ]
+    items: list[Item] = listed(("a.txt",), ("archive",))
     request = ModelRequest("m", items, tools=tools)
     inner = ScriptedModel([reply('{"answer": "ok"}') for _ in range(3)])
     offered = sent_schema(GuidedClient(inner, mutating=MOVE_FILE), inner, request)
