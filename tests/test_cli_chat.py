@@ -12,22 +12,27 @@ from clihelp import EXAMPLES, clean_env, minipi
 from fakeserver import Call, FakeServer, RawReply, Turn
 
 
+def chat(server: FakeServer, stdin: str) -> subprocess.CompletedProcess[str]:
+    """``minipi chat`` on the treasure hunt, its questions on a piped stdin."""
+    return minipi(
+        "chat",
+        "--project",
+        str(EXAMPLES / "treasure_hunt"),
+        "--base-url",
+        server.base_url,
+        "--model",
+        "fake-model",
+        stdin=stdin,
+    )
+
+
 def test_chat_keeps_history_across_questions(fake_server: FakeServer) -> None:
     fake_server.add(
         Turn(calls=[Call("read_file", {"path": "step1.txt"})]),
         Turn(text="线索1 让我去读 step2.txt。"),
         Turn(text="你刚才问的是 step1.txt。"),
     )
-    proc = minipi(
-        "chat",
-        "--project",
-        str(EXAMPLES / "treasure_hunt"),
-        "--base-url",
-        fake_server.base_url,
-        "--model",
-        "fake-model",
-        stdin="读一下 step1.txt\n我刚才问了什么？\nexit\nnever asked\n",
-    )
+    proc = chat(fake_server, "读一下 step1.txt\n我刚才问了什么？\nexit\nnever asked\n")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == ["线索1 让我去读 step2.txt。", "你刚才问的是 step1.txt。"]
     assert len(fake_server.requests) == 3
@@ -39,16 +44,7 @@ def test_chat_keeps_history_across_questions(fake_server: FakeServer) -> None:
 
 
 def test_chat_ends_on_eof(fake_server: FakeServer) -> None:
-    proc = minipi(
-        "chat",
-        "--project",
-        str(EXAMPLES / "treasure_hunt"),
-        "--base-url",
-        fake_server.base_url,
-        "--model",
-        "fake-model",
-        stdin="",
-    )
+    proc = chat(fake_server, "")
     assert proc.returncode == 0
     assert fake_server.requests == []
 
