@@ -15,38 +15,22 @@ SRC = Path(minipi.__file__).resolve().parent
 
 # What each layer may NOT import (DESIGN.md: ai -> agent -> files -> cli; local sits beside
 # files, under cli). agent never names a concrete wire module; files knows nothing of HTTP.
+_WIRES = (
+    "minipi.ai.chat",
+    "minipi.ai.responses",
+    "minipi.ai.http",
+    "minipi.ai.answers",
+    "minipi.ai.wire",
+    "httpx",
+)
+"""The HTTP side of the model layer: only ``minipi.ai`` itself and the CLI/engine reach it."""
+
 FORBIDDEN = {
     "ai": ("minipi.agent", "minipi.files", "minipi.cli", "minipi.local"),
-    "agent": (
-        "minipi.files",
-        "minipi.cli",
-        "minipi.local",
-        "minipi.ai.chat",
-        "minipi.ai.responses",
-        "minipi.ai.http",
-        "minipi.ai.wire",
-        "httpx",
-    ),
-    "files": (
-        "minipi.cli",
-        "minipi.local",
-        "minipi.ai.chat",
-        "minipi.ai.responses",
-        "minipi.ai.http",
-        "minipi.ai.wire",
-        "httpx",
-    ),
+    "agent": ("minipi.files", "minipi.cli", "minipi.local", *_WIRES),
+    "files": ("minipi.cli", "minipi.local", *_WIRES),
     "local": ("minipi.cli", "minipi.files"),
-    "session": (
-        "minipi.cli",
-        "minipi.files",
-        "minipi.local",
-        "minipi.ai.chat",
-        "minipi.ai.responses",
-        "minipi.ai.http",
-        "minipi.ai.wire",
-        "httpx",
-    ),
+    "session": ("minipi.cli", "minipi.files", "minipi.local", *_WIRES),
 }
 
 
