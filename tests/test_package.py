@@ -71,3 +71,14 @@ def test_import_minipi_loads_no_heavy_dependency() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "[]"
+
+
+def test_the_cli_loads_the_session_store_only_when_a_session_is_used() -> None:
+    code = (
+        "import sys, minipi.cli.app; "
+        "print(sorted(m for m in ('sqlite3', 'minipi.session') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "[]"

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from minipi.agent import AgentConfig, AgentEvent, AgentTool, RunResult, run_agent
 from minipi.ai.types import Item, Message, ModelClient
@@ -20,12 +20,13 @@ from minipi.cli.terminal import safe
 from minipi.cli.trace import TraceRecorder
 from minipi.errors import MiniPiError
 from minipi.files import ProjectFiles, create_project_tools
-from minipi.session import OpenSession, open_session
+
+if TYPE_CHECKING:
+    from minipi.session import OpenSession
 
 __all__ = ["EXIT_CODES", "RunOptions", "ask", "chat"]
 
 EXIT_CODES = {"succeeded": 0, "failed": 1, "budget_exhausted": 3, "cancelled": 130}
-EXIT_USAGE = 2
 
 
 @dataclass(frozen=True)
@@ -195,6 +196,7 @@ def _hold(options: RunOptions, stack: ExitStack) -> OpenSession | None:
     if options.session is None and not options.resume:
         return None
     from minipi.cli.sessions import data_dir
+    from minipi.session import open_session  # sqlite3 and the store: only when asked for
 
     directory = options.data_dir or data_dir(os.environ)
     book = open_session(directory, options.project, options.session)
