@@ -5,7 +5,6 @@ faults (H2, H3, H6, H10)."""
 from __future__ import annotations
 
 import json
-import shutil
 import signal
 import subprocess
 import sys
@@ -15,14 +14,14 @@ from typing import Any
 
 import pytest
 
-from clihelp import EXAMPLES, clean_env, minipi, tool_outputs
+from clihelp import clean_env, copy_example, minipi, tool_outputs
 from fakeserver import Call, FakeServer, RawReply, Turn
 from minipi.cli.sessions import data_dir
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    return Path(shutil.copytree(EXAMPLES / "shelter", tmp_path / "shelter"))
+    return copy_example("shelter", tmp_path)
 
 
 @pytest.fixture

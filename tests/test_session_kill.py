@@ -15,7 +15,6 @@ import json
 import os
 import pty
 import select
-import shutil
 import signal
 import subprocess
 import sys
@@ -27,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from clihelp import EXAMPLES, clean_env, minipi, tool_outputs
+from clihelp import clean_env, copy_example, minipi, tool_outputs
 from fakeserver import Call, FakeServer, RawReply, Turn
 from minipi.session import OUTCOME_UNKNOWN, SessionStore
 
@@ -41,7 +40,7 @@ def project(tmp_path: Path) -> Path:
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "secret.txt").write_text("SECRET", encoding="utf-8")
-    return Path(shutil.copytree(EXAMPLES / "shelter", tmp_path / "shelter"))
+    return copy_example("shelter", tmp_path)
 
 
 @pytest.fixture

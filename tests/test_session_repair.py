@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
@@ -18,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from clihelp import EXAMPLES
+from clihelp import copy_example
 from minipi.agent import AgentConfig, ApprovalRequest, RunResult, run_agent
 from minipi.ai.testing import ScriptedModel, reply_calls, reply_text
 from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, Message
@@ -37,7 +36,7 @@ class Killed(BaseException):
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    return Path(shutil.copytree(EXAMPLES / "shelter", tmp_path / "shelter"))
+    return copy_example("shelter", tmp_path)
 
 
 @pytest.fixture
