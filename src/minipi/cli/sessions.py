@@ -11,6 +11,7 @@ import os
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -233,7 +234,6 @@ def _session_json(info: SessionInfo) -> dict[str, Any]:
 
 
 def _run_json(run: RunRecord, entries: list[Entry]) -> dict[str, Any]:
-    usage = run.usage
     return {
         "question": run.question,
         "model": run.model,
@@ -245,12 +245,7 @@ def _run_json(run: RunRecord, entries: list[Entry]) -> dict[str, Any]:
         "answer": run.answer,
         "turns": run.turns,
         "tool_calls": run.tool_calls,
-        "usage": {
-            "input_tokens": usage.input_tokens,
-            "output_tokens": usage.output_tokens,
-            "cached_tokens": usage.cached_tokens,
-            "requests": usage.requests,
-        },
+        "usage": asdict(run.usage),
         "entries": [
             {"seq": e.seq, "kind": e.kind, "call_id": e.call_id, "at": e.at, "data": e.data}
             for e in entries

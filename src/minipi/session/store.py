@@ -19,6 +19,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
+from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -164,8 +165,7 @@ class SessionStore:
     def _run(self, row: Sequence[Any]) -> RunRecord:
         values = list(self._typed(row, RUN_TYPES, "run row"))
         usage = self._json(values[9], "run usage") if values[9] is not None else {}
-        counts = [usage.get(k, 0) for k in ("input_tokens", "output_tokens", "cached_tokens")]
-        counts.append(usage.get("requests", 0))
+        counts = [usage.get(f.name, 0) for f in fields(Usage)]  # what asdict() saved
         if not all(isinstance(c, int) and c >= 0 for c in counts):
             raise self._malformed("run usage")
         values[9] = Usage(*counts)
@@ -234,14 +234,7 @@ class SessionStore:
 
     def end_run(self, session_id: int, run_id: int, record: RunRecord) -> None:
         """Save how the run ended (``record``'s status and what follows it)."""
-        usage = json.dumps(
-            {
-                "input_tokens": record.usage.input_tokens,
-                "output_tokens": record.usage.output_tokens,
-                "cached_tokens": record.usage.cached_tokens,
-                "requests": record.usage.requests,
-            }
-        )
+        usage = json.dumps(asdict(record.usage))
         sql = """UPDATE runs SET ended = ?, status = ?, code = ?, error = ?, answer = ?,
             usage = ?, turns = ?, tool_calls = ? WHERE id = ? AND session = ?"""
         values = (time.time(), record.status, record.code, record.error, record.answer, usage)
