@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, get_args
 
 from minipi.ai.types import Usage
 
@@ -12,14 +12,7 @@ __all__ = ["KINDS", "Entry", "EntryKind", "RunRecord", "SessionInfo"]
 EntryKind: TypeAlias = Literal[
     "item", "tool_executing", "approval_asked", "approval_answered", "response", "notice"
 ]
-KINDS: tuple[EntryKind, ...] = (
-    "item",
-    "tool_executing",
-    "approval_asked",
-    "approval_answered",
-    "response",
-    "notice",
-)
+KINDS: tuple[EntryKind, ...] = get_args(EntryKind)
 
 
 @dataclass(frozen=True, slots=True)
