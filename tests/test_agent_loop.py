@@ -497,3 +497,19 @@ def test_a_sink_that_fails_ends_the_run_with_its_code(files: ProjectFiles) -> No
     closed = [i for i in result.items if isinstance(i, FunctionCallOutput)]
     assert [c.output for c in closed] == ["not executed: the store is full"]
     assert isinstance(seen[-1], RunEnd)
+
+
+def test_each_unusable_reply_is_asked_again_once_counting_in_a_row(files: ProjectFiles) -> None:
+    """Once more per unusable reply, not once per run: a cut-off, a good turn, another
+    cut-off still succeed; two unusable replies in a row (whatever kind) fail."""
+    cut = ModelResponse((Message("assistant", "The ans"),), "length")
+    empty = reply_text("")
+    config = AgentConfig("m", request_options={"max_output_tokens": 64})
+    listing = reply_calls(("list_files", {"path": "."}))
+    model = ScriptedModel([cut, listing, cut, reply_text("ok")])
+    result = run_agent(model, create_project_tools(files), config, "q")
+    assert (result.status, result.answer) == ("succeeded", "ok")
+    assert [r.options["max_output_tokens"] for r in model.requests] == [64, 128, 128, 128]
+    model = ScriptedModel([empty, cut, reply_text("never")])
+    result = run_agent(model, create_project_tools(files), config, "q")
+    assert (result.status, result.code) == ("failed", "truncated")

@@ -157,16 +157,18 @@ def _finish(run: _Run, answer: FinalAnswer) -> RunResult:
 def _decide(run: _Run, reply: Reply) -> Step:
     """What one model response means for the run (the calls win over any text beside them)."""
     response, text, calls = reply.response, reply.text, reply.calls
-    if response.finish_reason == "length":
-        return _cut_off(
+    finish = response.finish_reason
+    if finish == "content_filter":
+        return Stop("failed", "content_filter", "the endpoint filtered the model's reply")
+    if finish == "length":
+        run.limit_raised = True
+        return _once_more(
             run,
             "truncated",
             "the model's reply was cut off at its output-token limit (raise max_output_tokens)",
         )
-    if response.finish_reason == "content_filter":
-        return Stop("failed", "content_filter", "the endpoint filtered the model's reply")
-    if response.finish_reason == "unknown" and not calls:
-        return _cut_off(
+    if finish == "unknown" and not calls:
+        return _once_more(
             run,
             "unfinished",
             "the model's reply did not say it was finished (no known finish reason)",
@@ -175,22 +177,24 @@ def _decide(run: _Run, reply: Reply) -> Step:
         return RunTools(calls)
     if text:
         return FinalAnswer(text)
-    run.empty_replies += 1
-    if run.empty_replies >= 2:
-        return Stop(
-            "failed",
-            "empty_output",
-            "the model returned neither text nor a tool call, twice in a row",
-        )
-    return AskAgain("the model returned neither text nor a tool call; asking once more")
+    return _once_more(run, "empty_output", "the model returned neither text nor a tool call")
 
 
-def _cut_off(run: _Run, code: str, what: str) -> Step:
-    """A reply that did not end properly: asked once more, then the run fails ``code``."""
-    run.truncated += 1
-    if run.truncated < 2:
+def _once_more(run: _Run, code: str, what: str) -> Step:
+    """A reply that cannot be used (cut off, unfinished, empty): nothing of it is kept; it is
+    asked for once more, and a second one in a row fails the run ``code``."""
+    run.unusable += 1
+    if run.unusable < 2:
         return AskAgain(f"{what}; nothing in it was used, asking once more")
-    return Stop("failed", code, f"{what}, twice; nothing in it was executed")
+    return Stop("failed", code, f"{what}, twice in a row; nothing in it was executed")
+
+
+def _usable(response: ModelResponse, text: str, calls: list[FunctionCall]) -> bool:
+    """A reply the loop keeps: finished (or with calls), not filtered, not empty."""
+    finish = response.finish_reason
+    if finish in ("length", "content_filter") or (finish == "unknown" and not calls):
+        return False
+    return bool(text or calls)
 
 
 class _Run:
@@ -224,8 +228,8 @@ class _Run:
             else None
         )
         self.turns = 0
-        self.empty_replies = 0
-        self.truncated = 0
+        self.unusable = 0  # unusable replies in a row (see _once_more)
+        self.limit_raised = False  # a reply was cut at the output limit: ask for twice as much
         self.required_index = 0
         self.usage = Usage()
         self.started = time.monotonic()
@@ -265,8 +269,8 @@ class _Run:
             tool_choice=choice,
             parallel_tool_calls=self.config.parallel_tool_calls,
             options=_raised_limit(self.config.request_options)
-            if self.truncated
-            else (self.config.request_options),
+            if self.limit_raised
+            else self.config.request_options,
             on_delta=self.on_delta,
         )
         self.emit(TurnStart(self.turns, choice, items))
@@ -278,16 +282,13 @@ class _Run:
         self.emit(ModelResponded(self.turns, response, time.perf_counter() - started))
         text = output_text(response.items)
         calls = parse_function_calls(response.items)
-        if response.finish_reason in ("length", "content_filter") or (
-            response.finish_reason == "unknown" and not calls
-        ):
-            return Reply(response, text, calls)  # cut off or unfinished: not used, not kept
+        if not _usable(response, text, calls):
+            return Reply(response, text, calls)  # cut off, unfinished or empty: not kept
         if text:
             self.emit(AssistantText(self.turns, text))
-        if text or calls:
-            self.empty_replies = 0
-            self.history.extend(response.items)  # replay the model's own items first, verbatim
-            self.emit(ItemsAdded(self.turns, response.items))
+        self.unusable = 0
+        self.history.extend(response.items)  # replay the model's own items first, verbatim
+        self.emit(ItemsAdded(self.turns, response.items))
         return Reply(response, text, calls)
 
     def deliver(self, outcome: Outcome) -> None:
