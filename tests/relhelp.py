@@ -194,7 +194,7 @@ class Tree(Project):
         log = self.work / "opened.log"
         log.unlink(missing_ok=True)
         env = {
-            "PYTHONPATH": os.pathsep.join(filter(None, [str(site), _pythonpath()])),
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")])),
             "RELHELP_OPEN_LOG": str(log),
         }
         if link_errno is not None:
@@ -219,17 +219,7 @@ class Tree(Project):
         timeout: float = 50,
     ) -> AskRun:
         """``minipi ask QUESTION --project ROOT --json FLAGS`` against a fake server."""
-        site = self.work / "site"
-        site.mkdir(parents=True, exist_ok=True)
-        (site / "sitecustomize.py").write_text(_SITE, encoding="utf-8")
-        log = self.work / "opened.log"
-        log.unlink(missing_ok=True)
-        extra = {
-            "PYTHONPATH": os.pathsep.join(filter(None, [str(site), _pythonpath()])),
-            "RELHELP_OPEN_LOG": str(log),
-        }
-        if link_errno is not None:
-            extra["RELHELP_LINK_ERRNO"] = str(link_errno)
+        env = clean_env(**self._hook_env(link_errno))
         with FakeServer(script) as server:
             proc = minipi(
                 "ask",
@@ -243,7 +233,7 @@ class Tree(Project):
                 *(["--json"] if json else []),
                 *flags,
                 stdin=stdin,
-                env=clean_env(**extra),
+                env=env,
                 timeout=timeout,
             )
         events = json_lines(proc.stdout) if json else []
@@ -322,10 +312,6 @@ def _read(fd: int) -> bytes:
         return os.read(fd, 65536)
     except OSError:  # EIO: the terminal's other side is gone
         return b""
-
-
-def _pythonpath() -> str:
-    return os.environ.get("PYTHONPATH", "")
 
 
 def make_tree(tmp_path: Path, name: str = "tree") -> Tree:
