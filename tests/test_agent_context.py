@@ -105,12 +105,12 @@ def test_fit_keeps_calls_and_the_latest_results() -> None:
         FunctionCall("b", "chapter", "{}"),
         FunctionCallOutput("b", "B" * 600),
     ]
-    assert window.fit(items, {"a": "chapter", "b": "chapter"}) == ["a"]
+    assert window.fit(items) == ["a"]
     view = window.view(items)
     assert [type(i) for i in view] == [type(i) for i in items]
     assert view[4] == items[4]
     window2 = ContextWindow(limit=100, reserve=50)
-    assert window2.fit(items, {}) is None  # the latest result alone does not fit
+    assert window2.fit(items) is None  # the latest result alone does not fit
 
 
 def test_cli_context_tokens_shortens_and_the_trace_says_what(tmp_path: Path) -> None:

@@ -82,11 +82,17 @@ class ContextWindow:
         return self.limit - self.reserve
 
     def estimate(self, items: Sequence[Item]) -> int:
-        return int((self.fixed + sum(_size(i) for i in self.view(items))) * self.ratio) + 1
+        return self._tokens(self._bytes(items))
+
+    def _bytes(self, items: Sequence[Item]) -> int:
+        return self.fixed + sum(_size(i) for i in self.view(items))
+
+    def _tokens(self, size: int) -> int:
+        return int(size * self.ratio) + 1
 
     def observe(self, items: Sequence[Item], input_tokens: int) -> None:
         """Calibrate the ratio from the server's count of the request that carried ``items``."""
-        sent = self.fixed + sum(_size(i) for i in self.view(items))
+        sent = self._bytes(items)
         if input_tokens > 0 and sent > 0:
             self.ratio = max(input_tokens / sent, 0.05)
 
@@ -103,13 +109,15 @@ class ContextWindow:
             for i in items
         ]
 
-    def fit(self, items: Sequence[Item], names: dict[str, str]) -> list[str] | None:
-        """Shorten old outputs until ``items`` fit; the call_ids newly shortened, or None when
-        they cannot fit even so. ``names`` maps call_id -> tool name (for the pointer)."""
-        newly: list[str] = []
-        if self.estimate(items) <= self.available:
-            return newly
+    def fit(self, items: Sequence[Item]) -> list[str] | None:
+        """Shorten old outputs, oldest first, until ``items`` fit; the call_ids newly
+        shortened, or None when they cannot fit even so."""
+        size = self._bytes(items)
+        if self._tokens(size) <= self.available:
+            return []
+        names = {i.call_id: i.name for i in items if isinstance(i, FunctionCall)}
         latest = _latest_outputs(items)
+        newly: list[str] = []
         for item in items:
             if (
                 isinstance(item, FunctionCallOutput)
@@ -117,9 +125,11 @@ class ContextWindow:
                 and item.call_id not in latest
                 and len(item.output) > _KEEP
             ):
-                self.shortened[item.call_id] = _pointer(item, names.get(item.call_id, "the tool"))
+                pointer = _pointer(item, names.get(item.call_id, "the tool"))
+                self.shortened[item.call_id] = pointer
                 newly.append(item.call_id)
-                if self.estimate(items) <= self.available:
+                size -= _size(item) - _size(pointer)
+                if self._tokens(size) <= self.available:
                     return newly
         return None
 

@@ -312,8 +312,7 @@ class _Run:
         """Shorten old tool outputs so the next request fits the window; a Stop if it can't."""
         if self.window is None:
             return None
-        names = {i.call_id: i.name for i in self.history if isinstance(i, FunctionCall)}
-        newly = self.window.fit(self.history, names)
+        newly = self.window.fit(self.history)
         if newly is None:
             return Stop(
                 "failed",
