@@ -187,6 +187,7 @@ def test_killed_after_the_move_before_its_result_was_saved(
     assert outputs(history)["call_move"].is_error
     (run,) = second.session.store.runs(second.session.recorder.session.id)
     assert (run.status, run.code) == ("cancelled", "interrupted")
+    assert (run.turns, run.tool_calls, run.usage.requests) == (1, 1, 1)  # counted from entries
 
     model = ScriptedModel([reply_text("the cat may have moved; I will check")])
     assert second.ask(model, "did it work?").status == "succeeded"

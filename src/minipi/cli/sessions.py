@@ -17,11 +17,11 @@ from typing import Any
 
 import click
 
-from minipi.ai.types import Usage
 from minipi.cli.terminal import safe, safe_json
 from minipi.errors import SessionError
 from minipi.session import Entry, RunRecord, SessionInfo, SessionLock, SessionStore, check_name
 from minipi.session.location import DB_NAME
+from minipi.session.records import saved_totals
 
 __all__ = ["data_dir", "delete_session", "list_sessions", "show_session"]
 
@@ -143,10 +143,7 @@ def _timeline(number: int, run: RunRecord, entries: list[Entry]) -> list[str]:
     seconds = f", {run.ended - run.started:.2f} s" if run.ended is not None else ""
     usage, turns, calls = run.usage, run.turns, run.tool_calls
     if run.status is None:  # no end record yet: count what was saved
-        responses = [e.data for e in entries if e.kind == "response"]
-        turns = len(responses)
-        calls = len({e.call_id for e in entries if e.kind == "tool_executing"})
-        usage = Usage(*(sum(_count(r, key) for r in responses) for key in _TOKENS))
+        usage, turns, calls = saved_totals(entries)
     lines.append(
         f"  total  {_count_of(turns, 'request')}, {_count_of(calls, 'tool call')}, "
         f"tokens in {usage.input_tokens} / "
@@ -155,16 +152,8 @@ def _timeline(number: int, run: RunRecord, entries: list[Entry]) -> list[str]:
     return lines
 
 
-_TOKENS = ("input_tokens", "output_tokens", "cached_tokens")
-
-
 def _count_of(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
-def _count(data: dict[str, Any], key: str) -> int:
-    value = data.get(key)
-    return value if isinstance(value, int) else 0
 
 
 def _entry_lines(entry: Entry, run: RunRecord) -> list[str]:

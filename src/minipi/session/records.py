@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias, get_args
 
 from minipi.ai.types import Usage
 
-__all__ = ["KINDS", "Entry", "EntryKind", "RunRecord", "SessionInfo"]
+__all__ = ["KINDS", "Entry", "EntryKind", "RunRecord", "SessionInfo", "saved_totals"]
 
 EntryKind: TypeAlias = Literal[
     "item", "tool_executing", "approval_asked", "approval_answered", "response", "notice"
@@ -63,3 +64,19 @@ class Entry:
     data: dict[str, Any]
     at: float
     call_id: str | None = None
+
+
+_TOKENS = ("input_tokens", "output_tokens", "cached_tokens")
+
+
+def saved_totals(entries: Sequence[Entry]) -> tuple[Usage, int, int]:
+    """The usage, model requests and distinct tool calls saved in one run's ``entries``: the
+    totals of a run that has no end record (a response with malformed counts adds none)."""
+    responses = [e.data for e in entries if e.kind == "response"]
+    usage = Usage()
+    for response in responses:
+        inputs, outputs, cached = (response.get(k) for k in _TOKENS)
+        if isinstance(inputs, int) and isinstance(outputs, int) and isinstance(cached, int):
+            usage += Usage(inputs, outputs, cached, 1)
+    calls = {e.call_id for e in entries if e.kind == "tool_executing"}
+    return usage, len(responses), len(calls)

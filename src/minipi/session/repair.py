@@ -20,9 +20,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from minipi.agent.tools import AgentTool, ToolResult, parse_arguments
-from minipi.ai.types import FunctionCallOutput, Usage
+from minipi.ai.types import FunctionCallOutput
 from minipi.session.recorder import SessionRecorder, item_entry
-from minipi.session.records import Entry, RunRecord
+from minipi.session.records import Entry, RunRecord, saved_totals
 from minipi.session.transcript import OpenCall, replay
 
 __all__ = ["NOT_RUN", "OUTCOME_UNKNOWN", "Repair", "repair"]
@@ -109,15 +109,7 @@ def _ask_again(recorder: SessionRecorder, tool: AgentTool, open_call: OpenCall) 
 
 
 def _closed(entries: Sequence[Entry], run_id: int) -> RunRecord:
-    responses = [e.data for e in entries if e.run == run_id and e.kind == "response"]
-    usage = Usage()
-    for r in responses:
-        tokens = [r.get(k) for k in ("input_tokens", "output_tokens", "cached_tokens")]
-        if all(isinstance(t, int) for t in tokens):
-            usage = usage + Usage(
-                int(r["input_tokens"]), int(r["output_tokens"]), int(r["cached_tokens"]), 1
-            )
-    calls = {e.call_id for e in entries if e.run == run_id and e.kind == "tool_executing"}
+    usage, turns, calls = saved_totals([e for e in entries if e.run == run_id])
     return RunRecord(
         0,
         "",
@@ -127,6 +119,6 @@ def _closed(entries: Sequence[Entry], run_id: int) -> RunRecord:
         code="interrupted",
         error="the process ended before the run did; open calls were answered on resume",
         usage=usage,
-        turns=len(responses),
-        tool_calls=len(calls),
+        turns=turns,
+        tool_calls=calls,
     )
