@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import json
 import select
 import socket
 import struct
@@ -44,7 +43,16 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Literal, TypeAlias
 
-from fakeserver import ServerThread, TrackingServer, Turn, _render_chat, _render_responses
+from fakeserver import (
+    JsonDict,
+    ServerThread,
+    TrackingServer,
+    Turn,
+    _encode,
+    _parse,
+    _render_chat,
+    _render_responses,
+)
 
 __all__ = [
     "Body",
@@ -66,7 +74,6 @@ __all__ = [
     "sse_recording",
 ]
 
-JsonDict: TypeAlias = dict[str, Any]
 WireName: TypeAlias = Literal["chat", "responses"]
 MODEL = "fake-model"
 
@@ -179,19 +186,15 @@ Step: TypeAlias = Turn | Fault | Callable[[Recorded], "Turn | Fault"]
 # --- factories for common faults -----------------------------------------------------------
 
 
-def _json(value: object) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
-
-
 def data(value: object) -> str:
     """An SSE ``data:`` line holding ``value`` as JSON."""
-    return "data: " + _json(value).decode()
+    return "data: " + _encode(value).decode()
 
 
 def error_status(status: int, message: str = "fault", retry_after: str | None = None) -> Body:
     """An OpenAI-style error answer, with ``Retry-After`` when given."""
     headers = () if retry_after is None else (("retry-after", retry_after),)
-    return Body(_json({"error": {"message": message, "type": "fault"}}), status, headers=headers)
+    return Body(_encode({"error": {"message": message, "type": "fault"}}), status, headers=headers)
 
 
 def html_page(status: int = 200) -> Body:
@@ -202,7 +205,7 @@ def html_page(status: int = 200) -> Body:
 
 def inband_error(message: str = "boom") -> Body:
     """``{"error": {"message": ...}}`` with status 200."""
-    return Body(_json({"error": {"message": message}}))
+    return Body(_encode({"error": {"message": message}}))
 
 
 # --- rendering proper replies --------------------------------------------------------------
@@ -224,7 +227,7 @@ def _render(turn: Turn, wire: WireName, size: int, ids: itertools.count[int]) ->
 
 
 def _frame(value: object) -> bytes:
-    return b"data: " + _json(value) + b"\n\n"
+    return b"data: " + _encode(value) + b"\n\n"
 
 
 def _chat_frames(full: JsonDict, pieces: int, usage_chunk: bool) -> list[bytes]:
@@ -269,7 +272,7 @@ class _Events:
         self._numbers = itertools.count()
 
     def add(self, kind: str, **fields: Any) -> None:
-        payload = _json({"type": kind, "sequence_number": next(self._numbers), **fields})
+        payload = _encode({"type": kind, "sequence_number": next(self._numbers), **fields})
         self.frames.append(f"event: {kind}\ndata: ".encode() + payload + b"\n\n")
 
 
@@ -462,7 +465,7 @@ class FaultServer(ServerThread):
         route = handler.path.partition("?")[0]
         if method == "GET" and route == "/v1/models":
             ids = [{"id": m, "object": "model", "owned_by": "fault"} for m in self.models]
-            conn.body(Body(_json({"object": "list", "data": ids})))
+            conn.body(Body(_encode({"object": "list", "data": ids})))
         elif method == "POST" and route in ("/v1/chat/completions", "/v1/responses"):
             self._play(conn, request, len(raw))
         else:
@@ -499,7 +502,7 @@ def _play_normal(
 ) -> None:
     if not r.stream:
         turn = step if isinstance(step, Turn) else step.turn
-        conn.body(Body(_json(server.render(turn, r, size))))
+        conn.body(Body(_encode(server.render(turn, r, size))))
         return
     conn.stream_head()
     for frame in server.frames(step, r, size):
@@ -521,7 +524,7 @@ def _play_cut(server: FaultServer, conn: _Conn, step: Cut, r: Recorded, size: in
         for frame in server.frames(step.turn, r, size)[: step.frames]:
             conn.chunk(frame, step.chunked)
     else:
-        body = _json(server.render(step.turn, r, size))
+        body = _encode(server.render(step.turn, r, size))
         conn.head(200, "application/json", [("content-length", str(len(body)))])
         conn.write(body[: len(body) // 2])
     conn.stop(step.then, step.seconds)
@@ -552,7 +555,7 @@ def _play_drip(server: FaultServer, conn: _Conn, step: Drip, r: Recorded, size: 
 
 
 def _play_edited(server: FaultServer, conn: _Conn, step: Edited, r: Recorded, size: int) -> None:
-    conn.body(Body(_json(step.edit(server.render(step.turn, r, size)))))
+    conn.body(Body(_encode(step.edit(server.render(step.turn, r, size)))))
 
 
 _PLAYERS: dict[type, _Player] = {
@@ -588,11 +591,3 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         self.server.fault.serve(self, "POST")
-
-
-def _parse(raw: bytes) -> JsonDict | None:
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
