@@ -21,7 +21,7 @@ from typing import Any
 from minipi.ai.types import Delta, DeltaSink, JsonObject
 from minipi.errors import ModelError, ModelProtocolError, ModelStreamError
 
-__all__ = ["ChatStream", "ResponsesStream", "StreamReader"]
+__all__ = ["ChatStream", "ResponsesStream", "StreamReader", "raise_inband_error"]
 
 
 class StreamReader:
@@ -53,14 +53,16 @@ def _frame(data: str) -> Any:
         ) from None
 
 
-def _raise_error(frame: JsonObject) -> None:
-    """An in-band error frame (``{"error": ...}``, E11) ends the request with its message."""
-    error = frame.get("error")
-    if not error:
+def raise_inband_error(data: JsonObject, url: str = "") -> None:
+    """A 2xx body or a stream frame that carries ``{"error": ...}`` (E11), or a failed
+    status, is a ``ModelError`` with the server's message."""
+    error = data.get("error")
+    if not error and data.get("status") != "failed":
         return
     message = error.get("message") if isinstance(error, dict) else error
     shown = message if isinstance(message, str) and message else json.dumps(error)[:300]
-    raise ModelError(f"the model server reported an error mid-stream: {shown}")
+    where = f" at {url}" if url else ""
+    raise ModelError(f"the model server{where} reported an error: {shown}", url=url)
 
 
 @dataclass(slots=True)
@@ -90,7 +92,7 @@ class ChatStream(StreamReader):
         frame = _frame(data)
         if not isinstance(frame, dict):
             raise ModelProtocolError(f"a stream frame is not an object: {data[:120]!r}")
-        _raise_error(frame)
+        raise_inband_error(frame)
         if not self._head:
             self._head = {k: frame[k] for k in ("id", "model", "created") if k in frame}
         if isinstance(frame.get("usage"), dict):
@@ -202,8 +204,8 @@ class ResponsesStream(StreamReader):
         kind = frame.get("type") or name
         if kind == "error":
             message = frame.get("message") or frame.get("error") or frame
-            _raise_error({"error": message})
-        _raise_error(frame)
+            raise_inband_error({"error": message})
+        raise_inband_error(frame)
         index = frame.get("output_index")
         index = index if isinstance(index, int) else 0
         delta = frame.get("delta")
@@ -234,7 +236,7 @@ class ResponsesStream(StreamReader):
         if not isinstance(response, dict):
             raise ModelProtocolError(f"`{kind}` carried no response object")
         if kind == "response.failed":
-            _raise_error({"error": response.get("error") or "the response failed"})
+            raise_inband_error({"error": response.get("error") or "the response failed"})
         self._response = response
         self.finished = True
 

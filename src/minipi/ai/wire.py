@@ -18,7 +18,7 @@ import httpx
 
 from minipi.ai.endpoint import ClientConfig, Endpoint
 from minipi.ai.http import HttpCore
-from minipi.ai.stream import StreamReader
+from minipi.ai.stream import StreamReader, raise_inband_error
 from minipi.ai.types import (
     DeltaSink,
     FinishReason,
@@ -31,7 +31,7 @@ from minipi.ai.types import (
     Usage,
     new_call_id,
 )
-from minipi.errors import ConfigError, ModelError, ModelProtocolError
+from minipi.errors import ConfigError, ModelProtocolError
 
 __all__ = ["FragmentCache", "WireClient", "decode_call", "dumps", "new_call_id", "read_usage"]
 
@@ -212,7 +212,7 @@ class WireClient:
         """The ``ModelResponse`` of the answer ``data`` to ``request`` (``sent`` bytes)."""
         url = self.endpoint.base_url + self.path
         try:
-            _raise_inband_error(data, url)
+            raise_inband_error(data, url)
             # An id the conversation already used (servers that number calls per reply)
             # would give two results one id: such calls get a new one (D7).
             taken = self._call_ids.of(request.items)
@@ -293,13 +293,3 @@ class WireClient:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
-
-
-def _raise_inband_error(data: JsonObject, url: str) -> None:
-    """A 2xx body that carries ``{"error": ...}`` (E11) or a failed status is a ModelError."""
-    error = data.get("error")
-    if not error and data.get("status") != "failed":
-        return
-    message = error.get("message") if isinstance(error, dict) else error
-    shown = message if isinstance(message, str) and message else json.dumps(error)[:300]
-    raise ModelError(f"the model server at {url} reported an error: {shown}", url=url)
