@@ -89,17 +89,30 @@ def start(processes: list[Process], data: Path, project: Path, approvals: Approv
     return process
 
 
-def die_when(
-    monkeypatch: pytest.MonkeyPatch, dies: Callable[[NewEntry], bool], error: BaseException
+def on_append(
+    monkeypatch: pytest.MonkeyPatch, matches: Callable[[NewEntry], bool], act: Callable[[], None]
 ) -> None:
-    real = SessionStore.append
+    """``act()`` inside the transaction that saves an entry ``matches`` accepts, before it is
+    written (if ``act`` raises, nothing of that save is committed)."""
+    real = SessionStore._append
 
-    def append(self: SessionStore, session_id: int, run_id: int, entries: Any) -> None:
-        if any(dies(e) for e in entries):
-            raise error
-        real(self, session_id, run_id, entries)
+    def append(self: SessionStore, db: Any, sid: int, run: int, entries: Any) -> None:
+        if any(matches(e) for e in entries):
+            act()
+        real(self, db, sid, run, entries)
 
-    monkeypatch.setattr(SessionStore, "append", append)
+    monkeypatch.setattr(SessionStore, "_append", append)
+
+
+def raise_when(
+    monkeypatch: pytest.MonkeyPatch, matches: Callable[[NewEntry], bool], error: BaseException
+) -> None:
+    """Saving an entry ``matches`` accepts raises ``error`` (a kill, a full disk)."""
+
+    def act() -> None:
+        raise error
+
+    on_append(monkeypatch, matches, act)
 
 
 def output_of(call_id: str) -> Callable[[NewEntry], bool]:
@@ -166,7 +179,7 @@ def test_killed_after_the_move_before_its_result_was_saved(
     data: Path, project: Path, processes: list[Process], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     first = start(processes, data, project, Approvals(True))
-    die_when(monkeypatch, output_of("call_move"), Killed())
+    raise_when(monkeypatch, output_of("call_move"), Killed())
     with pytest.raises(Killed):
         first.ask(ScriptedModel([reply_calls(MOVE), reply_text("done")]), "adopt the cat")
     first.close()
@@ -209,7 +222,7 @@ def test_a_pending_approval_is_asked_again_and_moves_only_if_granted(
         raise Killed
 
     first = start(processes, data, project, Approvals(killed_at_the_prompt))
-    die_when(monkeypatch, lambda e: e[0] == "approval_answered", Killed())
+    raise_when(monkeypatch, lambda e: e[0] == "approval_answered", Killed())
     with pytest.raises(Killed):
         first.ask(ScriptedModel([reply_calls(MOVE)]), "adopt the cat")
     first.close()
@@ -238,7 +251,7 @@ def test_calls_that_never_started_are_not_run(
     data: Path, project: Path, processes: list[Process], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     first = start(processes, data, project, Approvals(True))
-    die_when(monkeypatch, lambda e: e[0] == "tool_executing" and e[1] == "call_move", Killed())
+    raise_when(monkeypatch, lambda e: e[0] == "tool_executing" and e[1] == "call_move", Killed())
     reply = reply_calls(
         ("read_file", {"path": "archive/README.txt"}, "c1"), MOVE, ("list_files", {}, "c3")
     )
@@ -262,7 +275,7 @@ def test_parallel_reads_killed_before_their_results_were_saved(
     data: Path, project: Path, processes: list[Process], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     first = start(processes, data, project, Approvals(True))
-    die_when(monkeypatch, output_of("r1"), Killed())
+    raise_when(monkeypatch, output_of("r1"), Killed())
     reply = reply_calls(
         ("list_files", {"path": "inbox"}, "r1"), ("list_files", {"path": "."}, "r2")
     )
@@ -285,7 +298,7 @@ def test_a_refused_move_whose_result_was_not_saved_stays_refused(
     data: Path, project: Path, processes: list[Process], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     first = start(processes, data, project, Approvals(False))
-    die_when(monkeypatch, output_of("call_move"), Killed())
+    raise_when(monkeypatch, output_of("call_move"), Killed())
     with pytest.raises(Killed):
         first.ask(ScriptedModel([reply_calls(MOVE)]), "adopt the cat")
     first.close()
@@ -307,14 +320,7 @@ def test_a_failed_save_stops_the_run_before_the_move(
     approvals = Approvals(True)
     first = start(processes, data, project, approvals)
     full = sqlite3.OperationalError("database or disk is full")
-    real = SessionStore._append
-
-    def append(self: SessionStore, db: Any, sid: int, run: int, entries: Any) -> None:
-        if any(e[0] == "tool_executing" for e in entries):
-            raise full
-        real(self, db, sid, run, entries)
-
-    monkeypatch.setattr(SessionStore, "_append", append)
+    raise_when(monkeypatch, lambda e: e[0] == "tool_executing", full)
     result = first.ask(ScriptedModel([reply_calls(MOVE), reply_text("done")]), "adopt the cat")
     assert (result.status, result.code) == ("failed", "session_write_failed")
     assert re.search(r"was not saved.*disk is full.*--session s", result.error or "")
@@ -334,14 +340,8 @@ def test_a_failed_save_of_an_approval_denies_the_move(
     data: Path, project: Path, processes: list[Process], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     first = start(processes, data, project, Approvals(True))
-    real = SessionStore._append
-
-    def append(self: SessionStore, db: Any, sid: int, run: int, entries: Any) -> None:
-        if any(e[0] == "approval_answered" for e in entries):
-            raise sqlite3.OperationalError("disk I/O error")
-        real(self, db, sid, run, entries)
-
-    monkeypatch.setattr(SessionStore, "_append", append)
+    failed = sqlite3.OperationalError("disk I/O error")
+    raise_when(monkeypatch, lambda e: e[0] == "approval_answered", failed)
     result = first.ask(ScriptedModel([reply_calls(MOVE), reply_text("done")]), "adopt the cat")
     assert (result.status, result.code) == ("failed", "session_write_failed")
     assert "disk I/O error" in (result.error or "")
@@ -365,14 +365,11 @@ def test_ctrl_c_during_a_save_lands_after_the_commit(
     ends the run cancelled with its call closed, and that is saved too."""
     approvals = Approvals(True)
     process = start(processes, data, project, approvals)
-    real = SessionStore._append
-
-    def append(self: SessionStore, db: Any, sid: int, run: int, entries: Any) -> None:
-        if any(e[0] == "item" and e[2]["type"] == "function_call" for e in entries):
-            os.kill(os.getpid(), signal.SIGINT)
-        real(self, db, sid, run, entries)
-
-    monkeypatch.setattr(SessionStore, "_append", append)
+    on_append(
+        monkeypatch,
+        lambda e: e[0] == "item" and e[2]["type"] == "function_call",
+        lambda: os.kill(os.getpid(), signal.SIGINT),
+    )
     result = process.ask(ScriptedModel([reply_calls(MOVE)]), "adopt the cat")
     monkeypatch.undo()
     assert result.status == "cancelled"
