@@ -396,3 +396,45 @@ def test_streamed_requests_reuse_one_connection(wire: Wire) -> None:
             for _ in range(3):
                 client.create(_request([]))
         assert server.connections == 1
+
+
+def test_a_connection_dropped_after_the_end_marker_still_gives_the_reply() -> None:
+    """[DONE] arrived whole; the server then vanished before ending the chunked body."""
+    import socket
+    import threading
+
+    frames = chat_sse(
+        {
+            "id": "x",
+            "created": 1,
+            "model": "fake-model",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": "whole"},
+                    "finish_reason": "stop",
+                }
+            ],
+        }
+    )
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        connection, _ = listener.accept()
+        with connection:
+            connection.recv(65536)
+            head = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+            chunk = b"%x\r\n%s\r\n" % (len(frames), frames)
+            connection.sendall(head + b"transfer-encoding: chunked\r\n\r\n" + chunk)
+            # no terminating 0-size chunk: the connection just closes
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    base = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+    try:
+        with closing(connect(Endpoint(base, "fake-model"), ClientConfig(stream=True))) as client:
+            response = client.create(_request([]))
+    finally:
+        thread.join(5)
+        listener.close()
+    assert [i.text for i in response.items if isinstance(i, Message)] == ["whole"]

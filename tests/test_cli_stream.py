@@ -144,3 +144,18 @@ def test_max_seconds_stops_a_reply_that_streams_forever() -> None:
     end = json_lines(proc.stdout)[-1]
     assert (end["status"], end["code"], end["answer"]) == ("budget_exhausted", "max_seconds", "")
     assert elapsed < 10
+
+
+def test_live_text_hides_think_and_tool_call_text_however_it_is_split() -> None:
+    from minipi.cli.render import LiveText
+
+    text = '<think>plan <x></think>\n\nHello <b>world</b> a<b <tool_call>{"name": 1}</tool_call> x'
+    expected = "Hello <b>world</b> a<b "
+    for cut in range(len(text) + 1):
+        live = LiveText()
+        shown = live.feed(text[:cut]) + live.feed(text[cut:])
+        assert shown == expected, cut
+    live = LiveText()
+    assert "".join(live.feed(ch) for ch in text) == expected
+    live = LiveText()
+    assert live.feed("ends in a<thi") + live.flush() == "ends in a<thi"  # not a tag after all

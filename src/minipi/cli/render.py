@@ -142,6 +142,11 @@ class LiveText:
             self.started = bool(text)
         return text
 
+    def flush(self) -> str:
+        """What was held back as a possible tag when the text ended (it was not one)."""
+        held, self.pending = self.pending, ""
+        return "" if self.thinking or self.stopped else held
+
 
 def _partial_tag(text: str) -> int:
     """How many characters at the end of ``text`` could be the start of a tag."""
@@ -209,7 +214,7 @@ class HumanLog:
         """End the streamed text's line, if some was shown."""
         live, self.live = self.live, None
         if live is not None and live.headed:
-            print(file=self.out, flush=True)
+            print(safe(live.flush()), file=self.out, flush=True)
             self.streamed_turn = self.live_turn
 
 
