@@ -18,7 +18,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any, TypeVar
@@ -276,7 +276,7 @@ class SessionStore:
 
     def _write(self, work: Callable[[sqlite3.Connection], T]) -> T:
         db = self.connection
-        try:
+        with self._sqlite_errors(writing=True):
             db.execute("BEGIN IMMEDIATE")
             try:
                 value = work(db)
@@ -286,34 +286,31 @@ class SessionStore:
                     with suppress(sqlite3.Error):
                         db.execute("ROLLBACK")
                 raise
+        return value
+
+    def _reading(self) -> AbstractContextManager[None]:
+        return self._sqlite_errors(writing=False)
+
+    @contextmanager
+    def _sqlite_errors(self, *, writing: bool) -> Iterator[None]:
+        """sqlite3's errors as SessionError: a refused change, a failed read or write (busy,
+        disk full, I/O), or a file that cannot be read as a store."""
+        try:
+            yield
         except sqlite3.IntegrityError as error:
             raise SessionError(
                 f"the session store refused a change ({error})", code="session_conflict"
             ) from None
         except sqlite3.OperationalError as error:
+            doing, code = (
+                ("save to", "session_write_failed") if writing else ("read", "session_read_failed")
+            )
             raise SessionError(
-                f"could not save to the session store {self.path} ({error})",
-                code="session_write_failed",
+                f"could not {doing} the session store {self.path} ({error})", code=code
             ) from None
         except sqlite3.DatabaseError as error:
-            raise self._unreadable(error) from None
-        return value
-
-    @contextmanager
-    def _reading(self) -> Iterator[None]:
-        try:
-            yield
-        except sqlite3.OperationalError as error:
-            raise SessionError(
-                f"could not read the session store {self.path} ({error})",
-                code="session_read_failed",
+            raise SessionStoreError(
+                f"the session store {self.path} cannot be read ({error}); it was left as is. "
+                f"Move it away to start a new store (mv {self.path} {self.path}.corrupt)",
+                code="session_store_unreadable",
             ) from None
-        except sqlite3.DatabaseError as error:
-            raise self._unreadable(error) from None
-
-    def _unreadable(self, error: sqlite3.DatabaseError) -> SessionStoreError:
-        return SessionStoreError(
-            f"the session store {self.path} cannot be read ({error}); it was left as is. "
-            f"Move it away to start a new store (mv {self.path} {self.path}.corrupt)",
-            code="session_store_unreadable",
-        )
