@@ -33,11 +33,14 @@ def env(data: Path) -> dict[str, str]:
     return clean_env(MINIPI_DATA_DIR=str(data))
 
 
+def endpoint(server: FakeServer, project: Path) -> tuple[str, ...]:
+    return ("--project", str(project), "--base-url", server.base_url, "--model", "fake-model")
+
+
 def run(
     server: FakeServer, data: Path, project: Path, *args: str, stdin: str = ""
 ) -> subprocess.CompletedProcess[str]:
-    endpoint = ("--project", str(project), "--base-url", server.base_url, "--model", "fake-model")
-    return minipi(*args, *endpoint, stdin=stdin, env=env(data))
+    return minipi(*args, *endpoint(server, project), stdin=stdin, env=env(data))
 
 
 def sessions(data: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -51,9 +54,8 @@ def shown(data: Path, name: str) -> Any:
 
 
 def start(server: FakeServer, data: Path, project: Path, *args: str) -> subprocess.Popen[str]:
-    endpoint = ("--project", str(project), "--base-url", server.base_url, "--model", "fake-model")
     return subprocess.Popen(
-        [sys.executable, "-m", "minipi", *args, *endpoint],
+        [sys.executable, "-m", "minipi", *args, *endpoint(server, project)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -329,14 +331,6 @@ def test_a_full_disk_stops_the_run_with_a_message_and_it_resumes(
         "import os, resource, sys; resource.setrlimit(resource.RLIMIT_FSIZE, (40_000, 40_000)); "
         "os.execv(sys.executable, [sys.executable, '-m', 'minipi', *sys.argv[1:]])"
     )
-    endpoint = (
-        "--project",
-        str(project),
-        "--base-url",
-        fake_server.base_url,
-        "--model",
-        "fake-model",
-    )
     proc = subprocess.run(
         [
             sys.executable,
@@ -348,7 +342,7 @@ def test_a_full_disk_stops_the_run_with_a_message_and_it_resumes(
             "s",
             "--max-turns",
             "8",
-            *endpoint,
+            *endpoint(fake_server, project),
         ],
         capture_output=True,
         text=True,
