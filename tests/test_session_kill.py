@@ -28,7 +28,7 @@ import pytest
 
 from clihelp import clean_env, copy_example, minipi, tool_outputs
 from fakeserver import Call, FakeServer, RawReply, Turn
-from minipi.session import OUTCOME_UNKNOWN, SessionStore
+from minipi.session import OUTCOME_UNKNOWN, Entry, SessionStore
 
 CAT = "inbox/猫咪小花.txt"
 MOVE = Call("move_file", {"source": CAT, "target": "archive"}, call_id="call_move")
@@ -91,12 +91,15 @@ def terminal(opened: list[Terminal]) -> Terminal:
     return opened[-1]
 
 
+def endpoint(server: FakeServer, project: Path) -> tuple[str, ...]:
+    return ("--project", str(project), "--base-url", server.base_url, "--model", "fake-model")
+
+
 def start(
     server: FakeServer, data: Path, project: Path, *args: str, stdin: int, stderr: int
 ) -> subprocess.Popen[bytes]:
-    endpoint = ("--project", str(project), "--base-url", server.base_url, "--model", "fake-model")
     return subprocess.Popen(
-        [sys.executable, "-m", "minipi", *args, "--session", "s", *endpoint],
+        [sys.executable, "-m", "minipi", *args, "--session", "s", *endpoint(server, project)],
         stdin=stdin,
         stdout=subprocess.DEVNULL,
         stderr=stderr,
@@ -121,24 +124,22 @@ def moved_once(before: dict[str, str], after: dict[str, str]) -> bool:
     return after == expected
 
 
-def saved_items(data: Path) -> list[dict[str, Any]]:
+def saved_entries(data: Path) -> list[Entry]:
     store = SessionStore.open(data)
     try:
         info = store.find("s")
         assert info is not None
-        return [e.data for e in store.entries(info.id) if e.kind == "item"]
+        return store.entries(info.id)
     finally:
         store.close()
+
+
+def saved_items(data: Path) -> list[dict[str, Any]]:
+    return [e.data for e in saved_entries(data) if e.kind == "item"]
 
 
 def entry_kinds(data: Path) -> list[tuple[str, object]]:
-    store = SessionStore.open(data)
-    try:
-        info = store.find("s")
-        assert info is not None
-        return [(e.kind, e.data.get("allowed")) for e in store.entries(info.id)]
-    finally:
-        store.close()
+    return [(e.kind, e.data.get("allowed")) for e in saved_entries(data)]
 
 
 def assert_answered_once_in_order(items: list[dict[str, Any]]) -> None:
@@ -148,10 +149,8 @@ def assert_answered_once_in_order(items: list[dict[str, Any]]) -> None:
 
 
 def resume(server: FakeServer, data: Path, project: Path, question: str) -> Any:
-    endpoint = ("--project", str(project), "--base-url", server.base_url, "--model", "fake-model")
-    return minipi(
-        "ask", question, "--session", "s", *endpoint, env=clean_env(MINIPI_DATA_DIR=str(data))
-    )
+    env = clean_env(MINIPI_DATA_DIR=str(data))
+    return minipi("ask", question, "--session", "s", *endpoint(server, project), env=env)
 
 
 def test_killed_after_the_move_before_its_result_was_saved(
