@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -63,14 +63,17 @@ def make_project(base: Path) -> Project:
     return project
 
 
-def snapshot(base: Path) -> Snapshot:
-    """``relpath -> (type, size, sha256)`` of everything under ``base``; links not followed."""
-    result: Snapshot = {}
+def walk(base: Path) -> Iterator[tuple[str, Path]]:
+    """``(relpath, path)`` of everything under ``base``; links are not followed."""
     for directory, dirs, files in os.walk(base, followlinks=False):
         for name in dirs + files:
             path = Path(directory) / name
-            result[str(path.relative_to(base))] = _describe(path)
-    return result
+            yield str(path.relative_to(base)), path
+
+
+def snapshot(base: Path) -> Snapshot:
+    """``relpath -> (type, size, sha256)`` of everything under ``base``; links not followed."""
+    return {relpath: _describe(path) for relpath, path in walk(base)}
 
 
 def _describe(path: Path) -> tuple[str, int, str]:

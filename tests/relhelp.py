@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from clihelp import clean_env, json_lines, minipi
-from conftest_files import SECRET, Project, make_project
+from conftest_files import SECRET, Project, make_project, walk
 from fakeserver import Call, FakeServer, RecordedRequest, Reply, Turn
 
 __all__ = [
@@ -326,12 +326,7 @@ def make_tree(tmp_path: Path, name: str = "tree") -> Tree:
 
 def inv(base: Path) -> Inv:
     """The INV snapshot of everything under ``base``; links are described, never followed."""
-    result: Inv = {}
-    for directory, dirs, files in os.walk(base, followlinks=False):
-        for name in dirs + files:
-            path = Path(directory) / name
-            result[str(path.relative_to(base))] = _describe(path)
-    return result
+    return {relpath: _describe(path) for relpath, path in walk(base)}
 
 
 def _describe(path: Path) -> tuple[str, int, str, int, int]:

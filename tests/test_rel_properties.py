@@ -24,7 +24,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from conftest_files import SECRET
+from conftest_files import SECRET, walk
 from minipi.agent.tools import AgentTool
 from minipi.files import ProjectFiles, create_project_tools, sandbox, search
 from relhelp import inv
@@ -58,13 +58,12 @@ def reachable(root: Path) -> tuple[set[Inode], set[Inode]]:
     """(regular files, directories) reachable from ``root`` without following a symlink."""
     files: set[Inode] = set()
     dirs: set[Inode] = {_inode(root.lstat())}
-    for directory, subdirs, names in os.walk(root, followlinks=False):
-        for name in subdirs + names:
-            info = (Path(directory) / name).lstat()
-            if stat.S_ISREG(info.st_mode):
-                files.add(_inode(info))
-            elif stat.S_ISDIR(info.st_mode):
-                dirs.add(_inode(info))
+    for _, path in walk(root):
+        info = path.lstat()
+        if stat.S_ISREG(info.st_mode):
+            files.add(_inode(info))
+        elif stat.S_ISDIR(info.st_mode):
+            dirs.add(_inode(info))
     return files, dirs
 
 
