@@ -191,6 +191,17 @@ def _run(
     return result
 
 
+def _start(
+    options: RunOptions, stack: ExitStack, stdin: TextIO | None
+) -> tuple[OpenSession | None, _Session, list[Item]]:
+    """The session (locked), the model and files, and the history to go on from; all
+    closed when ``stack`` closes."""
+    book = _hold(options, stack)
+    session = _open(options)
+    stack.callback(session.close)
+    return book, session, _resume(book, session, options, stdin)
+
+
 def _hold(options: RunOptions, stack: ExitStack) -> OpenSession | None:
     """The session named by --session or --continue, locked until ``stack`` closes."""
     if options.session is None and not options.resume:
@@ -225,10 +236,7 @@ def _note(text: str) -> None:
 def ask(question: str, options: RunOptions) -> int:
     """Answer one question; print the answer on stdout (unless --json); return the exit code."""
     with ExitStack() as stack:
-        book = _hold(options, stack)
-        session = _open(options)
-        stack.callback(session.close)
-        history = _resume(book, session, options, None)
+        book, session, history = _start(options, stack, None)
         result = _run(session, options, question, history, book=book)
     if result.succeeded and not options.json:
         print(safe(result.answer), flush=True)
@@ -243,10 +251,7 @@ def chat(options: RunOptions, stdin: TextIO | None = None) -> int:
     """
     source = stdin or sys.stdin
     with ExitStack() as stack:
-        book = _hold(options, stack)
-        session = _open(options)
-        stack.callback(session.close)
-        history = _resume(book, session, options, source)
+        book, session, history = _start(options, stack, source)
         while True:
             question = _prompt(source)
             if question is None:
