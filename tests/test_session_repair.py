@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 
 from clihelp import copy_example
-from minipi.agent import AgentConfig, ApprovalRequest, RunResult, run_agent
+from conftest_files import Approvals
+from minipi.agent import AgentConfig, RunResult, run_agent
 from minipi.ai.testing import ScriptedModel, reply_calls, reply_text
 from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, Message
 from minipi.files import ProjectFiles, create_project_tools
@@ -44,16 +45,9 @@ def data(tmp_path: Path) -> Path:
     return tmp_path / "data"
 
 
-class Approvals:
-    """An approver that answers ``answer`` and records each request."""
-
-    def __init__(self, answer: bool | Callable[[], bool]) -> None:
-        self.answer = answer
-        self.asked: list[ApprovalRequest] = []
-
-    def __call__(self, request: ApprovalRequest) -> bool:
-        self.asked.append(request)
-        return self.answer() if callable(self.answer) else self.answer
+def never(why: str) -> Approvals:
+    """An approver that fails the test if it is asked (a BaseException: no tool catches it)."""
+    return Approvals(pytest.fail.Exception(why))
 
 
 class Process:
@@ -187,8 +181,7 @@ def test_killed_after_the_move_before_its_result_was_saved(
     monkeypatch.undo()
     assert cat_moved_once(project)
 
-    never = Approvals(lambda: pytest.fail("a move of unknown outcome was asked again"))
-    second = start(processes, data, project, never)
+    second = start(processes, data, project, never("a move of unknown outcome was asked again"))
     (fix,) = second.session.repair(second.tools)
     assert (fix.call_id, fix.action, fix.output) == (
         "call_move",
@@ -218,10 +211,7 @@ def test_a_pending_approval_is_asked_again_and_moves_only_if_granted(
     monkeypatch: pytest.MonkeyPatch,
     granted: bool,
 ) -> None:
-    def killed_at_the_prompt() -> bool:
-        raise Killed
-
-    first = start(processes, data, project, Approvals(killed_at_the_prompt))
+    first = start(processes, data, project, Approvals(Killed()))
     raise_when(monkeypatch, lambda e: e[0] == "approval_answered", Killed())
     with pytest.raises(Killed):
         first.ask(ScriptedModel([reply_calls(MOVE)]), "adopt the cat")
@@ -233,8 +223,8 @@ def test_a_pending_approval_is_asked_again_and_moves_only_if_granted(
     approvals = Approvals(granted)
     second = start(processes, data, project, approvals)
     (fix,) = second.session.repair(second.tools)
-    assert len(approvals.asked) == 1  # asked again, once
-    assert approvals.asked[0].details["destination"] == "archive/猫咪小花.txt"
+    assert len(approvals.requests) == 1  # asked again, once
+    assert approvals.requests[0].details["destination"] == "archive/猫咪小花.txt"
     assert fix.action == "asked_again"
     history = second.session.history()
     assert_valid(history)
@@ -261,7 +251,7 @@ def test_calls_that_never_started_are_not_run(
     processes.remove(first)
     monkeypatch.undo()
 
-    second = start(processes, data, project, Approvals(lambda: pytest.fail("not to be run")))
+    second = start(processes, data, project, never("not to be run"))
     fixes = second.session.repair(second.tools)
     assert [(f.call_id, f.action) for f in fixes] == [("call_move", "not_run"), ("c3", "not_run")]
     history = second.session.history()
@@ -305,7 +295,7 @@ def test_a_refused_move_whose_result_was_not_saved_stays_refused(
     processes.remove(first)
     monkeypatch.undo()
 
-    second = start(processes, data, project, Approvals(lambda: pytest.fail("not again")))
+    second = start(processes, data, project, never("not again"))
     (fix,) = second.session.repair(second.tools)
     assert fix.action == "refused"
     assert (project / CAT).exists()
@@ -324,13 +314,13 @@ def test_a_failed_save_stops_the_run_before_the_move(
     result = first.ask(ScriptedModel([reply_calls(MOVE), reply_text("done")]), "adopt the cat")
     assert (result.status, result.code) == ("failed", "session_write_failed")
     assert re.search(r"was not saved.*disk is full.*--session s", result.error or "")
-    assert approvals.asked == []
+    assert approvals.requests == []
     assert (project / CAT).exists()
     first.close()
     processes.remove(first)
     monkeypatch.undo()
 
-    second = start(processes, data, project, Approvals(lambda: pytest.fail("not run")))
+    second = start(processes, data, project, never("not run"))
     (fix,) = second.session.repair(second.tools)
     assert fix.action == "not_run"
     assert_valid(second.session.history())
@@ -354,7 +344,7 @@ def test_a_failed_save_of_an_approval_denies_the_move(
     second = start(processes, data, project, approvals)
     (fix,) = second.session.repair(second.tools)
     assert fix.action == "asked_again"
-    assert len(approvals.asked) == 1
+    assert len(approvals.requests) == 1
     assert cat_moved_once(project)
 
 
@@ -373,7 +363,7 @@ def test_ctrl_c_during_a_save_lands_after_the_commit(
     result = process.ask(ScriptedModel([reply_calls(MOVE)]), "adopt the cat")
     monkeypatch.undo()
     assert result.status == "cancelled"
-    assert approvals.asked == []
+    assert approvals.requests == []
     assert (project / CAT).exists()
     history = process.session.history()
     assert history == list(result.items)
