@@ -138,6 +138,10 @@ class AskRun:
         """The error ``code`` of each result (None for a success)."""
         return [r["code"] for r in self.results(name)]
 
+    def contents(self, name: str | None = None) -> list[str]:
+        """The ``content`` of each result, as the model got it."""
+        return [r["content"] for r in self.results(name)]
+
     def prompts(self) -> int:
         """How many approval prompts the run printed."""
         return self.proc.stderr.count("[approval needed]") + self.proc.stderr.count("[需要确认]")
@@ -386,7 +390,7 @@ def mv(source: object, target: object) -> Call:
 
 def tool_contents(run: AskRun) -> str:
     """Everything the tools answered, joined (for 'not in output' checks)."""
-    return "\n".join(r["content"] for r in run.results())
+    return "\n".join(run.contents())
 
 
 def calls_in(body: Mapping[str, Any] | None) -> list[str]:

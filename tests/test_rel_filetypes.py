@@ -48,17 +48,13 @@ def checked(tree: Tree, calls: list[Call], codes: list[str | None]) -> AskRun:
     return run
 
 
-def outputs(run: AskRun) -> list[str]:
-    return [r["content"] for r in run.results()]
-
-
 @pytest.mark.timeout(30)
 def test_b1_a_fifo_without_writer_is_never_opened(tree: Tree) -> None:
     os.mkfifo(tree.root / "pipe")
     start = time.monotonic()
     run = checked(tree, [read("pipe"), ls("."), grep("x")], ["not_regular_file", None, None])
     assert time.monotonic() - start < 10
-    refusal, listing, search = outputs(run)
+    refusal, listing, search = run.contents()
     assert "'pipe': it is a fifo, not a regular file" in refusal
     assert "pipe (fifo)" in listing.splitlines()
     assert search.endswith("[not searched: fifo/socket/device: 1]")
@@ -88,7 +84,7 @@ def test_b2_a_fifo_with_a_writer_is_refused_and_nothing_is_read(
         [read("pipe"), grep("x"), grep("x", "pipe")],
         ["not_regular_file", None, "not_regular_file"],
     )
-    assert outputs(run)[1].endswith("[not searched: fifo/socket/device: 1]")
+    assert run.contents()[1].endswith("[not searched: fifo/socket/device: 1]")
     assert str(path) not in run.opened
     assert os.read(fd, 4096) == b"x" * 1000  # every byte is still there
 
@@ -96,7 +92,7 @@ def test_b2_a_fifo_with_a_writer_is_refused_and_nothing_is_read(
 def test_b2_searching_a_fifo_path_directly_is_refused(tree: Tree) -> None:
     os.mkfifo(tree.root / "pipe")
     run = checked(tree, [grep("x", "pipe"), ls("pipe")], ["not_regular_file", "not_a_directory"])
-    assert "fifo" in outputs(run)[0]
+    assert "fifo" in run.contents()[0]
 
 
 @pytest.mark.timeout(30)
@@ -115,8 +111,8 @@ def test_b3_sockets_and_directories_are_refused(
         )
     finally:
         server.close()
-    assert "'sock': it is a socket, not a regular file" in outputs(run)[0]
-    assert "sock (socket)" in outputs(run)[-1].splitlines()
+    assert "'sock': it is a socket, not a regular file" in run.contents()[0]
+    assert "sock (socket)" in run.contents()[-1].splitlines()
 
 
 def test_b4_the_limit_is_read_and_one_byte_more_is_too_large(tree: Tree) -> None:
@@ -124,7 +120,7 @@ def test_b4_the_limit_is_read_and_one_byte_more_is_too_large(tree: Tree) -> None
     tree.write("over.txt", "a" * LIMIT + "\n")
     run = tree.ask(one_turn(read("limit.txt"), read("over.txt")))
     assert run.codes() == [None, "too_large"]
-    exact, over = (r["content"] for r in run.results())
+    exact, over = run.contents()
     assert exact == "a" * (LIMIT - 1) + "\n"
     assert f"is {LIMIT + 1} bytes" in over
     assert f"at most {LIMIT} bytes" in over
@@ -140,7 +136,7 @@ def test_b6_a_sparse_ten_gigabyte_file_is_refused_at_once(tree: Tree) -> None:
     start = time.monotonic()
     run = checked(tree, [read("huge.bin"), grep("x")], ["too_large", None])
     assert time.monotonic() - start < 10
-    refusal, search = outputs(run)
+    refusal, search = run.contents()
     assert f"is {10 * 1024**3} bytes" in refusal
     assert search.endswith("[not searched: too large: 1]")
     # no minipi child ever grew anywhere near the file's size (ru_maxrss is in KiB)
@@ -185,7 +181,7 @@ def test_b8_bom_and_crlf_are_handled_consistently(tree: Tree) -> None:
         ],
         [None, None, None, None],
     )
-    read_bom, first, second, lines = outputs(run)
+    read_bom, first, second, lines = run.contents()
     assert read_bom == "hello\r\nworld 猫\r\n"  # BOM removed, CRLF kept
     assert first == "bom.txt:1: hello"  # the BOM is not part of line 1 for search either
     assert second == "bom.txt:2: world 猫"
@@ -195,7 +191,7 @@ def test_b8_bom_and_crlf_are_handled_consistently(tree: Tree) -> None:
 def test_b9_an_empty_file_says_so(tree: Tree) -> None:
     tree.write("empty.txt", b"")
     run = checked(tree, [read("empty.txt")], [None])
-    assert outputs(run) == ["(empty file, 0 bytes)"]
+    assert run.contents() == ["(empty file, 0 bytes)"]
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
@@ -219,7 +215,7 @@ def test_b13_a_big_tree_is_cut_with_exact_counts(tree: Tree) -> None:
     start = time.monotonic()
     run = checked(tree, [ls("big"), grep("hit", "big")], [None, None])
     assert time.monotonic() - start < 10
-    listing, search = (line.splitlines() for line in outputs(run))
+    listing, search = (line.splitlines() for line in run.contents())
     assert len(listing) == 201
     assert listing[-1] == "[truncated: 1000 more entries; list a subdirectory]"
     assert len(search) == 51
@@ -235,7 +231,7 @@ def test_b13_deep_nesting_works_without_recursion(tree: Tree) -> None:
     run = checked(
         tree, [grep("treasure"), read(f"{deep}/bottom.txt"), ls(deep)], [None, None, None]
     )
-    assert outputs(run) == [f"{deep}/bottom.txt:1: treasure", "treasure\n", f"{deep}/bottom.txt"]
+    assert run.contents() == [f"{deep}/bottom.txt:1: treasure", "treasure\n", f"{deep}/bottom.txt"]
 
 
 @pytest.mark.timeout(30)
@@ -247,7 +243,7 @@ def test_b14_a_redos_pattern_is_searched_literally_and_fast(tree: Tree) -> None:
         tree, [grep("(a+)+$"), grep("(a+)+$", "long.txt"), grep("a*!")], [None, None, None]
     )
     assert time.monotonic() - start < 10
-    assert outputs(run) == [
+    assert run.contents() == [
         "literal.txt:1: the regex (a+)+$ itself",
         "no matches for '(a+)+$' in long.txt",
         "no matches for 'a*!'",
@@ -284,8 +280,7 @@ def test_odd_names_are_listed_as_json_literals_the_model_can_use(tree: Tree) -> 
     assert sorted(names) == sorted(f"odd/{n}" for n in ODD_NAMES)
     quoted = [name for name, line in zip(names, listing, strict=True) if line.startswith('"')]
     assert sorted(quoted) == sorted(f"odd/{n}" for n in ODD_NAMES[:3] + ODD_NAMES[5:])
-    reads = run.results("read_file")
-    assert [r["code"] for r in reads] == [None] * len(ODD_NAMES)
-    assert sorted(r["content"] for r in reads) == [f"content {n}\n" for n in range(len(ODD_NAMES))]
+    assert run.codes("read_file") == [None] * len(ODD_NAMES)
+    assert sorted(run.contents("read_file")) == [f"content {n}\n" for n in range(len(ODD_NAMES))]
     tree.assert_only_changed(before)
     assert_confined(run, tree)

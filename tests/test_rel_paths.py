@@ -278,8 +278,7 @@ def test_a17_a_root_path_needing_escapes_works(tmp_path: Path) -> None:
         "all",
     )
     assert run.codes() == [None, None, None, None]
-    outputs = [r["content"] for r in run.results()]
-    assert outputs == [
+    assert run.contents() == [
         "archive/\ninbox/\nnotes.txt\nreports/",
         "hello\nworld\n",
         "notes.txt:1: hello",
