@@ -32,6 +32,7 @@ def _filled(data: Path) -> None:
 
 
 def _raw(data: Path, sql: str, *args: object) -> list[tuple[object, ...]]:
+    """Run ``sql`` on the store's file directly (committed), as another program could."""
     with sqlite3.connect(data / "sessions.db") as db:
         rows = db.execute(sql, args).fetchall()
     db.close()
@@ -143,9 +144,7 @@ def test_damaged_pages_are_reported_not_reset(tmp_path: Path) -> None:
 def test_a_future_schema_version_is_refused_and_left_alone(tmp_path: Path) -> None:
     data = tmp_path / "data"
     _filled(data)
-    with sqlite3.connect(data / "sessions.db") as db:
-        db.execute("UPDATE schema_version SET version = 99")
-    db.close()
+    _raw(data, "UPDATE schema_version SET version = 99")
     with pytest.raises(SessionStoreError, match=r"newer schema version.*upgrade minipi"):
         SessionStore.open(data)
     assert _raw(data, "SELECT version FROM schema_version") == [(99,)]
@@ -158,12 +157,10 @@ def test_an_unreadable_schema_version_is_refused_without_echo(
 ) -> None:
     data = tmp_path / "data"
     _filled(data)
-    with sqlite3.connect(data / "sessions.db") as db:
-        if version is None:
-            db.execute("DELETE FROM schema_version")
-        else:
-            db.execute("UPDATE schema_version SET version = ?", (version,))
-    db.close()
+    if version is None:
+        _raw(data, "DELETE FROM schema_version")
+    else:
+        _raw(data, "UPDATE schema_version SET version = ?", version)
     with pytest.raises(SessionStoreError, match="unknown schema version") as caught:
         SessionStore.open(data)
     assert "EVIL" not in str(caught.value)
@@ -173,9 +170,7 @@ def test_an_unreadable_schema_version_is_refused_without_echo(
 def test_another_sqlite_database_is_not_taken_over(tmp_path: Path) -> None:
     data = tmp_path / "data"
     data.mkdir(mode=0o700)
-    with sqlite3.connect(data / "sessions.db") as db:
-        db.execute("CREATE TABLE notes (text TEXT)")
-    db.close()
+    _raw(data, "CREATE TABLE notes (text TEXT)")
     with pytest.raises(SessionStoreError, match="not a minipi session store"):
         SessionStore.open(data)
     assert _raw(data, "SELECT name FROM sqlite_master") == [("notes",)]
@@ -193,9 +188,7 @@ def test_another_sqlite_database_is_not_taken_over(tmp_path: Path) -> None:
 def test_malformed_rows_are_refused_without_echo(tmp_path: Path, sql: str, read: str) -> None:
     data = tmp_path / "data"
     _filled(data)
-    with sqlite3.connect(data / "sessions.db") as db:
-        db.execute(sql, (EVIL,))
-    db.close()
+    _raw(data, sql, EVIL)
     store = SessionStore.open(data)
     readers: dict[str, Callable[[], object]] = {
         "sessions": store.sessions,
@@ -215,9 +208,7 @@ def test_malformed_rows_are_refused_without_echo(tmp_path: Path, sql: str, read:
 def test_a_malformed_item_stops_the_resume_without_echo(tmp_path: Path) -> None:
     data = tmp_path / "data"
     _filled(data)
-    with sqlite3.connect(data / "sessions.db") as db:
-        db.execute("""UPDATE entries SET data = '{"type": "EVIL\\u001b[31m", "text": "x"}'""")
-    db.close()
+    _raw(data, """UPDATE entries SET data = '{"type": "EVIL\\u001b[31m", "text": "x"}'""")
     opened = open_session(data, Path("/p"), "demo")
     try:
         with pytest.raises(SessionStoreError, match="entry #1 is a malformed item") as caught:
