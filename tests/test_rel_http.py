@@ -64,16 +64,21 @@ def ask(client: ModelClient, model: str = "fake-model") -> str:
     return "".join(getattr(item, "text", "") for item in response.items)
 
 
+def answer(
+    server: FaultServer, wire: Wire, config: ClientConfig = FAST, model: str = "fake-model"
+) -> str:
+    """The reply's text to one request, from a client closed afterwards."""
+    with closing(client_of(server, wire, config, model)) as client:
+        return ask(client, model)
+
+
 def fails(
     server: FaultServer, wire: Wire, config: ClientConfig = FAST, model: str = "fake-model"
 ) -> tuple[ModelError, float]:
     """The ModelError one request ends with, and the seconds it took."""
     started = time.monotonic()
-    with (
-        closing(client_of(server, wire, config, model)) as client,
-        pytest.raises(ModelError) as caught,
-    ):
-        ask(client, model)
+    with pytest.raises(ModelError) as caught:
+        answer(server, wire, config, model)
     return caught.value, time.monotonic() - started
 
 
@@ -121,8 +126,7 @@ def free_port() -> int:
 def test_e1_429_with_retry_after_1_is_waited_for(server: FaultServer, wire: Wire) -> None:
     server.add(error_status(429, "slow down", retry_after="1"), Turn("ok"))
     started = time.monotonic()
-    with closing(client_of(server, wire)) as client:
-        assert ask(client) == "ok"
+    assert answer(server, wire) == "ok"
     assert 0.95 <= time.monotonic() - started < 3
     assert server.posts == 2
 
@@ -178,8 +182,7 @@ def test_e2_a_429_every_time_fails_rate_limited_after_the_retries(
 @pytest.mark.parametrize("status", [408, 409])
 def test_e3_408_and_409_are_retried_like_5xx(server: FaultServer, wire: Wire, status: int) -> None:
     server.add(error_status(status, "try later"), Turn("ok"))
-    with closing(client_of(server, wire)) as client:
-        assert ask(client) == "ok"
+    assert answer(server, wire) == "ok"
     assert server.posts == 2
 
 
@@ -187,8 +190,7 @@ def test_e1_retry_after_ms_is_honoured(server: FaultServer, wire: Wire) -> None:
     busy = Body(b'{"error": {"message": "busy"}}', 429, headers=(("retry-after-ms", "400"),))
     server.add(busy, Turn("ok"))
     started = time.monotonic()
-    with closing(client_of(server, wire)) as client:
-        assert ask(client) == "ok"
+    assert answer(server, wire) == "ok"
     assert 0.38 <= time.monotonic() - started < 2
 
 
@@ -214,8 +216,7 @@ def test_e3_5xx_is_tried_exactly_1_plus_max_retries_times(
 
 def test_e3_5xx_then_success_is_transparent(server: FaultServer, wire: Wire) -> None:
     server.add(error_status(502), error_status(503), Turn("ok"))
-    with closing(client_of(server, wire)) as client:
-        assert ask(client) == "ok"
+    assert answer(server, wire) == "ok"
     assert server.posts == 3
 
 
@@ -354,8 +355,7 @@ def test_e5_reset_every_time_is_retried_then_fails(server: FaultServer, wire: Wi
 
 def test_e5_one_reset_is_transparent(server: FaultServer, wire: Wire) -> None:
     server.add(Reset(), Turn("ok"))
-    with closing(client_of(server, wire)) as client:
-        assert ask(client) == "ok"
+    assert answer(server, wire) == "ok"
     assert server.posts == 2
 
 
@@ -400,8 +400,7 @@ def test_e6_a_stall_times_out_retries_once_then_fails(
 
 def test_e6_a_stall_then_an_answer(server: FaultServer, wire: Wire) -> None:
     server.add(Stall(30), Turn("ok"))
-    with closing(client_of(server, wire, STALLING)) as client:
-        assert ask(client) == "ok"
+    assert answer(server, wire, STALLING) == "ok"
     assert server.posts == 2
 
 
