@@ -260,3 +260,27 @@ def test_a_data_dir_that_cannot_be_made_is_a_clear_error(tmp_path: Path) -> None
     with pytest.raises(SessionError, match="cannot keep sessions in") as caught:
         SessionStore.open(tmp_path / "file" / "minipi")
     assert caught.value.code == "unsafe_session_path"
+
+
+def test_a_hard_linked_or_special_db_file_is_refused(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir(mode=0o700)
+    other = tmp_path / "other.db"
+    other.write_bytes(b"")
+    other.chmod(0o600)
+    os.link(other, data / "sessions.db")
+    with pytest.raises(SessionError, match="other hard links") as caught:
+        SessionStore.open(data)
+    assert caught.value.code == "unsafe_session_path"
+    (data / "sessions.db").unlink()
+    os.mkfifo(data / "sessions.db", 0o600)
+    with pytest.raises(SessionError, match="not a regular file"):
+        SessionStore.open(data)
+    assert other.read_bytes() == b""
+
+
+@pytest.mark.parametrize("name", ["", " s", "s ", "s\x1b[31m", "s" * 101])
+def test_a_session_name_is_printable_and_trimmed(tmp_path: Path, name: str) -> None:
+    with pytest.raises(ConfigError, match="1 to 100 printable") as caught:
+        open_session(tmp_path / "data", tmp_path / "proj", name)
+    assert caught.value.code == "invalid_session_name"
