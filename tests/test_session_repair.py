@@ -372,3 +372,25 @@ def test_ctrl_c_during_a_save_lands_after_the_commit(
     assert process.session.repair(process.tools) == []
     (run,) = process.session.store.runs(process.session.recorder.session.id)
     assert run.status == "cancelled"
+
+
+@pytest.mark.parametrize(
+    ("error", "ended"),
+    [
+        (RuntimeError("a bug"), ("failed", "internal_error", "RuntimeError")),
+        (KeyboardInterrupt(), ("cancelled", "cancelled", "KeyboardInterrupt")),
+    ],
+)
+def test_an_error_that_escaped_the_loop_ends_the_run(
+    data: Path,
+    project: Path,
+    processes: list[Process],
+    error: BaseException,
+    ended: tuple[str, str, str],
+) -> None:
+    process = start(processes, data, project, Approvals(True))
+    process.session.recorder.begin_run("adopt the cat", "m")
+    process.session.recorder.abandon(error)
+    (run,) = process.session.store.runs(process.session.recorder.session.id)
+    assert (run.status, run.code, run.error) == ended
+    assert process.session.unfinished() == []
