@@ -117,10 +117,6 @@ class SessionRecorder:
             return
         cancelled = isinstance(error, KeyboardInterrupt)
         record = RunRecord(
-            0,
-            "",
-            "",
-            0,
             status="cancelled" if cancelled else "failed",
             code="cancelled" if cancelled else getattr(error, "code", "internal_error"),
             error=(str(error) if isinstance(error, MiniPiError) else type(error).__name__),
@@ -198,10 +194,6 @@ def _call_id(item: Item) -> str | None:
 
 def _record(result: RunResult) -> RunRecord:
     return RunRecord(
-        0,
-        "",
-        "",
-        0,
         status=result.status,
         code=result.code,
         error=result.error,

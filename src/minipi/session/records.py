@@ -33,12 +33,15 @@ class SessionInfo:
 
 @dataclass(frozen=True, slots=True)
 class RunRecord:
-    """One question and how it ended; ``status`` is None until the run has ended."""
+    """One question and how it ended; ``status`` is None until the run has ended.
 
-    id: int
-    question: str
-    model: str
-    started: float
+    ``SessionStore.end_run`` saves only how a run ended: a record made for it leaves the
+    first four fields at their defaults."""
+
+    id: int = 0
+    question: str = ""
+    model: str = ""
+    started: float = 0.0
     ended: float | None = None
     status: str | None = None
     code: str | None = None

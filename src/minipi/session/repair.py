@@ -111,10 +111,6 @@ def _ask_again(recorder: SessionRecorder, tool: AgentTool, open_call: OpenCall) 
 def _closed(entries: Sequence[Entry], run_id: int) -> RunRecord:
     usage, turns, calls = saved_totals([e for e in entries if e.run == run_id])
     return RunRecord(
-        0,
-        "",
-        "",
-        0,
         status="cancelled",
         code="interrupted",
         error="the process ended before the run did; open calls were answered on resume",
