@@ -11,6 +11,8 @@
   ``sitecustomize`` put on its ``PYTHONPATH``, which can also make ``os.link`` fail).
 - ``Tree.ask_tty(script, answers)``: the same with a real terminal (a pty, the controlling
   tty) as stdin, typing ``answers`` at each approval prompt (``y``, ``n``, Ctrl-D, Ctrl-C).
+- ``ask_cli(server, wire, project, *flags)``: a plain ``minipi ask`` against a server of the
+  test (or a URL), for the runs that need no tree and no open log.
 - ``assert_confined(run)``: ``SECRET`` never reached the server, stdout or stderr, and nothing
   under ``outside/`` or ``proj-secrets/`` (nor ``/etc/passwd``) was opened.
 - ``one_turn(*calls)`` with ``read``/``ls``/``grep``/``mv``: a model that sends the calls in one
@@ -36,7 +38,7 @@ from typing import Any
 
 from clihelp import clean_env, json_lines, minipi
 from conftest_files import SECRET, Project, make_project, walk
-from fakeserver import Call, FakeServer, RecordedRequest, Reply, Turn
+from fakeserver import Call, FakeServer, RecordedRequest, Reply, ServerThread, Turn
 
 __all__ = [
     "QUESTION",
@@ -44,6 +46,7 @@ __all__ = [
     "AskRun",
     "Inv",
     "Tree",
+    "ask_cli",
     "assert_confined",
     "calls_in",
     "grep",
@@ -316,6 +319,29 @@ def _read(fd: int) -> bytes:
         return os.read(fd, 65536)
     except OSError:  # EIO: the terminal's other side is gone
         return b""
+
+
+def ask_cli(
+    server: ServerThread | str, wire: str, project: Path, *flags: str, model: str = "fake-model"
+) -> subprocess.CompletedProcess[str]:
+    """``minipi ask QUESTION --project PROJECT --wire WIRE FLAGS`` against ``server`` (or a
+    base URL); a traceback fails the test."""
+    base_url = server if isinstance(server, str) else server.base_url
+    proc = minipi(
+        "ask",
+        QUESTION,
+        "--project",
+        str(project),
+        "--base-url",
+        base_url,
+        "--model",
+        model,
+        "--wire",
+        wire,
+        *flags,
+    )
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc
 
 
 def make_tree(tmp_path: Path, name: str = "tree") -> Tree:

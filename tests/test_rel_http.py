@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from clihelp import json_lines, minipi
+from clihelp import json_lines
 from fakeserver import Call, Turn
 from faultserver import (
     Body,
@@ -39,6 +39,7 @@ from faultserver import (
 from minipi.agent import AgentConfig, run_agent, tool_from_function
 from minipi.ai import ClientConfig, Endpoint, Message, ModelClient, ModelRequest, Wire, connect
 from minipi.errors import ModelError
+from relhelp import ask_cli
 
 FAST = ClientConfig(connect_timeout=1.0, read_timeout=2.0, max_retries=2, backoff_base=0.01)
 """The real retry policy with a tiny backoff."""
@@ -82,27 +83,6 @@ def fails(
     return caught.value, time.monotonic() - started
 
 
-def run_cli(
-    server: FaultServer | str, wire: str, project: Path, *extra: str, model: str = "fake-model"
-) -> subprocess.CompletedProcess[str]:
-    base_url = server if isinstance(server, str) else server.base_url
-    proc = minipi(
-        "ask",
-        "What is in the project?",
-        "--project",
-        str(project),
-        "--base-url",
-        base_url,
-        "--model",
-        model,
-        "--wire",
-        wire,
-        *extra,
-    )
-    assert "Traceback" not in proc.stderr, proc.stderr
-    return proc
-
-
 def cli_failure(proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:
     """The ``run_end`` event of a failed ``--json`` run (exit 1, nothing but events)."""
     assert proc.returncode == 1, proc.stderr
@@ -136,7 +116,7 @@ def test_e1_cli_run_succeeds_after_the_wait(
 ) -> None:
     server.add(error_status(429, "slow down", retry_after="1"), Turn("all good"))
     started = time.monotonic()
-    proc = run_cli(server, wire, tmp_path)
+    proc = ask_cli(server, wire, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "all good"
     assert time.monotonic() - started >= 0.95
@@ -157,12 +137,12 @@ def test_e2_long_retry_after_fails_at_once_showing_the_delay(
 
 def test_e2_cli_is_not_a_success(server: FaultServer, wire: Wire, tmp_path: Path) -> None:
     server.add(error_status(429, "quota exceeded", retry_after="3600"))
-    end = cli_failure(run_cli(server, wire, tmp_path, "--json"))
+    end = cli_failure(ask_cli(server, wire, tmp_path, "--json"))
     assert end["code"] == "rate_limited"
     assert "3600 s" in end["error"]
     assert server.posts == 1
     server.add(error_status(429, "quota exceeded", retry_after="3600"))
-    proc = run_cli(server, wire, tmp_path)  # the human log says it too, on stderr
+    proc = ask_cli(server, wire, tmp_path)  # the human log says it too, on stderr
     assert proc.returncode == 1
     assert proc.stdout == ""
     assert "rate_limited" in proc.stderr
@@ -225,7 +205,7 @@ def test_e3_cli_fails_after_the_default_retries_in_bounded_time(
 ) -> None:
     server.add(*[error_status(503, "overloaded")] * 4)
     started = time.monotonic()
-    end = cli_failure(run_cli(server, wire, tmp_path, "--json"))
+    end = cli_failure(ask_cli(server, wire, tmp_path, "--json"))
     assert time.monotonic() - started < 10  # backoff 0.5 s + 1 s, plus start-up
     assert end["code"] == "endpoint_unavailable"
     assert "overloaded" in end["error"]
@@ -290,13 +270,13 @@ def test_e4_wrong_base_url_points_at_it(server: FaultServer, wire: Wire) -> None
 
 
 def test_e4_cli_unknown_model_and_bad_key(server: FaultServer, wire: Wire, tmp_path: Path) -> None:
-    proc = run_cli(server, wire, tmp_path, model="qwen3:0.6b")
+    proc = ask_cli(server, wire, tmp_path, model="qwen3:0.6b")
     assert proc.returncode == 1
     assert proc.stdout == ""
     assert "model 'qwen3:0.6b' not found" in proc.stderr
     assert "QWEN_MODEL" in proc.stderr
     server.add(error_status(401, "Incorrect API key provided"))
-    proc = run_cli(server, wire, tmp_path, "--api-key", "sk-wrong-key")
+    proc = ask_cli(server, wire, tmp_path, "--api-key", "sk-wrong-key")
     assert proc.returncode == 1
     assert "the API key was refused" in proc.stderr
     assert "sk-wrong-key" not in proc.stderr
@@ -362,7 +342,7 @@ def test_e5_one_reset_is_transparent(server: FaultServer, wire: Wire) -> None:
 def test_e5_cli_server_down(tmp_path: Path) -> None:
     """One wire: nothing wire-specific happens before a connection exists."""
     started = time.monotonic()
-    proc = run_cli(f"http://127.0.0.1:{free_port()}/v1", "chat", tmp_path)
+    proc = ask_cli(f"http://127.0.0.1:{free_port()}/v1", "chat", tmp_path)
     assert proc.returncode == 1
     assert proc.stdout == ""
     assert "is the server running?" in proc.stderr
@@ -503,7 +483,7 @@ def test_e10_e12_cli_reports_a_clean_error(
     body = MALFORMED[wire]["truncated-json"] if case == "no-answer" else b""
     step = {"html": html_page(), "no-answer": Body(body), "in-band": inband_error("boom")}[case]
     server.add(step)
-    proc = run_cli(server, wire, tmp_path)
+    proc = ask_cli(server, wire, tmp_path)
     assert proc.returncode == 1
     assert proc.stdout == ""
     assert "failed" in proc.stderr
@@ -775,7 +755,7 @@ def test_e7_cli_stalled_streams_exit_1_without_an_answer(
     cut = Cut(PARTIAL, THREE_DELTAS[wire], then="stall")
     server.add(cut, cut)
     started = time.monotonic()
-    proc = run_cli(server, wire, tmp_path, "--timeout", "0.3")  # streams by default
+    proc = ask_cli(server, wire, tmp_path, "--timeout", "0.3")  # streams by default
     assert time.monotonic() - started < 10
     assert proc.returncode == 1
     assert proc.stdout == ""  # the partial text was shown on stderr, never as the answer
@@ -789,7 +769,7 @@ def test_e6_cli_timeout_flag_bounds_a_stall(
 ) -> None:
     server.add(Stall(30), Turn("late but whole"))
     started = time.monotonic()
-    proc = run_cli(server, wire, tmp_path, "--timeout", "0.3")
+    proc = ask_cli(server, wire, tmp_path, "--timeout", "0.3")
     assert time.monotonic() - started < 10  # not the server's 30 s, nor the default 120 s
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "late but whole"
@@ -803,7 +783,7 @@ def test_e11_cli_in_band_error(
     server.add(
         Events(data({"error": {"message": "boom"}})) if stream == "--stream" else inband_error()
     )
-    proc = run_cli(server, wire, tmp_path, stream)
+    proc = ask_cli(server, wire, tmp_path, stream)
     assert proc.returncode == 1
     assert proc.stdout == ""
     assert "boom" in proc.stderr

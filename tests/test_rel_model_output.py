@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from clihelp import json_lines, minipi, tool_outputs
+from clihelp import json_lines, tool_outputs
 from conftest_files import Approvals, snapshot
 from fakeserver import Call, Turn
 from faultserver import Cut, Edited, Events, FaultServer, Recorded, Split, data, sse_recording
@@ -49,6 +49,7 @@ from minipi.ai import (
     parse_function_calls,
 )
 from minipi.files import ProjectFiles, create_project_tools
+from relhelp import ask_cli
 
 FAST = ClientConfig(
     connect_timeout=1.0,
@@ -827,7 +828,7 @@ def test_d16_a_claim_without_a_call_changes_nothing_and_the_record_shows_it(
 ) -> None:
     server.add(Turn("I moved a.txt into archive/."))
     before = snapshot(base)
-    proc = cli(server, wire, base, "--approve", "all")
+    proc = ask_cli(server, wire, base / "proj", "--approve", "all")
     assert proc.returncode == 0
     assert snapshot(base) == before
     assert "0 tool calls" in proc.stderr  # the machine-made summary next to the claim
@@ -854,26 +855,6 @@ def test_d17_a_spurious_read_is_harmless_and_a_spurious_write_asks(
 # --- through the CLI ----------------------------------------------------------------------
 
 
-def cli(
-    server: FaultServer, wire: str, base: Path, *extra: str
-) -> subprocess.CompletedProcess[str]:
-    proc = minipi(
-        "ask",
-        "What does a.txt say?",
-        "--project",
-        str(base / "proj"),
-        "--base-url",
-        server.base_url,
-        "--model",
-        "fake-model",
-        "--wire",
-        wire,
-        *extra,
-    )
-    assert "Traceback" not in proc.stderr, proc.stderr
-    return proc
-
-
 def tool_results(proc: subprocess.CompletedProcess[str]) -> list[Mapping[str, Any]]:
     return [e for e in json_lines(proc.stdout) if e["type"] == "tool_result"]
 
@@ -892,7 +873,7 @@ def test_cli_json_reports_each_malformed_call_with_its_code(
         Turn(TEXT_CALL.replace("a.txt", "archive")),
         Turn("It says alpha."),
     )
-    proc = cli(server, wire, base, "--json", "--approve", "all")
+    proc = ask_cli(server, wire, base / "proj", "--json", "--approve", "all")
     assert proc.returncode == 0, proc.stderr
     results = tool_results(proc)
     codes = [r["code"] for r in results]
@@ -916,7 +897,7 @@ def test_cli_truncated_call_exits_1_and_runs_nothing(
     cut = Turn(calls=[Call("move_file", CUT_MOVES[0])], finish="length")
     server.add(cut, cut)
     before = snapshot(base)
-    proc = cli(server, wire, base, "--json", "--approve", "all")
+    proc = ask_cli(server, wire, base / "proj", "--json", "--approve", "all")
     assert proc.returncode == 1
     end = json_lines(proc.stdout)[-1]
     assert end["status"] == "failed"
@@ -935,7 +916,7 @@ def test_cli_nameless_call_exits_1_with_a_message(
         return edit_calls(calls(Call("read_file", {"path": "a.txt"})), change)
 
     server.add(answer)
-    proc = cli(server, wire, base, "--no-stream")
+    proc = ask_cli(server, wire, base / "proj", "--no-stream")
     assert proc.returncode == 1
     assert proc.stdout == ""
     assert "without a name" in proc.stderr
