@@ -83,6 +83,13 @@ def start(processes: list[Process], data: Path, project: Path, approvals: Approv
     return process
 
 
+def stop(processes: list[Process], process: Process, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``process`` has ended (its session is free) and saves stop failing for the next one."""
+    process.close()
+    processes.remove(process)
+    monkeypatch.undo()
+
+
 def on_append(
     monkeypatch: pytest.MonkeyPatch, matches: Callable[[NewEntry], bool], act: Callable[[], None]
 ) -> None:
@@ -176,9 +183,7 @@ def test_killed_after_the_move_before_its_result_was_saved(
     raise_when(monkeypatch, output_of("call_move"), Killed())
     with pytest.raises(Killed):
         first.ask(ScriptedModel([reply_calls(MOVE), reply_text("done")]), "adopt the cat")
-    first.close()
-    processes.remove(first)
-    monkeypatch.undo()
+    stop(processes, first, monkeypatch)
     assert cat_moved_once(project)
 
     second = start(processes, data, project, never("a move of unknown outcome was asked again"))
@@ -215,9 +220,7 @@ def test_a_pending_approval_is_asked_again_and_moves_only_if_granted(
     raise_when(monkeypatch, lambda e: e[0] == "approval_answered", Killed())
     with pytest.raises(Killed):
         first.ask(ScriptedModel([reply_calls(MOVE)]), "adopt the cat")
-    first.close()
-    processes.remove(first)
-    monkeypatch.undo()
+    stop(processes, first, monkeypatch)
     assert (project / CAT).exists()
 
     approvals = Approvals(granted)
@@ -247,9 +250,7 @@ def test_calls_that_never_started_are_not_run(
     )
     with pytest.raises(Killed):
         first.ask(ScriptedModel([reply]), "adopt the cat")
-    first.close()
-    processes.remove(first)
-    monkeypatch.undo()
+    stop(processes, first, monkeypatch)
 
     second = start(processes, data, project, never("not to be run"))
     fixes = second.session.repair(second.tools)
@@ -271,9 +272,7 @@ def test_parallel_reads_killed_before_their_results_were_saved(
     )
     with pytest.raises(Killed):
         first.ask(ScriptedModel([reply]), "what is there?")
-    first.close()
-    processes.remove(first)
-    monkeypatch.undo()
+    stop(processes, first, monkeypatch)
 
     second = start(processes, data, project, Approvals(True))
     fixes = second.session.repair(second.tools)
@@ -291,9 +290,7 @@ def test_a_refused_move_whose_result_was_not_saved_stays_refused(
     raise_when(monkeypatch, output_of("call_move"), Killed())
     with pytest.raises(Killed):
         first.ask(ScriptedModel([reply_calls(MOVE)]), "adopt the cat")
-    first.close()
-    processes.remove(first)
-    monkeypatch.undo()
+    stop(processes, first, monkeypatch)
 
     second = start(processes, data, project, never("not again"))
     (fix,) = second.session.repair(second.tools)
@@ -316,9 +313,7 @@ def test_a_failed_save_stops_the_run_before_the_move(
     assert re.search(r"was not saved.*disk is full.*--session s", result.error or "")
     assert approvals.requests == []
     assert (project / CAT).exists()
-    first.close()
-    processes.remove(first)
-    monkeypatch.undo()
+    stop(processes, first, monkeypatch)
 
     second = start(processes, data, project, never("not run"))
     (fix,) = second.session.repair(second.tools)
@@ -336,9 +331,7 @@ def test_a_failed_save_of_an_approval_denies_the_move(
     assert (result.status, result.code) == ("failed", "session_write_failed")
     assert "disk I/O error" in (result.error or "")
     assert (project / CAT).exists()  # an unsaved "yes" moves nothing
-    first.close()
-    processes.remove(first)
-    monkeypatch.undo()
+    stop(processes, first, monkeypatch)
 
     approvals = Approvals(True)
     second = start(processes, data, project, approvals)
