@@ -15,6 +15,8 @@
   test (or a URL), for the runs that need no tree and no open log.
 - ``assert_confined(run)``: ``SECRET`` never reached the server, stdout or stderr, and nothing
   under ``outside/`` or ``proj-secrets/`` (nor ``/etc/passwd``) was opened.
+- ``run_calls(tree, calls, codes, *flags, moved=...)``: ``calls`` in one response; checks each
+  call's code, that the tree changed by exactly ``moved``, and ``assert_confined``.
 - ``one_turn(*calls)`` with ``read``/``ls``/``grep``/``mv``: a model that sends the calls in one
   response, then answers ``done``.
 
@@ -56,6 +58,7 @@ __all__ = [
     "mv",
     "one_turn",
     "read",
+    "run_calls",
     "tool_contents",
 ]
 
@@ -391,6 +394,24 @@ def assert_confined(
         path = Path(opened)
         escaped = path == Path("/etc/passwd") or any(path.is_relative_to(f) for f in fenced)
         assert not escaped, f"minipi opened {opened}"
+
+
+def run_calls(
+    tree: Tree,
+    calls: Sequence[Call],
+    codes: Sequence[str | None],
+    *flags: str,
+    moved: Mapping[str, str] | None = None,
+    timeout: float = 50,
+) -> AskRun:
+    """Run ``calls`` in one response (``ask`` with ``flags``); check each call's error code,
+    that only the ``moved`` files changed (``Tree.assert_only_changed``), and confinement."""
+    before = tree.inv()
+    run = tree.ask(one_turn(*calls), *flags, timeout=timeout)
+    assert run.codes() == list(codes), tool_contents(run)
+    tree.assert_only_changed(before, moved)
+    assert_confined(run, tree)
+    return run
 
 
 def one_turn(*calls: Call, answer: str = "done") -> list[Reply]:

@@ -20,6 +20,7 @@ from relhelp import (
     mv,
     one_turn,
     read,
+    run_calls,
     tool_contents,
 )
 
@@ -39,14 +40,8 @@ def moves(
     done: dict[str, str] | None = None,
     *flags: str,
 ) -> AskRun:
-    """Run ``calls`` in one response with ``--approve all`` (unless ``flags`` say otherwise);
-    check the codes, that exactly the ``done`` moves happened, and confinement."""
-    before = tree.inv()
-    run = tree.ask(one_turn(*calls), *(flags or ("--approve", "all")))
-    assert run.codes() == codes, tool_contents(run)
-    tree.assert_only_changed(before, done)
-    assert_confined(run, tree)
-    return run
+    """``run_calls`` with ``--approve all`` (unless ``flags`` say otherwise), ``done`` moved."""
+    return run_calls(tree, calls, codes, *(flags or ("--approve", "all")), moved=done)
 
 
 def test_c1_an_existing_destination_is_never_replaced(tree: Tree) -> None:

@@ -25,6 +25,7 @@ from relhelp import (
     mv,
     one_turn,
     read,
+    run_calls,
     tool_contents,
 )
 
@@ -39,17 +40,13 @@ def tree(tmp_path: Path) -> Tree:
 def attack(tree: Tree, calls: list[Call], codes: list[str | None], *flags: str) -> str:
     """Run ``calls`` in one response (moves approved), check codes, INV and confinement;
     return the tool outputs."""
-    before = tree.inv()
-    run = tree.ask(one_turn(*calls), "--approve", "all", *flags)
-    assert run.codes() == codes, tool_contents(run)
+    run = run_calls(tree, calls, codes, "--approve", "all", *flags)
     # Refusals are data: the loop went on to the model's answer. A refused change still
     # fails the run (G8: success is what happened, not what the model says).
     refused_change = any(c.name == "move_file" for c in calls)
     assert run.exit_code == (1 if refused_change else 0), run.proc.stderr
     assert run.end["code"] == ("change_failed" if refused_change else None)
     assert len(run.requests) == 2  # the answer was asked for
-    tree.assert_only_changed(before)
-    assert_confined(run, tree)
     return tool_contents(run)
 
 
