@@ -273,3 +273,22 @@ def test_a_raw_reply_with_spaces_is_replayed_as_the_same_json(fake_server: FakeS
         client.create(ModelRequest("fake-model", history))
     # replayed as sent, except a null content, which llama-cpp-python's templates refuse
     assert history_of(fake_server.requests[1].body)[1] == {**message, "content": ""}
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        {"type": "message", "role": "tool", "text": "x"},
+        {"type": "message", "role": "user", "text": 5},
+        {"type": "message", "role": "user"},
+        {"type": "function_call", "call_id": "c", "name": None, "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c", "output": "o", "choices": [1]},
+        {"type": "function_call_output", "call_id": "c", "output": "o", "choices": {"f": 3}},
+        {"type": "reasoning", "text": "t", "raw": "not an object"},
+        {"type": "reasoning", "text": "t", "wire": "grpc"},
+        {"type": "picture"},
+    ],
+)
+def test_item_from_json_refuses_what_item_to_json_never_writes(record: dict[str, Any]) -> None:
+    with pytest.raises(ValueError):  # noqa: PT011 (the message varies; the type is the contract)
+        item_from_json(record)

@@ -7,7 +7,7 @@ Printing, JSON lines, traces and the REPL are all just sinks (``Callable[[AgentE
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from minipi.agent.tools import ToolResult
@@ -152,12 +152,7 @@ EventSink: TypeAlias = Callable[[AgentEvent], None]
 
 
 def _usage_json(usage: Usage) -> dict[str, int]:
-    return {
-        "input_tokens": usage.input_tokens,
-        "output_tokens": usage.output_tokens,
-        "cached_tokens": usage.cached_tokens,
-        "requests": usage.requests,
-    }
+    return asdict(usage)
 
 
 def to_json(event: AgentEvent) -> dict[str, Any]:

@@ -30,26 +30,41 @@ def item_to_json(item: Item) -> JsonObject:
 
 
 def item_from_json(record: JsonObject) -> Item:
-    """The item ``item_to_json`` wrote; ValueError for anything else."""
+    """The item ``item_to_json`` wrote; ValueError for anything else (a missing or mistyped
+    field, an unknown role, type or wire): stored data is checked, never trusted."""
     kind: Any = record.get("type")
     raw, wire = record.get("raw"), record.get("wire")
+    if not (raw is None or isinstance(raw, dict)) or wire not in (None, "chat", "responses"):
+        raise ValueError(f"{kind} item with a malformed raw copy")
     try:
         if kind == "message":
-            return Message(record["role"], str(record["text"]), raw, wire)
+            role = record["role"]
+            if role not in ("user", "assistant", "system"):
+                raise ValueError(f"message with the role {str(role)[:20]!r}")
+            return Message(role, _text(record["text"]), raw, wire)
         if kind == "function_call":
-            return FunctionCall(
-                str(record["call_id"]), str(record["name"]), str(record["arguments"]), raw, wire
-            )
+            call_id, name = _text(record["call_id"]), _text(record["name"])
+            return FunctionCall(call_id, name, _text(record["arguments"]), raw, wire)
         if kind == "function_call_output":
             choices = record.get("choices") or {}
+            if not isinstance(choices, dict):
+                raise ValueError("function_call_output with malformed choices")
             return FunctionCallOutput(
-                str(record["call_id"]),
-                str(record["output"]),
+                _text(record["call_id"]),
+                _text(record["output"]),
                 {str(k): tuple(str(x) for x in v) for k, v in choices.items()},
                 record.get("is_error") is True,
             )
         if kind == "reasoning":
-            return Reasoning(str(record["text"]), raw, wire)
+            return Reasoning(_text(record["text"]), raw, wire)
     except KeyError as missing:
         raise ValueError(f"{kind} item without {missing}") from None
-    raise ValueError(f"unknown item type {kind!r}")
+    except TypeError:  # e.g. choices whose values are not lists
+        raise ValueError(f"{kind} item with a malformed field") from None
+    raise ValueError(f"unknown item type {str(kind)[:20]!r}")
+
+
+def _text(value: object) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"a text field holds {type(value).__name__}")
+    return value
