@@ -189,8 +189,7 @@ class Tree(Project):
         terminal). Prompts beyond ``answers`` fail the test.
         """
         with FakeServer(script) as server:
-            args = ["ask", QUESTION, "--project", str(self.root), "--base-url", server.base_url]
-            args += ["--model", "fake-model", "--json", *flags]
+            args = _ask_args(server.base_url, self.root, "--json", *flags)
             env = clean_env(**self._hook_env(None))
             stdout, stderr, code = _run_on_tty(args, answers, env, timeout)
         proc = subprocess.CompletedProcess(args, code, stdout, stderr)
@@ -231,24 +230,22 @@ class Tree(Project):
         """``minipi ask QUESTION --project ROOT --json FLAGS`` against a fake server."""
         env = clean_env(**self._hook_env(link_errno))
         with FakeServer(script) as server:
-            proc = minipi(
-                "ask",
-                question,
-                "--project",
-                str(project or self.root),
-                "--base-url",
-                server.base_url,
-                "--model",
-                "fake-model",
-                *(["--json"] if json else []),
-                *flags,
-                stdin=stdin,
-                env=env,
-                timeout=timeout,
+            output = ["--json"] if json else []
+            args = _ask_args(
+                server.base_url, project or self.root, *output, *flags, question=question
             )
+            proc = minipi(*args, stdin=stdin, env=env, timeout=timeout)
         events = json_lines(proc.stdout) if json else []
         assert "Traceback" not in proc.stderr, proc.stderr
         return AskRun(proc, events, list(server.requests), self._opened())
+
+
+def _ask_args(
+    base_url: str, project: Path, *flags: str, question: str = QUESTION, model: str = "fake-model"
+) -> list[str]:
+    """``ask QUESTION --project PROJECT --base-url URL --model MODEL FLAGS``."""
+    args = ["ask", question, "--project", str(project), "--base-url", base_url]
+    return [*args, "--model", model, *flags]
 
 
 _TTY_WRAPPER = """\
@@ -330,19 +327,7 @@ def ask_cli(
     """``minipi ask QUESTION --project PROJECT --wire WIRE FLAGS`` against ``server`` (or a
     base URL); a traceback fails the test."""
     base_url = server if isinstance(server, str) else server.base_url
-    proc = minipi(
-        "ask",
-        QUESTION,
-        "--project",
-        str(project),
-        "--base-url",
-        base_url,
-        "--model",
-        model,
-        "--wire",
-        wire,
-        *flags,
-    )
+    proc = minipi(*_ask_args(base_url, project, "--wire", wire, *flags, model=model))
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc
 
