@@ -220,7 +220,6 @@ class Tree(Project):
         self,
         script: Sequence[Reply],
         *flags: str,
-        question: str = QUESTION,
         project: Path | None = None,
         json: bool = True,
         stdin: str = "",
@@ -231,20 +230,16 @@ class Tree(Project):
         env = clean_env(**self._hook_env(link_errno))
         with FakeServer(script) as server:
             output = ["--json"] if json else []
-            args = _ask_args(
-                server.base_url, project or self.root, *output, *flags, question=question
-            )
+            args = _ask_args(server.base_url, project or self.root, *output, *flags)
             proc = minipi(*args, stdin=stdin, env=env, timeout=timeout)
         events = json_lines(proc.stdout) if json else []
         assert "Traceback" not in proc.stderr, proc.stderr
         return AskRun(proc, events, list(server.requests), self._opened())
 
 
-def _ask_args(
-    base_url: str, project: Path, *flags: str, question: str = QUESTION, model: str = "fake-model"
-) -> list[str]:
+def _ask_args(base_url: str, project: Path, *flags: str, model: str = "fake-model") -> list[str]:
     """``ask QUESTION --project PROJECT --base-url URL --model MODEL FLAGS``."""
-    args = ["ask", question, "--project", str(project), "--base-url", base_url]
+    args = ["ask", QUESTION, "--project", str(project), "--base-url", base_url]
     return [*args, "--model", model, *flags]
 
 
