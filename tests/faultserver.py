@@ -573,7 +573,7 @@ _PLAYERS: dict[type, _Player] = {
 
 
 class _Server(TrackingServer):
-    """Counts live connections (E15) and can end them all at once."""
+    """A ``TrackingServer`` (live connections, E15) that knows its ``FaultServer``."""
 
     fault: FaultServer
 
