@@ -107,7 +107,6 @@ def run_task(client: ModelClient, model: str, task: Task, tally: Tally) -> None:
         root = Path(temp) / task.project
         shutil.copytree(EXAMPLES / task.project, root)
         config = AgentConfig(
-            model=model,
             instructions=DEFAULT_INSTRUCTIONS,
             max_turns=8,
             request_options={"temperature": 0, "max_output_tokens": 256},
@@ -194,7 +193,7 @@ def main() -> int:
         plain = EngineClient(
             connect(Endpoint(engine.base_url, engine.model_name), ClientConfig()), engine
         )
-        guided = GuidedClient(plain, mutating=frozenset({"move_file"}))
+        guided = GuidedClient(plain)
         for rep in range(args.reps):
             modes: list[tuple[str, ModelClient]] = [("guided", guided), ("unguided", plain)]
             for mode, client in modes if rep % 2 == 0 else modes[::-1]:

@@ -42,7 +42,6 @@ def _library(args: argparse.Namespace, question: str) -> int:
 
     client = connect(Endpoint(args.base_url, args.model))
     config = AgentConfig(
-        model=args.model,
         instructions="You are a careful agent. Use the read_file tool when asked.",
         max_turns=args.n + 10,
     )

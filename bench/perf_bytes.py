@@ -32,11 +32,10 @@ def question(n: int) -> str:
 
 
 def minipi_body(workdir: str, n: int) -> bytes:
-    config = AgentConfig(model=MODEL, instructions=INSTRUCTIONS, max_turns=n + 10)
+    config = AgentConfig(instructions=INSTRUCTIONS, max_turns=n + 10)
     with ProjectFiles(workdir) as files:
         spec = make_read_file_tool(files).spec()
     request = ModelRequest(
-        config.model,
         [Message("user", question(n))],
         config.instructions,
         (spec,),

@@ -52,7 +52,7 @@ class Run:
 def run_chain(server: FakeServer, workdir: str, n: int, chained: bool) -> Run:
     server.call("/reset", "POST")
     question = f"Follow the tool-call chain [[chain:{n}]] and then give the final answer."
-    config = AgentConfig(model=MODEL, instructions=INSTRUCTIONS, max_turns=n + 10)
+    config = AgentConfig(instructions=INSTRUCTIONS, max_turns=n + 10)
     started = time.perf_counter()
     client = connect(
         Endpoint(server.base_url, MODEL, wire="responses"),

@@ -155,7 +155,6 @@ class Driver:
 
     def request(self, history: list[Item], turn: int) -> tuple[Turn, tuple[Item, ...]]:
         request = ModelRequest(
-            MODEL,
             history,
             DEFAULT_INSTRUCTIONS,
             self.specs,

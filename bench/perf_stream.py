@@ -26,12 +26,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from fakeserver import chat_sse
 from minipi.agent.events import ModelDelta
 from minipi.ai.sse import SSEParser
 from minipi.ai.stream import ChatStream
 from minipi.ai.types import Delta
 from minipi.cli.render import HumanLog, Words
+from support.fake import chat_sse
 
 
 def recorded(chunks: int) -> bytes:

@@ -55,9 +55,9 @@ def measure(calls: int, sleep: float, workers: int) -> tuple[float, bool, int]:
     model = ScriptedModel(
         [reply_calls(*[("nap", {"i": i}, ids[i]) for i in range(calls)]), reply_text("done")]
     )
-    config = AgentConfig("scripted", max_turns=3)
+    config = AgentConfig(max_turns=3)
     if workers:
-        config = AgentConfig("scripted", max_turns=3, max_parallel_tools=workers)
+        config = AgentConfig(max_turns=3, max_parallel_tools=workers)
     marks: dict[str, float] = {}
 
     def sink(event: AgentEvent) -> None:

@@ -42,13 +42,10 @@ def connect(
         settings = resolve_settings(
             base_url=args.base_url, model=args.model, api_key=args.api_key, wire=args.wire
         )
-        model = open_model(
-            settings, model_file=None, guided=None, mutating=frozenset(), env=os.environ
-        )
+        model = open_model(settings, model_file=None, guided=None, env=os.environ)
     except MiniPiError as error:
         sys.exit(f"error: {error}")
     agent_config = AgentConfig(
-        model=model.model,
         instructions=DEFAULT_INSTRUCTIONS,
         max_turns=args.max_turns,
         required_tool_names=required,

@@ -10,7 +10,6 @@ def main() -> None:
     args = options(__doc__ or "")
     model, config = connect(args)
     request = ModelRequest(
-        model=config.model,
         items=[Message("user", args.question)],
         instructions="你还没有获得本地日报的内容。请说明回答问题还需要什么信息，不要猜测日报数据。",
         tool_choice="none",

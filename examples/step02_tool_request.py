@@ -13,7 +13,6 @@ def main() -> None:
     with ProjectFiles(args.project) as files:
         tools = [t for t in create_project_tools(files) if t.name in ("list_files", "read_file")]
     request = ModelRequest(
-        model=config.model,
         items=[Message("user", args.question)],
         instructions=config.instructions,
         tools=[t.spec() for t in tools],

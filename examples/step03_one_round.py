@@ -40,7 +40,6 @@ def one_round(client: ModelClient, config: AgentConfig, args: Namespace) -> None
         tools = {t.name: t for t in create_project_tools(files)}
         for turn in (1, 2):
             request = ModelRequest(
-                config.model,
                 history,
                 config.instructions,
                 [t.spec() for t in tools.values()],

@@ -1,5 +1,5 @@
 """Shared fixtures. Keep this file small: helpers with logic live in their own modules
-(``fakeserver.py``) and are imported by the tests that need them."""
+(``support/fake.py``) and are imported by the tests that need them."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from fakeserver import FakeServer
 from minipi.ai import ClientConfig, Endpoint, ModelClient, Wire, connect
+from support.fake import FakeServer
 
 FAST_RETRIES = ClientConfig(backoff_base=0.01, read_timeout=10.0)
 """Real retry policy, tiny backoff: tests that retry stay fast."""

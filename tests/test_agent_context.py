@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from clihelp import json_lines, minipi
-from fakeserver import Call, FakeServer, Turn
 from minipi.agent import AgentConfig, Notice, run_agent, tool_from_function
 from minipi.agent.context import ContextWindow
 from minipi.ai.testing import ScriptedModel, reply_calls, reply_text
 from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, Message, ModelRequest
+from support.cli import json_lines, minipi
+from support.fake import Call, FakeServer, Turn
 
 
 def chapter(n: int) -> str:
@@ -33,7 +33,7 @@ def _reads(*numbers: int) -> list[Any]:
 def test_old_outputs_are_shortened_oldest_first_and_the_newest_kept() -> None:
     model = ScriptedModel([*_reads(1, 2, 3, 4, 5, 6, 7), reply_text("done")])
     events: list[Any] = []
-    config = AgentConfig("m", context_tokens=1400, reserve_tokens=200)
+    config = AgentConfig(context_tokens=1400, reserve_tokens=200)
     result = run_agent(model, TOOLS, config, "summarize the book", events.append)
     assert result.status == "succeeded", result.error
     last = _outputs(model.requests[-1])
@@ -50,7 +50,7 @@ def test_old_outputs_are_shortened_oldest_first_and_the_newest_kept() -> None:
 
 def test_shortening_never_undoes_itself_so_the_prefix_stays_stable() -> None:
     model = ScriptedModel([*_reads(1, 2, 3, 4, 5, 6, 7, 8, 9), reply_text("done")])
-    config = AgentConfig("m", max_turns=12, context_tokens=1400, reserve_tokens=200)
+    config = AgentConfig(max_turns=12, context_tokens=1400, reserve_tokens=200)
     assert run_agent(model, TOOLS, config, "q").status == "succeeded"
     seen: dict[int, str] = {}
     for request in model.requests:
@@ -62,7 +62,7 @@ def test_shortening_never_undoes_itself_so_the_prefix_stays_stable() -> None:
 
 def test_a_shortened_output_may_be_asked_for_again() -> None:
     model = ScriptedModel([*_reads(1, 2, 3, 4, 5, 6, 7, 1), reply_text("done")])
-    config = AgentConfig("m", max_turns=10, context_tokens=1400, reserve_tokens=200)
+    config = AgentConfig(max_turns=10, context_tokens=1400, reserve_tokens=200)
     result = run_agent(model, TOOLS, config, "q")
     assert result.status == "succeeded"
     assert result.tool_calls == 8  # the repeat of chapter 1 ran: its first output was gone
@@ -71,7 +71,7 @@ def test_a_shortened_output_may_be_asked_for_again() -> None:
 
 def test_a_conversation_that_cannot_fit_ends_before_any_request() -> None:
     model = ScriptedModel([reply_text("never")])
-    config = AgentConfig("m", context_tokens=300, reserve_tokens=100)
+    config = AgentConfig(context_tokens=300, reserve_tokens=100)
     result = run_agent(model, TOOLS, config, "please read this: " + "x" * 5000)
     assert (result.status, result.code) == ("failed", "context_exhausted")
     assert model.requests == []
@@ -79,7 +79,7 @@ def test_a_conversation_that_cannot_fit_ends_before_any_request() -> None:
 
 def test_long_outputs_are_cut_with_a_notice() -> None:
     model = ScriptedModel([*_reads(1), reply_text("done")])
-    config = AgentConfig("m", max_tool_output_chars=100)
+    config = AgentConfig(max_tool_output_chars=100)
     run_agent(model, TOOLS, config, "q")
     (output,) = _outputs(model.requests[-1])
     assert output.startswith("chapter 1: lorem")

@@ -33,7 +33,7 @@ from minipi.ai.types import (
 from minipi.errors import AgentError, ModelConnectionError
 from minipi.files import ProjectFiles, create_project_tools
 
-CONFIG = AgentConfig(model="m")
+CONFIG = AgentConfig()
 
 
 @pytest.fixture
@@ -163,7 +163,7 @@ def test_exit_budget_exhausted_after_last_turns_calls_run(files: ProjectFiles) -
             reply_calls(("read_file", {"path": "reports/daily-2026-09-06.json"})),
         ]
     )
-    result = run_agent(model, create_project_tools(files), AgentConfig("m", max_turns=2), "q")
+    result = run_agent(model, create_project_tools(files), AgentConfig(max_turns=2), "q")
     assert result.status == "budget_exhausted"
     assert result.code == "max_turns"
     assert result.answer == ""
@@ -209,7 +209,7 @@ def test_truncated_reply_is_not_executed(files: ProjectFiles) -> None:
 def test_truncated_reply_is_asked_again_with_a_higher_limit(files: ProjectFiles) -> None:
     cut = ModelResponse(items=(Message("assistant", "The answer is"),), finish_reason="length")
     model = ScriptedModel([cut, reply_text("The answer is 42.")])
-    config = AgentConfig("m", request_options={"max_output_tokens": 64})
+    config = AgentConfig(request_options={"max_output_tokens": 64})
     result = run_agent(model, create_project_tools(files), config, "q")
     assert (result.status, result.answer) == ("succeeded", "The answer is 42.")
     assert [r.options["max_output_tokens"] for r in model.requests] == [64, 128]
@@ -227,7 +227,7 @@ def test_required_tool_policy(files: ProjectFiles) -> None:
             reply_text("ok"),
         ]
     )
-    config = AgentConfig("m", required_tool_names=("list_files",))
+    config = AgentConfig(required_tool_names=("list_files",))
     run_agent(model, create_project_tools(files), config, "q")
     assert [r.tool_choice for r in model.requests] == ["list_files", "list_files", "auto"]
 
@@ -236,9 +236,9 @@ def test_misconfiguration_raises_before_any_request(files: ProjectFiles) -> None
     tools = create_project_tools(files)
     model = ScriptedModel([])
     with pytest.raises(AgentError, match="not registered"):
-        run_agent(model, tools, AgentConfig("m", required_tool_names=("nope",)), "q")
+        run_agent(model, tools, AgentConfig(required_tool_names=("nope",)), "q")
     with pytest.raises(AgentError, match="tools"):
-        run_agent(model, tools, AgentConfig("m", request_options={"tools": []}), "q")
+        run_agent(model, tools, AgentConfig(request_options={"tools": []}), "q")
     with pytest.raises(AgentError, match="unique"):
         run_agent(model, [*tools, tools[0]], CONFIG, "q")
     assert model.requests == []
@@ -247,7 +247,7 @@ def test_misconfiguration_raises_before_any_request(files: ProjectFiles) -> None
 def _counting_tool(
     calls: list[str],
     *,
-    sequential: bool = False,
+    mutating: bool = False,
     name: str = "probe",
     delay: float = 0.0,
     changed: bool = False,
@@ -263,7 +263,7 @@ def _counting_tool(
         "required": ["x"],
         "additionalProperties": False,
     }
-    return AgentTool(name, "probe", schema, handler, sequential)
+    return AgentTool(name, "probe", schema, handler, mutating)
 
 
 def test_identical_call_is_not_executed_twice() -> None:
@@ -284,7 +284,7 @@ def test_identical_call_is_not_executed_twice() -> None:
 
 def test_a_change_makes_reads_runnable_again() -> None:
     ran: list[str] = []
-    tools = [_counting_tool(ran), _counting_tool(ran, name="write", sequential=True, changed=True)]
+    tools = [_counting_tool(ran), _counting_tool(ran, name="write", mutating=True, changed=True)]
     model = ScriptedModel(
         [
             reply_calls(("probe", {"x": "a"})),
@@ -310,7 +310,7 @@ def test_stuck_loop_and_repeated_errors_fail() -> None:
 def test_tool_call_budget() -> None:
     ran: list[str] = []
     model = ScriptedModel([reply_calls(("probe", {"x": "a"}), ("probe", {"x": "b"}))])
-    result = run_agent(model, [_counting_tool(ran)], AgentConfig("m", max_tool_calls=1), "q")
+    result = run_agent(model, [_counting_tool(ran)], AgentConfig(max_tool_calls=1), "q")
     assert (result.status, result.code, ran) == ("budget_exhausted", "max_tool_calls", ["a"])
 
 
@@ -341,7 +341,7 @@ def test_sequential_tools_run_alone_in_order() -> None:
         return str(arguments["x"])
 
     schema = {"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]}
-    tool = AgentTool("write", "w", schema, handler, sequential=True)
+    tool = AgentTool("write", "w", schema, handler, mutating=True)
     model = ScriptedModel(
         [reply_calls(*[("write", {"x": str(i)}) for i in range(3)]), reply_text("ok")]
     )
@@ -355,7 +355,7 @@ def test_cancel_closes_open_calls() -> None:
         raise KeyboardInterrupt
 
     schema = {"type": "object", "properties": {}}
-    tool = AgentTool("slow", "s", schema, interrupt, sequential=True)
+    tool = AgentTool("slow", "s", schema, interrupt, mutating=True)
     script = [reply_calls(("slow", {}, "a"), ("slow", {"x": 1}, "b"))]
     result = run_agent(ScriptedModel(script), [tool], CONFIG, "q")
     assert result.status == "cancelled"
@@ -452,7 +452,7 @@ def test_needs_approval_asks_before_each_run_in_order_and_a_no_runs_nothing() ->
         return request.details["title"] != '"no"'
 
     tool = needs_approval(tool_from_function(publish), approver)
-    assert tool.sequential
+    assert tool.mutating
     script = [
         reply_calls(("publish", {"title": "yes"}), ("publish", {"title": "no"})),
         reply_calls(("publish", {"title": "boom"}), ("publish", {"title": 5})),
@@ -504,7 +504,7 @@ def test_each_unusable_reply_is_asked_again_once_counting_in_a_row(files: Projec
     cut-off still succeed; two unusable replies in a row (whatever kind) fail."""
     cut = ModelResponse((Message("assistant", "The ans"),), "length")
     empty = reply_text("")
-    config = AgentConfig("m", request_options={"max_output_tokens": 64})
+    config = AgentConfig(request_options={"max_output_tokens": 64})
     listing = reply_calls(("list_files", {"path": "."}))
     model = ScriptedModel([cut, listing, cut, reply_text("ok")])
     result = run_agent(model, create_project_tools(files), config, "q")

@@ -22,7 +22,6 @@ from typing import Any
 
 import pytest
 
-from fakeserver import Call, FakeServer, RawReply, Turn
 from minipi.ai import (
     ClientConfig,
     Endpoint,
@@ -38,6 +37,7 @@ from minipi.ai import (
     parse_function_calls,
 )
 from minipi.errors import ConfigError, ModelHTTPError
+from support.fake import Call, FakeServer, RawReply, Turn
 
 TOOLS = [ToolSpec("read_file", "read", {"type": "object", "properties": {}})]
 CHAINED = ClientConfig(previous_response_id=True, backoff_base=0.01, read_timeout=10.0)
@@ -53,7 +53,7 @@ def chained(fake_server: FakeServer) -> Iterator[ModelClient]:
 
 
 def ask(client: ModelClient, history: list[Item]) -> ModelResponse:
-    return client.create(ModelRequest("fake-model", history, "be careful", TOOLS))
+    return client.create(ModelRequest(history, "be careful", TOOLS))
 
 
 def answer_calls(history: list[Item], response: ModelResponse) -> list[FunctionCallOutput]:
@@ -269,7 +269,7 @@ def test_previous_response_id_is_a_reserved_option(
     fake_server: FakeServer, chained: ModelClient
 ) -> None:
     for key in ("previous_response_id", "store"):
-        request = ModelRequest("fake-model", [Message("user", "q")], options={key: "x"})
+        request = ModelRequest([Message("user", "q")], options={key: "x"})
         with pytest.raises(ConfigError, match=f"may not set {key}"):
             chained.create(request)
     assert fake_server.requests == []
@@ -338,7 +338,7 @@ def run_chain(root: str, workdir: Path, n: int, on: bool) -> dict[str, Any]:
     from minipi.files import make_read_file_tool
 
     call(root, "/reset", "POST")
-    config = AgentConfig(model="fake-model", instructions="careful", max_turns=n + 5)
+    config = AgentConfig(instructions="careful", max_turns=n + 5)
     endpoint = Endpoint(root + "/v1", "fake-model", wire="responses")
     question = f"Follow the tool-call chain [[chain:{n}]] and then answer."
     with (

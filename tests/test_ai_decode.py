@@ -11,7 +11,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fakeserver import FakeServer, RawReply, Turn
 from minipi.ai import (
     Endpoint,
     FinishReason,
@@ -27,12 +26,13 @@ from minipi.ai import (
 )
 from minipi.ai.wire import WireClient
 from minipi.errors import ModelError, ModelProtocolError
+from support.fake import FakeServer, RawReply, Turn
 
 MISSING = object()
 
 
 def ask(client: ModelClient) -> ModelResponse:
-    return client.create(ModelRequest("fake-model", [Message("user", "q")]))
+    return client.create(ModelRequest([Message("user", "q")]))
 
 
 def chat_body(message: dict[str, Any], finish: Any = "stop", **extra: Any) -> dict[str, Any]:
@@ -408,7 +408,7 @@ def test_no_shape_escapes_as_anything_but_a_model_error(
         client = decoders[wire]
         try:
             items, _, _ = client.decode(json.loads(json.dumps(body)))
-            client.encode(ModelRequest("m", items))  # whatever decoded can be sent back
+            client.encode(ModelRequest(items))  # whatever decoded can be sent back
         except ModelError:
             pass
 
@@ -419,9 +419,9 @@ def test_a_server_that_numbers_calls_per_reply_gets_unique_ids(wire: Wire) -> No
     so no two results share an id and each result follows its own call (D7, C15)."""
     from contextlib import closing
 
-    from fakeserver import Call, FakeServer, Turn
     from minipi.agent import AgentConfig, run_agent, tool_from_function
     from minipi.ai.types import FunctionCall, FunctionCallOutput
+    from support.fake import Call, FakeServer, Turn
 
     def echo(text: str) -> str:
         """Echo text."""
@@ -435,7 +435,7 @@ def test_a_server_that_numbers_calls_per_reply_gets_unique_ids(wire: Wire) -> No
     with FakeServer(script) as server:
         endpoint = Endpoint(server.base_url, "fake-model", wire=wire)
         with closing(connect(endpoint)) as client:
-            result = run_agent(client, [tool_from_function(echo)], AgentConfig("fake-model"), "q")
+            result = run_agent(client, [tool_from_function(echo)], AgentConfig(), "q")
         last = server.requests[-1].body
     assert result.status == "succeeded"
     calls = [i for i in result.items if isinstance(i, FunctionCall)]

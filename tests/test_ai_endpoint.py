@@ -97,15 +97,15 @@ def test_credentials_in_the_url_leave_it_and_are_sent_as_basic_auth() -> None:
     import base64
     from contextlib import closing
 
-    from fakeserver import FakeServer, Turn
     from minipi.ai import Message, ModelRequest
+    from support.fake import FakeServer, Turn
 
     with FakeServer([Turn("hi"), Turn("hi")]) as server:
         secret = server.base_url.replace("http://", "http://us%40er:p%3Aw-SECRET@")
         endpoint = Endpoint(secret, "fake-model")
         assert endpoint.base_url == server.base_url
         assert "SECRET" not in repr(endpoint)
-        request = ModelRequest("fake-model", [Message("user", "q")])
+        request = ModelRequest([Message("user", "q")])
         with closing(connect(endpoint)) as client:
             client.create(request)
         with closing(connect(Endpoint(secret, "fake-model", api_key="sk-1"))) as client:
@@ -127,6 +127,6 @@ def test_an_unreachable_url_with_credentials_never_shows_them() -> None:
         closing(connect(endpoint, config)) as client,
         pytest.raises(ModelConnectionError) as caught,
     ):
-        client.create(ModelRequest("m", [Message("user", "q")]))
+        client.create(ModelRequest([Message("user", "q")]))
     assert "SECRET" not in str(caught.value)
     assert "127.0.0.1:9" in str(caught.value)

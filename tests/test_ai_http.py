@@ -11,7 +11,6 @@ from email.utils import formatdate
 import httpx
 import pytest
 
-from fakeserver import FakeServer, RawReply, Turn
 from minipi.ai import (
     ClientConfig,
     Endpoint,
@@ -31,12 +30,13 @@ from minipi.errors import (
     ModelTimeoutError,
 )
 from minipi.local.ports import free_port
+from support.fake import FakeServer, RawReply, Turn
 
 FAST = ClientConfig(backoff_base=0.01, read_timeout=10.0)
 
 
 def ask(client: ModelClient, model: str = "fake-model") -> ModelResponse:
-    return client.create(ModelRequest(model, [Message("user", "q")]))
+    return client.create(ModelRequest([Message("user", "q")]))
 
 
 def posts(server: FakeServer) -> int:

@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from fakeserver import Call, FakeServer, RawReply, Turn
 from minipi.ai import (
     Endpoint,
     FunctionCall,
@@ -27,6 +26,7 @@ from minipi.ai import (
 )
 from minipi.ai.serialize import item_from_json, item_to_json
 from minipi.ai.wire import FragmentCache, WireClient
+from support.fake import Call, FakeServer, RawReply, Turn
 
 TOOLS = [ToolSpec("read_file", "read", {"type": "object", "properties": {}})]
 
@@ -58,9 +58,9 @@ def test_output_is_replayed_byte_identical_with_reasoning(
         Turn("done"),
     )
     history: list[Item] = [Message("user", "q")]
-    first = model_client.create(ModelRequest("fake-model", history, tools=TOOLS))
+    first = model_client.create(ModelRequest(history, tools=TOOLS))
     answer_calls(history, first)
-    model_client.create(ModelRequest("fake-model", history, tools=TOOLS))
+    model_client.create(ModelRequest(history, tools=TOOLS))
 
     second = fake_server.requests[1]
     replayed = history_of(second.body)[1:-1]
@@ -78,7 +78,7 @@ def test_output_is_replayed_byte_identical_with_reasoning(
 def test_chat_message_becomes_items_sharing_one_raw(fake_server: FakeServer) -> None:
     fake_server.add(Turn("text", calls=[Call("a", {}), Call("b", "{}")], reasoning="why"))
     with closing(connect(Endpoint(fake_server.base_url, "fake-model"))) as client:
-        response = client.create(ModelRequest("fake-model", [Message("user", "q")]))
+        response = client.create(ModelRequest([Message("user", "q")]))
     kinds = [type(i).__name__ for i in response.items]
     assert kinds == ["Reasoning", "Message", "FunctionCall", "FunctionCall"]
     raws = {id(i.raw) for i in response.items if not isinstance(i, FunctionCallOutput)}
@@ -93,12 +93,12 @@ def test_missing_call_id_is_made_up_and_replayed_consistently(
     call_id = None if missing == "omitted" else missing
     fake_server.add(Turn(calls=[Call("read_file", {"path": "a"}, call_id=call_id)]), Turn("ok"))
     history: list[Item] = [Message("user", "q")]
-    first = model_client.create(ModelRequest("fake-model", history))
+    first = model_client.create(ModelRequest(history))
     (call,) = parse_function_calls(first.items)
     assert call.call_id.startswith("call_local_")
     assert len(call.call_id) == len("call_local_") + 12
     answer_calls(history, first)
-    model_client.create(ModelRequest("fake-model", history))
+    model_client.create(ModelRequest(history))
 
     sent = history_of(fake_server.requests[1].body)
     if wire == "responses":
@@ -112,12 +112,12 @@ def test_duplicate_call_ids_are_made_unique(
 ) -> None:
     fake_server.add(Turn(calls=[Call("a", {}, "same"), Call("b", {}, "same")]), Turn("ok"))
     history: list[Item] = [Message("user", "q")]
-    first = model_client.create(ModelRequest("fake-model", history))
+    first = model_client.create(ModelRequest(history))
     ids = [c.call_id for c in parse_function_calls(first.items)]
     assert ids[0] == "same"
     assert ids[1].startswith("call_local_")
     answer_calls(history, first)
-    model_client.create(ModelRequest("fake-model", history))
+    model_client.create(ModelRequest(history))
     sent = json.dumps(history_of(fake_server.requests[1].body))
     assert sent.count(f'"{ids[1]}"') == 2  # in the replayed call and in its result
 
@@ -141,7 +141,7 @@ def test_chat_items_sent_on_the_responses_wire(fake_server: FakeServer) -> None:
     fake_server.add(Turn("ok"))
     endpoint = Endpoint(fake_server.base_url, "fake-model", wire="responses")
     with closing(connect(endpoint)) as client:
-        client.create(ModelRequest("fake-model", history))
+        client.create(ModelRequest(history))
     assert history_of(fake_server.requests[0].body)[1:] == [
         # chat reasoning is left out: a Responses reasoning item needs an id the chat lacks
         {"role": "assistant", "content": "hi"},
@@ -161,7 +161,7 @@ def test_responses_items_sent_on_the_chat_wire_are_one_message(fake_server: Fake
     ]
     fake_server.add(Turn("ok"))
     with closing(connect(Endpoint(fake_server.base_url, "fake-model"))) as client:
-        client.create(ModelRequest("fake-model", history))
+        client.create(ModelRequest(history))
     assert history_of(fake_server.requests[0].body)[1:] == [
         {
             "role": "assistant",
@@ -178,11 +178,11 @@ def test_responses_items_sent_on_the_chat_wire_are_one_message(fake_server: Fake
 def test_chat_items_read_back_from_a_session_are_still_one_message(fake_server: FakeServer) -> None:
     fake_server.add(Turn("t", calls=[Call("a", {}), Call("b", {})]), Turn("ok"))
     with closing(connect(Endpoint(fake_server.base_url, "fake-model"))) as client:
-        first = client.create(ModelRequest("fake-model", [Message("user", "q")]))
+        first = client.create(ModelRequest([Message("user", "q")]))
         restored = [item_from_json(json.loads(json.dumps(item_to_json(i)))) for i in first.items]
         history: list[Item] = [Message("user", "q"), *restored]
         history += [FunctionCallOutput(c.call_id, "r") for c in parse_function_calls(restored)]
-        client.create(ModelRequest("fake-model", history))
+        client.create(ModelRequest(history))
     roles = [m["role"] for m in history_of(fake_server.requests[1].body)]
     assert roles == ["user", "assistant", "tool", "tool"]
 
@@ -206,7 +206,7 @@ def test_fragment_cache_extends_the_previous_body(fake_server: FakeServer, wire:
         for _ in range(turns):
             answer_calls(
                 history,
-                client.create(ModelRequest("fake-model", history, instructions="sys", tools=TOOLS)),
+                client.create(ModelRequest(history, instructions="sys", tools=TOOLS)),
             )
     bodies = [r.raw for r in fake_server.requests]
     for before, after in itertools.pairwise(bodies):
@@ -232,7 +232,7 @@ def test_cached_encoding_equals_a_fresh_encoding_over_200_turns(wire: Wire) -> N
     history: list[Item] = [Message("user", "q")]
     with closing(cached), closing(fresh):
         for turn in range(200):
-            check(ModelRequest("m", history, tools=TOOLS))
+            check(ModelRequest(history, tools=TOOLS))
             raw = {"role": "assistant", "content": f"t{turn}"}
             history += [
                 Message("assistant", f"t{turn}", raw, "chat"),
@@ -240,13 +240,11 @@ def test_cached_encoding_equals_a_fresh_encoding_over_200_turns(wire: Wire) -> N
                 FunctionCallOutput(f"c{turn}", "x" * (turn % 7)),
             ]
         history[5] = FunctionCallOutput("c1", "edited")
-        check(ModelRequest("m", history))
-        check(ModelRequest("m", history[:50]))
-        check(ModelRequest("m", [*history, Message("user", "more")]))
+        check(ModelRequest(history))
+        check(ModelRequest(history[:50]))
+        check(ModelRequest([*history, Message("user", "more")]))
         check(
-            ModelRequest(
-                "m", [*history, FunctionCall("n1", "f", "{}"), FunctionCall("n2", "f", "{}")]
-            )
+            ModelRequest([*history, FunctionCall("n1", "f", "{}"), FunctionCall("n2", "f", "{}")])
         )
 
 
@@ -269,8 +267,8 @@ def test_a_raw_reply_with_spaces_is_replayed_as_the_same_json(fake_server: FakeS
     )
     with closing(connect(Endpoint(fake_server.base_url, "fake-model"))) as client:
         history: list[Item] = [Message("user", "q")]
-        answer_calls(history, client.create(ModelRequest("fake-model", history)))
-        client.create(ModelRequest("fake-model", history))
+        answer_calls(history, client.create(ModelRequest(history)))
+        client.create(ModelRequest(history))
     # replayed as sent, except a null content, which llama-cpp-python's templates refuse
     assert history_of(fake_server.requests[1].body)[1] == {**message, "content": ""}
 

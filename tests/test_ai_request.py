@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from fakeserver import FakeServer, RecordedRequest, Turn
 from minipi.ai import (
     Endpoint,
     FunctionCallOutput,
@@ -21,6 +20,7 @@ from minipi.ai import (
     connect,
 )
 from minipi.errors import ConfigError
+from support.fake import FakeServer, RecordedRequest, Turn
 
 QUESTION = "帮我看看 reports 目录里的日报，告诉我这份日报的日期、订单数和营收。"
 READ_FILE = ToolSpec(
@@ -50,7 +50,7 @@ def send(server: FakeServer, client: ModelClient, request: ModelRequest) -> dict
 
 
 def question(**fields: Any) -> ModelRequest:
-    return ModelRequest("fake-model", [Message("user", QUESTION)], **fields)
+    return ModelRequest([Message("user", QUESTION)], **fields)
 
 
 def test_responses_request_has_the_seed_shape(fake_server: FakeServer) -> None:
@@ -150,7 +150,7 @@ def test_chat_without_tools_leaves_tool_keys_out(fake_server: FakeServer) -> Non
 
 def test_tool_result_shapes(fake_server: FakeServer, model_client: ModelClient, wire: Wire) -> None:
     items: list[Item] = [Message("user", "q"), FunctionCallOutput("call_1", "文件内容")]
-    body = send(fake_server, model_client, ModelRequest("fake-model", items))
+    body = send(fake_server, model_client, ModelRequest(items))
     if wire == "responses":
         assert body["input"][1] == {
             "type": "function_call_output",

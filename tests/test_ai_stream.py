@@ -10,7 +10,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fakeserver import Call, FakeServer, RawReply, Turn, chat_sse, responses_sse
 from minipi.agent import AgentConfig, ModelDelta, Notice, run_agent
 from minipi.ai import ClientConfig, Delta, Endpoint, Message, ModelRequest, connect
 from minipi.ai.sse import SSEParser
@@ -18,6 +17,7 @@ from minipi.ai.stream import ChatStream, ResponsesStream, StreamReader
 from minipi.ai.testing import ScriptedModel, reply_text
 from minipi.ai.types import FunctionCall, ModelResponse, ToolSpec, Wire
 from minipi.errors import ModelError, ModelProtocolError, ModelStreamError
+from support.fake import Call, FakeServer, RawReply, Turn, chat_sse, responses_sse
 
 TOOLS = (ToolSpec("read_file", "Read a file.", {"type": "object"}),)
 
@@ -117,7 +117,7 @@ def test_any_split_of_a_recorded_stream_yields_the_same_calls(cuts: list[int], c
 
 
 def _render(server: FakeServer, turn: Turn, *, chat: bool) -> dict[str, Any]:
-    from fakeserver import _render_chat, _render_responses
+    from support.fake import _render_chat, _render_responses
 
     render = _render_chat if chat else _render_responses
     return render(turn, "m", 100, server._ids)
@@ -292,7 +292,7 @@ def test_responses_stream_without_completed_or_with_failure() -> None:
 
 
 def _request(deltas: list[Delta]) -> ModelRequest:
-    return ModelRequest("fake-model", [Message("user", "q")], tools=TOOLS, on_delta=deltas.append)
+    return ModelRequest([Message("user", "q")], tools=TOOLS, on_delta=deltas.append)
 
 
 @pytest.mark.parametrize("wire", ["chat", "responses"])
@@ -373,7 +373,7 @@ def _stalls_then(reply: ModelResponse, times: int) -> list[Any]:
 def test_the_loop_asks_once_more_after_a_broken_stream() -> None:
     model = ScriptedModel(_stalls_then(reply_text("the real answer"), 1))
     events: list[Any] = []
-    result = run_agent(model, [], AgentConfig("m"), "q", events.append)
+    result = run_agent(model, [], AgentConfig(), "q", events.append)
     assert (result.status, result.answer) == ("succeeded", "the real answer")
     assert len(model.requests) == 2
     assert [e.code for e in events if isinstance(e, Notice)] == ["retry"]
@@ -382,7 +382,7 @@ def test_the_loop_asks_once_more_after_a_broken_stream() -> None:
 
 def test_the_loop_gives_up_after_a_second_broken_stream() -> None:
     model = ScriptedModel(_stalls_then(reply_text("never"), 2))
-    result = run_agent(model, [], AgentConfig("m"), "q")
+    result = run_agent(model, [], AgentConfig(), "q")
     assert (result.status, result.code, result.answer) == ("failed", "stream_stalled", "")
     assert len(model.requests) == 2
 

@@ -23,9 +23,9 @@ from minipi.errors import ModelProtocolError
 def test_plays_the_script_in_order_and_records_snapshots() -> None:
     model = ScriptedModel([reply_calls(("read_file", {"path": "a.txt"}, "c1")), reply_text("done")])
     history: list[Item] = [Message("user", "q")]
-    first = model.create(ModelRequest("m", history))
+    first = model.create(ModelRequest(history))
     history += [*first.items, FunctionCallOutput("c1", "A")]
-    second = model.create(ModelRequest("m", history))
+    second = model.create(ModelRequest(history))
     history.append(Message("user", "later change"))
 
     assert first.finish_reason == "tool_calls"
@@ -42,23 +42,23 @@ def test_callables_see_the_request() -> None:
         return reply_text(f"{len(request.items)} items, choice {request.tool_choice}")
 
     model = ScriptedModel([echo])
-    response = model.create(ModelRequest("m", [Message("user", "q")], tool_choice="none"))
+    response = model.create(ModelRequest([Message("user", "q")], tool_choice="none"))
     assert output_text(response.items) == "1 items, choice none"
 
 
 def test_exhausted_script_is_a_protocol_error_not_a_hang() -> None:
     model = ScriptedModel([reply_text("only")])
-    model.create(ModelRequest("m", []))
+    model.create(ModelRequest([]))
     with pytest.raises(
         ModelProtocolError, match="script exhausted after 1 responses; the loop asked for one more"
     ):
-        model.create(ModelRequest("m", []))
+        model.create(ModelRequest([]))
     assert len(model.requests) == 2
 
 
 def test_assert_complete_reports_unused_replies() -> None:
     model = ScriptedModel([reply_text("a"), reply_text("b")])
-    model.create(ModelRequest("m", []))
+    model.create(ModelRequest([]))
     with pytest.raises(AssertionError, match="1 of 2 responses were never asked for"):
         model.assert_complete()
 

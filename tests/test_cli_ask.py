@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from clihelp import EXAMPLES, QUESTION, copy_example, json_lines, minipi, tool_outputs
-from fakeserver import Call, FakeServer, Turn
+from support.cli import EXAMPLES, QUESTION, copy_example, json_lines, minipi, tool_outputs
+from support.fake import Call, FakeServer, Turn
 
 
 def _read_listed_report(body: dict[str, Any]) -> Turn:
@@ -215,7 +215,7 @@ def test_unknown_model_is_actionable(fake_server: FakeServer, tmp_path: Path) ->
 
 
 def test_env_settings_are_used_and_flags_win(fake_server: FakeServer) -> None:
-    from clihelp import clean_env
+    from support.cli import clean_env
 
     fake_server.add(Turn(text="ok"))
     env = clean_env(

@@ -8,8 +8,8 @@ import sys
 import time
 from typing import Any
 
-from clihelp import EXAMPLES, clean_env, minipi
-from fakeserver import Call, FakeServer, RawReply, Turn
+from support.cli import EXAMPLES, clean_env, minipi
+from support.fake import Call, FakeServer, RawReply, Turn
 
 
 def chat(server: FakeServer, stdin: str) -> subprocess.CompletedProcess[str]:

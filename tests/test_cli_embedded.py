@@ -10,7 +10,7 @@ import importlib.util
 
 import pytest
 
-from clihelp import EXAMPLES, QUESTION, json_lines, minipi
+from support.cli import EXAMPLES, QUESTION, json_lines, minipi
 
 pytestmark = [
     pytest.mark.skipif(

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from clihelp import clean_env, copy_example, minipi, tool_outputs
-from fakeserver import Call, FakeServer, RawReply, Turn
 from minipi.cli.sessions import data_dir
+from support.cli import clean_env, copy_example, minipi, tool_outputs
+from support.fake import Call, FakeServer, RawReply, Turn
 
 
 @pytest.fixture

@@ -6,8 +6,8 @@ import subprocess
 
 import pytest
 
-from clihelp import EXAMPLES, clean_env, json_lines, minipi
-from fakeserver import Call, FakeServer, RawReply, Turn, chat_sse
+from support.cli import EXAMPLES, clean_env, json_lines, minipi
+from support.fake import Call, FakeServer, RawReply, Turn, chat_sse
 
 ANSWER = "The report is dated 2026-09-06: 128 orders, revenue 9600 yuan."
 
@@ -133,7 +133,7 @@ def test_max_seconds_stops_a_reply_that_streams_forever() -> None:
     import json
     import time
 
-    from faultserver import Drip, FaultServer
+    from support.faults import Drip, FaultServer
 
     piece = {"choices": [{"index": 0, "delta": {"content": "more "}, "finish_reason": None}]}
     with FaultServer([Drip(60, every=0.05, frame=f"data: {json.dumps(piece)}")]) as server:

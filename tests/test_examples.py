@@ -6,8 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from clihelp import clean_env
-from fakeserver import Call, FakeServer, Turn
+from support.cli import clean_env
+from support.fake import Call, FakeServer, Turn
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest_files import (
+from minipi.errors import ConfigError, FileAccessError
+from minipi.files import ProjectFiles, create_project_tools
+from support.files import (
     DAILY,
     SECRET,
     Approvals,
@@ -21,8 +23,6 @@ from conftest_files import (
     make_project,
     refused,
 )
-from minipi.errors import ConfigError, FileAccessError
-from minipi.files import ProjectFiles, create_project_tools
 
 
 @pytest.fixture

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest_files import Project, make_project, refused
 from minipi.files import ProjectFiles
 from minipi.files.tools import format_listing, format_search
+from support.files import Project, make_project, refused
 
 
 @pytest.fixture

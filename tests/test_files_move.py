@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from conftest_files import SECRET, Approvals, Project, make_project, moved, refused
 from minipi.agent.tools import ApprovalRequest
 from minipi.errors import FileAccessError
 from minipi.files import Moved, ProjectFiles
+from support.files import SECRET, Approvals, Project, make_project, moved, refused
 
 CAT = "inbox/猫咪小花.txt"
 

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest_files import refused
 from minipi.files.paths import (
     RelPath,
     escape_line,
@@ -17,6 +16,7 @@ from minipi.files.paths import (
     quote_path,
     show,
 )
+from support.files import refused
 
 
 @pytest.mark.parametrize(

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest_files import DAILY, OpenSpy, Project, ReadSpy, make_project, refused
 from minipi.files import ProjectFiles
 from minipi.files.tools import format_text
+from support.files import DAILY, OpenSpy, Project, ReadSpy, make_project, refused
 
 
 @pytest.fixture

@@ -14,7 +14,6 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from conftest_files import DAILY, SECRET, Approvals, Project, make_project, moved
 from minipi.agent.tools import AgentTool
 from minipi.errors import FileAccessError
 from minipi.files import (
@@ -25,6 +24,7 @@ from minipi.files import (
     make_read_file_tool,
     make_search_files_tool,
 )
+from support.files import DAILY, SECRET, Approvals, Project, make_project, moved
 
 CAT = "inbox/猫咪小花.txt"
 
@@ -53,7 +53,7 @@ def test_create_project_tools_adds_move_only_with_an_approver(files: ProjectFile
     ]
     with_move = create_project_tools(files, approve=Approvals())
     assert [t.name for t in with_move][-1] == "move_file"
-    assert [t.sequential for t in with_move] == [False, False, False, True]
+    assert [t.mutating for t in with_move] == [False, False, False, True]
 
 
 def test_the_factories_build_the_same_tools(files: ProjectFiles) -> None:

@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from fakeserver import FakeServer, Turn
 from minipi.agent import AgentConfig, AgentEvent, ApprovalRequest, ToolCallStarted, run_agent
 from minipi.ai import Endpoint, connect
 from minipi.ai.testing import ScriptedModel
@@ -40,6 +39,7 @@ from minipi.local.guided import (
     guided_instructions,
     guided_schema,
 )
+from support.fake import FakeServer, Turn
 
 QUESTION = "帮我看看 reports 目录里的日报，告诉我这份日报的日期、订单数和营收。"
 REPORT = "reports/daily-2026-09-06.json"
@@ -400,7 +400,7 @@ def guided_run(
 ) -> tuple[Any, ScriptedModel, list[AgentEvent]]:
     inner = ScriptedModel(script)
     events: list[AgentEvent] = []
-    config = AgentConfig("m", instructions="Be brief.", request_options=options)
+    config = AgentConfig(instructions="Be brief.", request_options=options)
     outcome = run_agent(
         GuidedClient(inner), create_project_tools(files), config, QUESTION, events.append
     )
@@ -469,7 +469,7 @@ def test_system_prompt_and_rendered_history_are_stable_across_turns(files: Proje
 def test_the_prefix_sent_over_http_is_byte_stable(files: ProjectFiles) -> None:
     with FakeServer([Turn(text) for text in DAILY_TEXTS]) as server:
         inner = connect(Endpoint(server.base_url, "fake-model", wire="chat"))
-        config = AgentConfig("fake-model", request_options={"temperature": 0})
+        config = AgentConfig(request_options={"temperature": 0})
         outcome = run_agent(GuidedClient(inner), create_project_tools(files), config, QUESTION)
         inner.close()
     assert outcome.status == "succeeded"
@@ -493,7 +493,7 @@ def test_json_schema_style(files: ProjectFiles) -> None:
     inner = ScriptedModel([reply('{"tool": "list_files", "arguments": {"path": "."}}')])
     client = GuidedClient(inner, style="json_schema")
     request = ModelRequest(
-        "m", [Message("user", "q")], tools=[t.spec() for t in create_project_tools(files)]
+        [Message("user", "q")], tools=[t.spec() for t in create_project_tools(files)]
     )
     response = client.create(request)
     sent = inner.requests[0].options["response_format"]
@@ -510,7 +510,7 @@ def sent_schema(client: GuidedClient, inner: ScriptedModel, request: ModelReques
 
 def test_the_client_offers_free_text_tools_only_when_asked(files: ProjectFiles) -> None:
     request = ModelRequest(
-        "m", [Message("user", "q")], tools=[t.spec() for t in create_project_tools(files)]
+        [Message("user", "q")], tools=[t.spec() for t in create_project_tools(files)]
     )
     answer = '{"tool": "list_files", "arguments": {"path": "."}}'
     inner = ScriptedModel([reply(answer), reply(answer)])
@@ -524,19 +524,19 @@ def test_the_client_offers_free_text_tools_only_when_asked(files: ProjectFiles) 
 def test_offer_mutating_false_leaves_the_mutating_tools_out(files: ProjectFiles) -> None:
     tools = [t.spec() for t in create_project_tools(files, approve=lambda _: True)]
     items: list[Item] = listed(("a.txt",), ("archive",))
-    request = ModelRequest("m", items, tools=tools)
+    request = ModelRequest(items, tools=tools)
     inner = ScriptedModel([reply('{"answer": "ok"}') for _ in range(3)])
-    offered = sent_schema(GuidedClient(inner, mutating=MOVE_FILE), inner, request)
+    offered = sent_schema(GuidedClient(inner), inner, request)
     assert set(branches(offered)) == {"list_files", "read_file", "move_file", "answer"}
     move = {"source": "a.txt", "target": "archive"}
     assert allows(offered, {"tool": "move_file", "arguments": move})
-    client = GuidedClient(inner, mutating=MOVE_FILE, offer_mutating=False)
+    client = GuidedClient(inner, offer_mutating=False)
     left_out = sent_schema(client, inner, request)
     assert set(branches(left_out)) == {"list_files", "read_file", "answer"}
     assert not allows(left_out, {"tool": "move_file", "arguments": move})
     assert left_out == guided_schema([t for t in tools if t.name != "move_file"], items)
     # Forcing the left-out tool leaves only the answer.
-    forced = ModelRequest("m", items, tools=tools, tool_choice="move_file")
+    forced = ModelRequest(items, tools=tools, tool_choice="move_file")
     assert sent_schema(client, inner, forced) == ANSWER_BRANCH
 
 
@@ -559,9 +559,9 @@ def test_the_loop_marks_failed_outputs_and_only_a_done_move_resets(
         asked.append(request)
         return approved
 
-    client = GuidedClient(inner, mutating=MOVE_FILE)
+    client = GuidedClient(inner)
     tools = create_project_tools(files, approve=approve)
-    outcome = run_agent(client, tools, AgentConfig("m"), QUESTION)
+    outcome = run_agent(client, tools, AgentConfig(), QUESTION)
     inner.assert_complete()
     # A denied change fails the run (the loop's rule), after the model's answer.
     expected = ("succeeded", None) if approved else ("failed", "user_denied")
@@ -579,7 +579,7 @@ def test_the_loop_marks_failed_outputs_and_only_a_done_move_resets(
 
 def test_reply_translation(files: ProjectFiles) -> None:
     tools = [t.spec() for t in create_project_tools(files)]
-    request = ModelRequest("m", [Message("user", "q")], tools=tools)
+    request = ModelRequest([Message("user", "q")], tools=tools)
     inner = ScriptedModel(
         [
             reply(' { "tool" : "list_files", "arguments" : { "path" : "."}}'),
@@ -627,7 +627,7 @@ def test_a_reply_that_escaped_the_grammar_is_a_protocol_error(
 
 def test_response_format_in_the_options_is_refused(files: ProjectFiles) -> None:
     client = GuidedClient(ScriptedModel([]))
-    request = ModelRequest("m", [Message("user", "q")], options={"response_format": {}})
+    request = ModelRequest([Message("user", "q")], options={"response_format": {}})
     with pytest.raises(ConfigError, match="guided mode"):
         client.create(request)
 
@@ -651,7 +651,7 @@ def test_reasoning_and_think_are_not_replayed() -> None:
         Message("assistant", "<think>hmm</think>earlier answer"),
         Message("user", "again"),
     ]
-    GuidedClient(inner).create(ModelRequest("m", items))
+    GuidedClient(inner).create(ModelRequest(items))
     sent = [(i.role, i.text) for i in inner.requests[0].items if isinstance(i, Message)]
     assert sent == [
         ("user", "q"),

@@ -30,9 +30,7 @@ QUESTION = "帮我看看 reports 目录里的日报，告诉我这份日报的�
 SAMPLE = Path(__file__).resolve().parent.parent / "examples" / "sample_project"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 # Temperature 0 for a repeatable run; a token cap so an unguided ramble ends in seconds.
-CONFIG = AgentConfig(
-    "smollm2", request_options={"temperature": 0, "max_output_tokens": 512}, max_turns=8
-)
+CONFIG = AgentConfig(request_options={"temperature": 0, "max_output_tokens": 512}, max_turns=8)
 
 
 @dataclass

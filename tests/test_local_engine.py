@@ -23,13 +23,13 @@ from typing import IO
 import httpx
 import pytest
 
-from clihelp import clean_env
 from minipi.ai import Endpoint, Message, ModelClient, ModelRequest, connect
 from minipi.cli.serve import serve
 from minipi.errors import ConfigError
 from minipi.local import Engine, EngineClient, find_running, require_local_extra
 from minipi.local.models import SMOLLM_ALIAS, ModelChoice, find_smollm2
 from minipi.local.ports import free_port
+from support.cli import clean_env
 
 SMOLLM = find_smollm2()
 
@@ -73,7 +73,6 @@ def engine() -> Iterator[Engine]:
 
 def request(question: str) -> ModelRequest:
     return ModelRequest(
-        SMOLLM_ALIAS,
         [Message("user", question)],
         instructions=SYSTEM,
         options={"max_tokens": 8, "temperature": 0},

@@ -19,9 +19,13 @@ from typing import Any
 
 import pytest
 
-from clihelp import json_lines
-from fakeserver import Call, Turn
-from faultserver import (
+from minipi.agent import AgentConfig, run_agent, tool_from_function
+from minipi.ai import ClientConfig, Endpoint, Message, ModelClient, ModelRequest, Wire, connect
+from minipi.errors import ModelError
+from minipi.local.ports import free_port
+from support.cli import json_lines
+from support.fake import Call, Turn
+from support.faults import (
     Body,
     Cut,
     Drip,
@@ -35,11 +39,7 @@ from faultserver import (
     inband_error,
     sse_recording,
 )
-from minipi.agent import AgentConfig, run_agent, tool_from_function
-from minipi.ai import ClientConfig, Endpoint, Message, ModelClient, ModelRequest, Wire, connect
-from minipi.errors import ModelError
-from minipi.local.ports import free_port
-from relhelp import ask_cli
+from support.rel import ask_cli
 
 FAST = ClientConfig(connect_timeout=1.0, read_timeout=2.0, max_retries=2, backoff_base=0.01)
 """The real retry policy with a tiny backoff."""
@@ -61,7 +61,7 @@ def client_of(
 
 def ask(client: ModelClient, model: str = "fake-model") -> str:
     """The reply's text (the call fails the test if it raises anything but a ModelError)."""
-    response = client.create(ModelRequest(model, [Message("user", "hi")]))
+    response = client.create(ModelRequest([Message("user", "hi")]))
     return "".join(getattr(item, "text", "") for item in response.items)
 
 
@@ -210,7 +210,7 @@ def test_e3_run_agent_fails_with_the_code_and_a_valid_history(
 ) -> None:
     server.add(*[error_status(500)] * 3)
     with closing(client_of(server, wire)) as client:
-        result = run_agent(client, [], AgentConfig(model="fake-model"), "hi")
+        result = run_agent(client, [], AgentConfig(), "hi")
     assert result.status == "failed"
     assert result.code == "endpoint_unavailable"
     assert result.answer == ""
@@ -542,7 +542,7 @@ def agent_run(
             texts.append(event.delta.text)
 
     with closing(client_of(server, wire, config)) as client:
-        result = run_agent(client, [], AgentConfig(model="fake-model"), "hi", sink)
+        result = run_agent(client, [], AgentConfig(), "hi", sink)
     return result, texts
 
 
@@ -628,9 +628,7 @@ def test_e10_no_tool_runs_from_a_stream_cut_after_a_whole_call(
     cut = Cut(turn, -3 if wire == "chat" else -1, then="close")  # the call, not its end
     server.add(cut, cut, Turn("never"))
     with closing(client_of(server, wire, STREAMING)) as client:
-        result = run_agent(
-            client, [tool_from_function(clock)], AgentConfig(model="fake-model"), "hi"
-        )
+        result = run_agent(client, [tool_from_function(clock)], AgentConfig(), "hi")
     assert ran == []
     assert result.status == "failed"
     assert result.code == "stream_incomplete"

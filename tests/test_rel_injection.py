@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from clihelp import tool_outputs
-from fakeserver import Call, Reply, Turn
-from relhelp import (
+from support.cli import tool_outputs
+from support.fake import Call, Reply, Turn
+from support.rel import (
     SECRET,
     Tree,
     assert_confined,

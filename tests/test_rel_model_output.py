@@ -21,10 +21,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from clihelp import json_lines, tool_outputs
-from conftest_files import Approvals, snapshot
-from fakeserver import Call, Turn
-from faultserver import Cut, Edited, Events, FaultServer, Recorded, Split, data, sse_recording
 from minipi.agent import (
     AgentConfig,
     AgentEvent,
@@ -49,7 +45,11 @@ from minipi.ai import (
     parse_function_calls,
 )
 from minipi.files import ProjectFiles, create_project_tools
-from relhelp import ask_cli
+from support.cli import json_lines, tool_outputs
+from support.fake import Call, Turn
+from support.faults import Cut, Edited, Events, FaultServer, Recorded, Split, data, sse_recording
+from support.files import Approvals, snapshot
+from support.rel import ask_cli
 
 FAST = ClientConfig(
     connect_timeout=1.0,
@@ -126,9 +126,7 @@ def run(
         closing(connect(endpoint, client_config)) as client,
     ):
         tools = [spied(t, ran) for t in (*create_project_tools(files, approvals), *extra)]
-        result = run_agent(
-            client, tools, config or AgentConfig(model="fake-model"), "q", events.append
-        )
+        result = run_agent(client, tools, config or AgentConfig(), "q", events.append)
     return Run(result, events, approvals, server, ran)
 
 
@@ -349,7 +347,7 @@ def test_d6_unknown_names_count_toward_the_budgets(
     assert outcome.result.code == "repeated_tool_error"
     assert server.posts == 3
     server.add(*[calls(Call(f"tool_{n}", {})) for n in range(3)], Turn("never"))
-    outcome = run(server, wire, base, stream, config=AgentConfig(model="fake-model", max_turns=3))
+    outcome = run(server, wire, base, stream, config=AgentConfig(max_turns=3))
     assert outcome.result.status == "budget_exhausted"
     assert outcome.result.answer == ""
 
@@ -540,7 +538,7 @@ def test_d11_a_stream_split_anywhere_gives_the_same_reply(
     with FaultServer([Split(recording, tuple(cuts))]) as server:
         endpoint = Endpoint(server.base_url, "fake-model", wire=wire)
         with closing(connect(endpoint, replace(FAST, stream=True))) as client:
-            response = client.create(ModelRequest("fake-model", [Message("user", "q")]))
+            response = client.create(ModelRequest([Message("user", "q")]))
     assert output_text(response.items) == D11_TURN.text.strip()
     got = [(c.name, json.loads(c.arguments)) for c in parse_function_calls(response.items)]
     assert got == [(c.name, c.arguments) for c in D11_TURN.calls]
@@ -725,7 +723,7 @@ def test_d14_after_a_cut_off_the_retry_asks_for_more_tokens(
         calls(Call("read_file", {"path": "a.txt"})),
         Turn("It says alpha."),
     )
-    config = AgentConfig(model="fake-model", request_options={"max_output_tokens": 100})
+    config = AgentConfig(request_options={"max_output_tokens": 100})
     outcome = run(server, wire, base, stream, approve=True, config=config)
     assert outcome.ran in ([], ["read_file"])
     assert outcome.approvals.requests == []

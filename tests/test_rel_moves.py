@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from clihelp import tool_outputs
-from fakeserver import Call, Turn
-from relhelp import (
+from support.cli import tool_outputs
+from support.fake import Call, Turn
+from support.rel import (
     AskRun,
     Tree,
     assert_confined,

@@ -3,7 +3,7 @@ project root is opened, changed, or shown to the model.
 
 Each test runs ``minipi ask --json`` once against a fake model that sends the attack calls in
 one response and then answers; it checks each call's tool-error code, INV, and that the secret
-never reached the server (``relhelp.assert_confined``).
+never reached the server (``support.rel.assert_confined``).
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from fakeserver import Call
 from minipi.files import is_within
-from relhelp import (
+from support.fake import Call
+from support.rel import (
     SECRET,
     Tree,
     assert_confined,

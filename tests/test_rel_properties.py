@@ -24,10 +24,10 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from conftest_files import SECRET, walk
 from minipi.agent.tools import AgentTool
 from minipi.files import ProjectFiles, create_project_tools, sandbox, search
-from relhelp import inv
+from support.files import SECRET, walk
+from support.rel import inv
 
 ALPHABET = ["a", "b", ".", "..", "/", "\\", "\x00", "\u2024", "\uff0e", " "]
 TOKENS = st.lists(st.sampled_from(ALPHABET), max_size=10)

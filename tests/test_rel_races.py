@@ -23,10 +23,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest_files import SECRET, Approvals, Project, make_project
 from minipi.agent.tools import ApprovalRequest
 from minipi.errors import FileAccessError
 from minipi.files import ProjectFiles, move
+from support.files import SECRET, Approvals, Project, make_project
 
 SEED = 20_260_906
 ITERATIONS = 5000  # per race, at most; a race also stops after SECONDS

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from clihelp import tool_outputs
-from fakeserver import Call, RawReply, Reply, Turn
 from minipi.cli.terminal import UNSAFE_CATEGORIES, safe
-from relhelp import Tree, assert_confined, grep, ls, make_tree, mv, read
+from support.cli import tool_outputs
+from support.fake import Call, RawReply, Reply, Turn
+from support.rel import Tree, assert_confined, grep, ls, make_tree, mv, read
 
 ESC = "\x1b"
 EVIL_NAMES = [

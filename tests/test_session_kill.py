@@ -26,9 +26,9 @@ from typing import Any
 
 import pytest
 
-from clihelp import clean_env, copy_example, minipi, tool_outputs
-from fakeserver import Call, FakeServer, RawReply, Turn
 from minipi.session import OUTCOME_UNKNOWN, Entry, SessionStore
+from support.cli import clean_env, copy_example, minipi, tool_outputs
+from support.fake import Call, FakeServer, RawReply, Turn
 
 CAT = "inbox/猫咪小花.txt"
 MOVE = Call("move_file", {"source": CAT, "target": "archive"}, call_id="call_move")

@@ -17,16 +17,16 @@ from typing import Any
 
 import pytest
 
-from clihelp import copy_example
-from conftest_files import Approvals
 from minipi.agent import AgentConfig, RunResult, run_agent
 from minipi.ai.testing import ScriptedModel, reply_calls, reply_text
 from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, Message
 from minipi.files import ProjectFiles, create_project_tools
 from minipi.session import NOT_RUN, OUTCOME_UNKNOWN, OpenSession, SessionStore, open_session
 from minipi.session.store import NewEntry
+from support.cli import copy_example
+from support.files import Approvals
 
-CONFIG = AgentConfig(model="m")
+CONFIG = AgentConfig()
 CAT = "inbox/猫咪小花.txt"
 MOVE = ("move_file", {"source": CAT, "target": "archive"}, "call_move")
 

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from fakeserver import Call, FakeServer, Turn
 from minipi.agent import (
     AgentConfig,
     AgentEvent,
@@ -24,6 +23,7 @@ from minipi.ai import FunctionCall, Message, ModelClient, ModelRequest, Wire
 from minipi.ai.textcalls import INVALID_CALL_NAME, find_text_calls
 from minipi.ai.types import ToolSpec
 from minipi.files import ProjectFiles, create_project_tools
+from support.fake import Call, FakeServer, Turn
 
 NAMES = frozenset({"read_file", "list_files"})
 
@@ -132,8 +132,8 @@ def test_decoders_make_calls_only_when_the_request_has_tools(
     text = "Reading.\n" + block("read_file", {"path": "a"})
     fake_server.add(Turn(text), Turn(text))
     question = [Message("user", "q")]
-    with_tools = model_client.create(ModelRequest("fake-model", question, tools=SPECS))
-    without = model_client.create(ModelRequest("fake-model", question))
+    with_tools = model_client.create(ModelRequest(question, tools=SPECS))
+    without = model_client.create(ModelRequest(question))
     assert with_tools.finish_reason == "tool_calls"
     kinds = [
         (type(i).__name__, getattr(i, "text", getattr(i, "name", ""))) for i in with_tools.items
@@ -146,7 +146,7 @@ def test_decoders_make_calls_only_when_the_request_has_tools(
 def test_native_calls_win_over_text(fake_server: FakeServer, model_client: ModelClient) -> None:
     fake_server.add(Turn(block("list_files", {"path": "."}), calls=[Call("read_file", {})]))
     question = [Message("user", "q")]
-    response = model_client.create(ModelRequest("fake-model", question, tools=SPECS))
+    response = model_client.create(ModelRequest(question, tools=SPECS))
     calls = [i.name for i in response.items if isinstance(i, FunctionCall)]
     assert calls == ["read_file"]
 
@@ -167,7 +167,7 @@ def run(
 ) -> tuple[RunResult, list[AgentEvent]]:
     server.add(*turns)
     events: list[AgentEvent] = []
-    config = AgentConfig("fake-model", max_turns=max_turns)
+    config = AgentConfig(max_turns=max_turns)
     result = run_agent(client, create_project_tools(files), config, "q", events.append)
     return result, events
 

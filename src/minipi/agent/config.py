@@ -33,8 +33,6 @@ RESERVED_REQUEST_KEYS = frozenset(
 class AgentConfig:
     """How the loop runs. Budgets end a run ``budget_exhausted``; nothing else is inferred."""
 
-    model: str
-    """Model name sent with every request."""
     instructions: str | None = None
     """System instructions (the seed's ``instructions``)."""
     max_turns: int = 8
@@ -50,7 +48,7 @@ class AgentConfig:
     parallel_tool_calls: bool = True
     """Let the model ask for several calls in one response."""
     max_parallel_tools: int = 8
-    """Threads for independent calls of one response; sequential tools always run alone."""
+    """Threads for independent calls of one response; mutating tools always run alone."""
     max_repeats: int = 3
     """Identical calls refused before the run fails ``stuck_loop``."""
     max_repeated_errors: int = 3

@@ -1,7 +1,7 @@
 """Running the calls of one model response: lookup, argument checks, repeats, concurrency.
 
 Calls are answered in the model's order. Consecutive independent calls run together in a
-bounded thread pool; a ``sequential`` tool (a write) runs alone, after everything before it.
+bounded thread pool; a ``mutating`` tool runs alone, after everything before it.
 """
 
 from __future__ import annotations
@@ -127,12 +127,12 @@ class Ledger:
             self.same_errors, self.last_error = 0, ""
 
     def _track_change(self, prepared: _Prepared, result: ToolResult) -> None:
-        """A change (a call of a ``sequential`` tool) that failed keeps the run from
+        """A change (a call of a ``mutating`` tool) that failed keeps the run from
         succeeding until a later change succeeds (the model adapted, e.g. corrected a path):
         success is what happened, never what the model says happened (G8). Calls answered
         before their handler ran (malformed, repeated, over budget) are not changes."""
         tool = prepared.tool
-        if tool is None or not tool.sequential or prepared.result is not None:
+        if tool is None or not tool.mutating or prepared.result is not None:
             return
         if not result.is_error:
             self.failed_changes.clear()
@@ -162,7 +162,7 @@ def run_calls(
 
 
 def _batches(prepared: list[_Prepared]) -> list[list[_Prepared]]:
-    """Split into runs of independent calls; each sequential tool call is a batch of its own."""
+    """Split into runs of independent calls; each mutating tool call is a batch of its own."""
     batches: list[list[_Prepared]] = []
     for p in prepared:
         if _is_alone(p) or not batches or _is_alone(batches[-1][-1]):
@@ -173,7 +173,7 @@ def _batches(prepared: list[_Prepared]) -> list[list[_Prepared]]:
 
 
 def _is_alone(p: _Prepared) -> bool:
-    return p.tool is not None and p.tool.sequential and p.result is None
+    return p.tool is not None and p.tool.mutating and p.result is None
 
 
 Timed = tuple[_Prepared, ToolResult, float]

@@ -32,7 +32,7 @@ _SCALARS: dict[Any, str] = {str: "string", int: "integer", float: "number", bool
 
 
 def tool_from_function(
-    function: Callable[..., Any], *, name: str | None = None, sequential: bool = False
+    function: Callable[..., Any], *, name: str | None = None, mutating: bool = False
 ) -> AgentTool:
     """An AgentTool whose parameters are ``function``'s; its result becomes the tool output.
 
@@ -69,7 +69,7 @@ def tool_from_function(
         return json.dumps(value, ensure_ascii=False, default=str)
 
     summary = doc.split("\n\n")[0].strip() or function.__name__
-    return AgentTool(name or function.__name__, summary, parameters, handler, sequential)
+    return AgentTool(name or function.__name__, summary, parameters, handler, mutating)
 
 
 def _schema_of(annotation: Any, owner: str) -> JsonObject:

@@ -237,7 +237,7 @@ class _Run:
             (i.text for i in reversed(self.history) if isinstance(i, Message) and i.role == "user"),
             "",
         )
-        self.emit(RunStart(question, config.model, tuple(self.tools)))
+        self.emit(RunStart(question, client.model, tuple(self.tools)))
 
     def emit(self, event: AgentEvent) -> None:
         if isinstance(event, ToolExecuting):
@@ -262,7 +262,6 @@ class _Run:
         choice = self.tool_choice()
         items = self.window.view(self.history) if self.window else self.history
         request = ModelRequest(
-            model=self.config.model,
             items=items,
             instructions=self.config.instructions,
             tools=self.specs,

@@ -75,16 +75,18 @@ Approver = Callable[[ApprovalRequest], bool]
 class AgentTool:
     """One tool: the declaration the model sees, plus the handler our code runs.
 
-    ``sequential`` tools (writes) run alone and in the model's order, never in parallel with
-    other calls; a successful sequential call also makes earlier identical reads re-runnable.
-    ``choices`` maps a parameter to the kind of discovered value it takes (see ToolResult).
+    ``mutating`` tools change things (a file moved, a post published): they run alone and in
+    the model's order, never in parallel with other calls; a successful one makes earlier
+    identical reads re-runnable; the CLI asks before them and guided mode offers them only
+    when an approval can be given. ``choices`` maps a parameter to the kind of discovered
+    value it takes (see ToolResult).
     """
 
     name: str
     description: str
     parameters: JsonObject
     handler: ToolHandler
-    sequential: bool = False
+    mutating: bool = False
     choices: Mapping[str, ChoiceSpec] = field(default_factory=dict)
 
     def schema(self) -> JsonObject:
@@ -104,7 +106,7 @@ class AgentTool:
         }
 
     def spec(self) -> ToolSpec:
-        return ToolSpec(self.name, self.description, self.parameters, self.choices)
+        return ToolSpec(self.name, self.description, self.parameters, self.choices, self.mutating)
 
     def validate(self, arguments: Mapping[str, Any]) -> str | None:
         """A short description of what is wrong with ``arguments``, or None when valid.
@@ -143,7 +145,7 @@ def needs_approval(
     """``tool``, asking ``approver`` before each run of its handler (after its arguments
     passed the schema). A refusal, or an approver that fails (closed input, a timeout), is
     ``user_denied`` and nothing runs. ``describe`` gives the lines to show (default: each
-    argument as JSON); show what will really run. The tool becomes ``sequential``: one
+    argument as JSON); show what will really run. The tool becomes ``mutating``: one
     approval at a time, in the model's order. (``move_file`` asks inside its handler instead,
     to show the canonical paths it holds open.)"""
 
@@ -162,7 +164,7 @@ def needs_approval(
             return ToolResult.error("user_denied", f"the user did not approve this {tool.name}")
         return tool.handler(arguments)
 
-    return replace(tool, handler=handler, sequential=True)
+    return replace(tool, handler=handler, mutating=True)
 
 
 def parse_arguments(text: str, *, allow_empty: bool) -> JsonObject | ToolResult:

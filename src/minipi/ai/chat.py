@@ -94,7 +94,7 @@ class ChatClient(WireClient):
         return b',"stream":true,"stream_options":{"include_usage":true}'
 
     def encode_envelope(self, request: ModelRequest) -> tuple[bytes, bytes]:
-        head = b'{"model":' + dumps(request.model) + b',"messages":['
+        head = b'{"model":' + dumps(self.endpoint.model) + b',"messages":['
         if not request.tools:
             return head, b"]"
         choice = request.tool_choice

@@ -119,7 +119,7 @@ class ResponsesClient(WireClient):
     def encode_envelope(
         self, request: ModelRequest, previous: str | None = None
     ) -> tuple[bytes, bytes]:
-        head = b'{"model":' + dumps(request.model)
+        head = b'{"model":' + dumps(self.endpoint.model)
         if previous is not None:
             head += b',"previous_response_id":' + dumps(previous)
         if request.instructions:

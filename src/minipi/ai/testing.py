@@ -47,7 +47,8 @@ class ScriptedModel:
     ``StopIteration``.
     """
 
-    def __init__(self, script: Iterable[ScriptedReply]) -> None:
+    def __init__(self, script: Iterable[ScriptedReply], model: str = "scripted-model") -> None:
+        self.model = model
         self._script = list(script)
         self._next = 0
         self._lock = threading.Lock()

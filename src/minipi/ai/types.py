@@ -109,6 +109,9 @@ class ToolSpec:
     description: str
     parameters: JsonObject
     choices: Mapping[str, ChoiceSpec] = field(default_factory=dict)
+    mutating: bool = False
+    """The tool changes things (not sent on the wire): guided mode treats its success as a
+    change of the world, after which earlier reads may be repeated."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,14 +134,14 @@ class Usage:
 
 @dataclass(frozen=True, slots=True)
 class ModelRequest:
-    """One request to the model, in neutral form.
+    """One request to the model, in neutral form (the model's name is the client's: see
+    ``ModelClient.model``).
 
     ``tool_choice`` is ``"auto"``, ``"none"``, ``"required"`` or the name of one tool that must
     be called. ``options`` are extra wire keys (temperature, max_output_tokens, reasoning...);
     they may not override the keys the request is built from.
     """
 
-    model: str
     items: Sequence[Item]
     instructions: str | None = None
     tools: Sequence[ToolSpec] = ()
@@ -165,7 +168,12 @@ class ModelResponse:
 
 
 class ModelClient(Protocol):
-    """Anything that turns a ModelRequest into a ModelResponse (one HTTP request, or a script)."""
+    """Anything that turns a ModelRequest into a ModelResponse (one HTTP request, or a script).
+
+    ``model`` is the name of the model it asks (the endpoint's): the one copy of it."""
+
+    @property
+    def model(self) -> str: ...
 
     def create(self, request: ModelRequest) -> ModelResponse: ...
 

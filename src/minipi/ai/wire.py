@@ -184,6 +184,10 @@ class WireClient:
         self._call_ids = _CallIds()
         self._tools: tuple[tuple[ToolSpec, ...], bytes] = ((), b"[]")
 
+    @property
+    def model(self) -> str:
+        return self.endpoint.model
+
     def create(self, request: ModelRequest) -> ModelResponse:
         """Send ``request``; the decoded response. Raises ``ModelError`` subclasses, or
         ``ConfigError`` for a request that cannot be sent (reserved option, not JSON)."""

@@ -94,7 +94,6 @@ def _open(options: RunOptions) -> _Session:
             settings,
             model_file=options.model_file,
             guided=options.guided,
-            mutating=frozenset({"move_file"}),
             env=os.environ,
             can_approve=options.approve == "all" or (options.approve == "ask" and _interactive()),
         )
@@ -105,7 +104,6 @@ def _open(options: RunOptions) -> _Session:
     if model.embedded:
         request_options.setdefault("temperature", 0)  # a local demo should be repeatable
     config = AgentConfig(
-        model=model.model,
         instructions=DEFAULT_INSTRUCTIONS,
         max_turns=options.max_turns,
         max_tool_calls=options.max_tool_calls,
@@ -131,7 +129,7 @@ def _sinks(
         header = {
             "endpoint": {
                 "base_url": session.model.base_url,
-                "model": session.model.model,
+                "model": session.client.model,
                 "wire": session.settings.wire,
             },
             "project": str(options.project),
@@ -181,7 +179,7 @@ def _run(
     items = [*history, Message("user", question)]
     if book is None:
         return run_agent(session.client, tools, session.config, items, emit)
-    book.recorder.begin_run(question, session.config.model)
+    book.recorder.begin_run(question, session.client.model)
     try:
         result = run_agent(session.client, tools, session.config, items, emit)
     except BaseException as error:  # a bug, or Ctrl-C outside the loop: record what can be

@@ -20,10 +20,10 @@ __all__ = ["ModelHandle", "open_model"]
 
 @dataclass
 class ModelHandle:
-    """An open model client, the name to send, and what to stop when the command ends."""
+    """An open model client (``client.model`` is the model's name), where it is, and what to
+    stop when the command ends."""
 
     client: ModelClient
-    model: str
     base_url: str
     embedded: bool
     stops: list[Callable[[], None]] = field(default_factory=list)
@@ -41,14 +41,13 @@ def open_model(
     *,
     model_file: str | None,
     guided: bool | None,
-    mutating: frozenset[str],
     env: Mapping[str, str],
     can_approve: bool = True,
 ) -> ModelHandle:
     """Connect to the configured endpoint, or to the local engine when none is configured.
 
     ``guided=None`` means: on for the embedded engine, off for other endpoints. Without
-    ``can_approve``, guided replies cannot name the ``mutating`` tools at all.
+    ``can_approve``, guided replies cannot name the mutating tools at all.
     """
     configured = settings.base_url is not None and model_file is None
     guided = guided if guided is not None else not configured
@@ -60,13 +59,13 @@ def open_model(
         assert settings.base_url is not None
         endpoint = Endpoint(settings.base_url, settings.model, settings.api_key, settings.wire)
         client = connect(endpoint, config)
-        handle = ModelHandle(client, settings.model, endpoint.base_url, embedded=False)
+        handle = ModelHandle(client, endpoint.base_url, embedded=False)
     else:
         handle = _local(settings, model_file, env, config)
     if guided:
         from minipi.local.guided import GuidedClient
 
-        handle.client = GuidedClient(handle.client, mutating=mutating, offer_mutating=can_approve)
+        handle.client = GuidedClient(handle.client, offer_mutating=can_approve)
     return handle
 
 
@@ -95,7 +94,7 @@ def _local(
             _say(f"using the engine already running at {running.base_url} (model {running.model})")
             endpoint = Endpoint(running.base_url, running.model, wire="chat")
             client = connect(endpoint, config)
-            return ModelHandle(client, running.model, running.base_url, embedded=True)
+            return ModelHandle(client, running.base_url, embedded=True)
     from minipi.local.models import resolve_model
 
     choice = resolve_model(model_file, env, report=_say)
@@ -107,7 +106,6 @@ def _local(
     client = EngineClient(connect(endpoint, config), engine)
     return ModelHandle(
         client,
-        engine.model_name,
         engine.base_url,
         embedded=True,
         stops=[engine.stop],

@@ -156,7 +156,7 @@ def make_move_file_tool(files: ProjectFiles, approve: Approver) -> AgentTool:
             ["source", "target"],
         ),
         handler=handler,
-        sequential=True,
+        mutating=True,
         choices={"source": _FILES, "target": ChoiceSpec("dir")},
     )
 

@@ -285,6 +285,10 @@ class EngineClient:
         self.inner = inner
         self.engine = engine
 
+    @property
+    def model(self) -> str:
+        return self.inner.model
+
     def create(self, request: ModelRequest) -> ModelResponse:
         self.engine.prompt_stats()  # drop records of requests this client did not send
         response = self.inner.create(request)

@@ -83,12 +83,12 @@ for, reply with {"answer": ...} and give the facts from that result."""
 class GuidedClient:
     """A ``ModelClient`` that makes the inner (chat-wire) client's replies grammar-guided.
 
-    ``style`` picks the ``response_format`` shape the server understands; ``mutating`` names
-    the tools that change state (identical calls made before one become allowed again);
+    ``style`` picks the ``response_format`` shape the server understands; the request's
+    ``mutating`` tools change state (identical calls made before one become allowed again);
     ``answer_needs_evidence`` withholds the answer until a tool result follows the question;
     ``free_text`` offers tools that take free-text arguments (off: tiny models fill them with
     noise, so only tools whose required arguments all come from discovered values are offered);
-    ``offer_mutating=False`` leaves the ``mutating`` tools out of the grammar (when no approval
+    ``offer_mutating=False`` leaves the mutating tools out of the grammar (when no approval
     can be given, a tiny model's stray change could only be refused).
     """
 
@@ -97,14 +97,12 @@ class GuidedClient:
         inner: ModelClient,
         *,
         style: ResponseFormatStyle = "json_object",
-        mutating: frozenset[str] = frozenset(),
         answer_needs_evidence: bool = True,
         free_text: bool = False,
         offer_mutating: bool = True,
     ) -> None:
         self.inner = inner
         self.style = style
-        self.mutating = mutating
         self.answer_needs_evidence = answer_needs_evidence
         self.free_text = free_text
         self.offer_mutating = offer_mutating
@@ -118,26 +116,30 @@ class GuidedClient:
                 "GuidedClient builds it every turn",
                 code="reserved_option",
             )
+        mutating = frozenset(t.name for t in request.tools if t.mutating)
         tools = request.tools
         if not self.offer_mutating:
-            tools = [t for t in tools if t.name not in self.mutating]
+            tools = [t for t in tools if not t.mutating]
         schema = guided_schema(
             tools,
             request.items,
             request.tool_choice,
-            mutating=self.mutating,
+            mutating=mutating,
             answer_needs_evidence=self.answer_needs_evidence,
             free_text=self.free_text,
         )
         options = {**request.options, "response_format": response_format(schema, self.style)}
         guided = ModelRequest(
-            model=request.model,
             items=self._render(request.items),
             instructions=guided_instructions(request.instructions, request.tools),
             parallel_tool_calls=request.parallel_tool_calls,
             options=options,
         )
         return _translate(self.inner.create(guided), self.style)
+
+    @property
+    def model(self) -> str:
+        return self.inner.model
 
     def close(self) -> None:
         self.inner.close()

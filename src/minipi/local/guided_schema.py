@@ -10,8 +10,8 @@ Rules of the schema (the run's state is read from the request's items only):
 - an identical repeat is not expressible where the grammar can say so: for a tool whose
   required parameters all have choices, the values (one parameter) or combinations (several,
   listed as constants up to 64) used by an earlier call are removed. Earlier calls count
-  since the last successful call of a ``mutating`` tool (pass the tools whose
-  ``AgentTool.sequential`` is set): after a change, reads may give new results. A free-text
+  since the last successful call of a ``mutating`` tool (the names of the tools whose
+  ``ToolSpec.mutating`` is set): after a change, reads may give new results. A free-text
   value cannot be excluded (the grammar has no "not"), so such a repeat is answered by the
   loop's duplicate check, and a tool that has repeated an identical call is dropped from then
   on (until the next change);

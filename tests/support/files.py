@@ -1,6 +1,6 @@
 """Shared helpers of the ``test_files_*`` modules: a project tree, a tree snapshot (INV), spies.
 
-Imported explicitly (``from conftest_files import ...``); pytest does not load it by itself.
+Imported explicitly (``from support.files import ...``); pytest does not load it by itself.
 """
 
 from __future__ import annotations

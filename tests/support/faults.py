@@ -12,7 +12,7 @@ transfer encoding, as real servers send them). ``GET /v1/models`` lists the mode
 for another model gets a 404 naming it, without consuming a step. An exhausted script answers
 400 (not retried), so a test sees a failed run, never a hang. Steps:
 
-- ``Turn`` (tests/fakeserver.py) or ``Normal(turn, pieces, usage_chunk)``: a proper reply,
+- ``Turn`` (tests/support/fake.py) or ``Normal(turn, pieces, usage_chunk)``: a proper reply,
   streamed as ``chat.completion.chunk`` frames or ``response.*`` events when asked;
 - ``Body(data, status, content_type, headers)``: an exact answer (429 + Retry-After, 5xx,
   HTML, a malformed JSON body, an in-band error...: see the factories below);
@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Literal, TypeAlias
 
-from fakeserver import (
+from support.fake import (
     JsonDict,
     ServerThread,
     TrackingServer,

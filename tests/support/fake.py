@@ -45,12 +45,6 @@ __all__ = [
     "responses_sse",
 ]
 
-# Tests import this file as ``fakeserver`` (pytest puts tests/ on sys.path) or as
-# ``tests.fakeserver`` (``python -m pytest`` from the root): one module object under both names,
-# so the conftest fixture and a test agree on what a ``RawReply`` is.
-for _name in ("fakeserver", "tests.fakeserver"):
-    sys.modules.setdefault(_name, sys.modules[__name__])
-
 JsonDict: TypeAlias = dict[str, Any]
 CREATED = 1_700_000_000  # fixed, so rendered replies are deterministic
 

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 QUESTION = "帮我看看 reports 目录里的日报，告诉我这份日报的日期、订单数和营收。"
 
 

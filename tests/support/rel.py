@@ -1,6 +1,6 @@
 """Shared helpers of the ``test_rel_*`` modules: RELIABILITY.md cases against the real CLI.
 
-- ``make_tree(tmp_path)``: ``conftest_files.make_project``'s ``proj/`` + ``outside/secret.txt``,
+- ``make_tree(tmp_path)``: ``support.files.make_project``'s ``proj/`` + ``outside/secret.txt``,
   plus the prefix sibling ``proj-secrets/key`` (both hold ``SECRET``) and a private ``work/``
   directory for the run's logs.
 - ``Tree.inv()`` / ``Tree.assert_only_changed(before, moves)``: the INV snapshot
@@ -20,7 +20,7 @@
 - ``one_turn(*calls)`` with ``read``/``ls``/``grep``/``mv``: a model that sends the calls in one
   response, then answers ``done``.
 
-Imported explicitly (``from relhelp import ...``); pytest does not load it by itself.
+Imported explicitly (``from support.rel import ...``); pytest does not load it by itself.
 """
 
 from __future__ import annotations
@@ -38,9 +38,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from clihelp import clean_env, json_lines, minipi
-from conftest_files import SECRET, Project, make_project, walk
-from fakeserver import Call, FakeServer, RecordedRequest, Reply, ServerThread, Turn
+from support.cli import clean_env, json_lines, minipi
+from support.fake import Call, FakeServer, RecordedRequest, Reply, ServerThread, Turn
+from support.files import SECRET, Project, make_project, walk
 
 __all__ = [
     "QUESTION",
@@ -70,7 +70,7 @@ Inv = dict[str, tuple[str, int, str, int, int]]
 _HASH_LIMIT = 16 * 1024 * 1024  # a sparse 10 GiB file is described, not read
 
 _SITE = '''\
-"""Test hook of tests/relhelp.py: record what this process opens; optional os.link fault."""
+"""Test hook of tests/support/rel.py: record what this process opens; optional os.link fault."""
 import builtins
 import os
 
@@ -328,7 +328,7 @@ def ask_cli(
 
 
 def make_tree(tmp_path: Path, name: str = "tree") -> Tree:
-    """The sample project of ``conftest_files`` plus ``proj-secrets/key``, under ``name``."""
+    """The sample project of ``support.files`` plus ``proj-secrets/key``, under ``name``."""
     project = make_project(tmp_path / name)
     tree = Tree(project.base, project.root, project.outside, tmp_path / "work")
     tree.secrets.mkdir()
