@@ -30,7 +30,8 @@ from minipi.agent.events import ModelDelta
 from minipi.ai.sse import SSEParser
 from minipi.ai.stream import ChatStream
 from minipi.ai.types import Delta
-from minipi.cli.render import HumanLog, Words
+from minipi.cli.render import HumanLog
+from minipi.cli.words import Words
 from support.fake import chat_sse
 
 

@@ -14,8 +14,9 @@ from pathlib import Path
 
 from minipi.agent import AgentConfig, AgentEvent
 from minipi.cli.embedded import ModelHandle, open_model
-from minipi.cli.render import HumanLog, words_for
-from minipi.cli.settings import DEFAULT_INSTRUCTIONS, resolve_settings
+from minipi.cli.render import HumanLog
+from minipi.cli.settings import DEFAULT_INSTRUCTIONS, RunOptions, resolve_settings
+from minipi.cli.words import words_for
 from minipi.errors import MiniPiError
 
 HERE = Path(__file__).resolve().parent
@@ -39,9 +40,14 @@ def connect(
 ) -> tuple[ModelHandle, AgentConfig]:
     """The model (close it when done) and the loop configuration flags and environment give."""
     try:
-        settings = resolve_settings(
-            base_url=args.base_url, model=args.model, api_key=args.api_key, wire=args.wire
+        flags = RunOptions(
+            args.project,
+            base_url=args.base_url,
+            model=args.model,
+            api_key=args.api_key,
+            wire=args.wire,
         )
+        settings = resolve_settings(flags)
         model = open_model(settings, model_file=None, guided=None, env=os.environ)
     except MiniPiError as error:
         sys.exit(f"error: {error}")

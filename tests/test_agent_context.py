@@ -141,7 +141,7 @@ def test_cli_context_tokens_shortens_and_the_trace_says_what(tmp_path: Path) -> 
     last = [m["content"] for m in bodies[-1]["messages"] if m["role"] == "tool"]
     assert "shortened to fit" in last[0]
     assert last[-1] == chapter(7)
-    notices = json.loads(trace.read_text(encoding="utf-8"))["notices"]
-    assert any(n["code"] == "context_shortened" for n in notices)
+    traced = json.loads(trace.read_text(encoding="utf-8"))["events"]
+    assert any(e["type"] == "notice" and e["code"] == "context_shortened" for e in traced)
     events = json_lines(proc.stdout)
     assert any(e["type"] == "notice" and e["code"] == "context_shortened" for e in events)

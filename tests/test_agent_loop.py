@@ -393,9 +393,12 @@ def test_tool_from_function_schema_and_validation() -> None:
         "description": "the first number",
     }
     assert tool.execute({"a": 1}).content == '{"sum": 3}'
-    bad = tool.execute({"a": "1", "c": 2})
-    assert bad.code == "invalid_arguments"
-    assert "'c'" in bad.content
+    extra = tool.execute({"a": 1, "c": 2, "d": 3})
+    assert extra.code == "invalid_arguments"
+    assert "unexpected field(s) 'c', 'd'" in extra.content
+    wrong = tool.execute({"a": "1"})
+    assert wrong.content == 'error [invalid_arguments]: add: a: "1" must be integer'
+    assert "'a' is required" in tool.execute({"b": 1}).content
 
 
 def test_tool_executing_comes_only_after_the_arguments_passed_the_schema(

@@ -115,13 +115,28 @@ def test_trace_records_every_request_and_result(fake_server: FakeServer, tmp_pat
     text = trace.read_text(encoding="utf-8")
     assert "sk-secret-value" not in text
     record = json.loads(text)
-    assert [t["turn"] for t in record["turns"]] == [1, 2, 3]
-    turn2 = record["turns"][1]
-    assert [i["type"] for i in turn2["new_input"]] == ["function_call", "function_call_output"]
-    assert turn2["new_input"][1]["output"] == "reports/daily-2026-09-06.json"
-    assert turn2["calls"][0]["name"] == "read_file"
+    events = record["events"]
+    # the shapes --json writes, without the streamed pieces
+    json_events = json_lines(ask(fake_server_again(fake_server), "--json").stdout)
+    assert [e["type"] for e in events] == [e["type"] for e in json_events if e["type"] != "delta"]
+    assert [e["turn"] for e in events if e["type"] == "turn_start"] == [1, 2, 3]
+    responses = [e for e in events if e["type"] == "model_response"]
+    assert all("seconds" in r and r["response"]["choices"] for r in responses)
+    items = [i for e in events if e["type"] == "items" for i in e["items"]]
+    assert [i["type"] for i in items[:2]] == ["function_call", "function_call_output"]
+    assert items[1]["output"] == "reports/daily-2026-09-06.json"
+    calls = [e["name"] for e in events if e["type"] == "tool_call"]
+    assert calls == ["list_files", "read_file"]
+    assert record["result"] == events[-1]
     assert record["result"]["status"] == "succeeded"
-    assert all("seconds" in t and "response" in t for t in record["turns"])
+    names = ["list_files", "read_file", "search_files", "move_file"]
+    assert [t["name"] for t in record["tools"]] == names
+
+
+def fake_server_again(server: FakeServer) -> FakeServer:
+    """``server`` with the daily-report script queued once more."""
+    daily_report_script(server)
+    return server
 
 
 def test_max_turns_two_runs_both_tools_then_exhausts(fake_server: FakeServer) -> None:

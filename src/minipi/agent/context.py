@@ -24,9 +24,10 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from minipi.agent.ends import End
 from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, Message, Reasoning, ToolSpec
 
-__all__ = ["ContextWindow", "cut_output"]
+__all__ = ["ContextFit", "ContextWindow", "cut_output"]
 
 _ITEM_OVERHEAD = 12  # role/type keys and separators of one message, in bytes
 _KEEP = 240  # outputs this short are not worth shortening
@@ -151,3 +152,65 @@ def _pointer(item: FunctionCallOutput, name: str) -> FunctionCallOutput:
         "still need it]"
     )
     return FunctionCallOutput(item.call_id, note, item.choices, item.is_error)
+
+
+@dataclass
+class Fitted:
+    """What ``ContextFit.before_request`` did: the call_ids of outputs it shortened now."""
+
+    shortened: list[str]
+
+    def notice(self) -> str:
+        return (
+            f"shortened {len(self.shortened)} earlier tool output(s) to fit the model's "
+            f"context: {', '.join(self.shortened)}"
+        )
+
+
+@dataclass
+class ContextFit:
+    """The rule that keeps each request inside the window (None window: no limit known)."""
+
+    window: ContextWindow | None
+    max_output_chars: int
+
+    @classmethod
+    def for_run(
+        cls,
+        limit: int | None,
+        reserve: int | None,
+        instructions: str | None,
+        tools: Sequence[ToolSpec],
+        max_output_chars: int,
+    ) -> ContextFit:
+        window = ContextWindow.for_run(limit, reserve, instructions, tools) if limit else None
+        return cls(window, max_output_chars)
+
+    def before_request(self, history: Sequence[Item]) -> End | Fitted | None:
+        """Shorten old outputs so the next request fits; an ``End`` when it cannot."""
+        if self.window is None:
+            return None
+        newly = self.window.fit(history)
+        if newly is None:
+            return End(
+                "context_exhausted",
+                f"the conversation no longer fits the model's context "
+                f"({self.window.limit} tokens, {self.window.reserve} kept for the reply) "
+                "even with older tool outputs shortened",
+            )
+        return Fitted(newly) if newly else None
+
+    def view(self, history: Sequence[Item]) -> Sequence[Item]:
+        """The history as the next request sends it."""
+        return self.window.view(history) if self.window is not None else history
+
+    def observe(self, sent: Sequence[Item], input_tokens: int) -> None:
+        if self.window is not None:
+            self.window.observe(sent, input_tokens)
+
+    def cut(self, output: str) -> str:
+        """A new tool output, cut to what the window (and the run's cap) can hold."""
+        limit = self.max_output_chars
+        if self.window is not None:
+            limit = min(limit, self.window.output_limit())
+        return cut_output(output, limit)

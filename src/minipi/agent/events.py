@@ -6,6 +6,7 @@ Printing, JSON lines, traces and the REPL are all just sinks (``Callable[[AgentE
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 from minipi.agent.tools import ToolResult
 from minipi.ai.serialize import item_to_json
 from minipi.ai.types import Delta, Item, ModelResponse, Usage
+from minipi.errors import AgentError, ConfigError, MiniPiError
 
 if TYPE_CHECKING:
     from minipi.agent.result import RunResult
@@ -21,12 +23,14 @@ __all__ = [
     "AgentEvent",
     "AssistantText",
     "EventSink",
+    "GuardedSink",
     "ItemsAdded",
     "ModelDelta",
     "ModelResponded",
     "Notice",
     "RunEnd",
     "RunStart",
+    "SinkFailed",
     "ToolCallStarted",
     "ToolExecuting",
     "ToolResultReady",
@@ -149,6 +153,37 @@ AgentEvent: TypeAlias = (
     | RunEnd
 )
 EventSink: TypeAlias = Callable[[AgentEvent], None]
+
+
+class SinkFailed(Exception):
+    """The event sink raised ``error`` (a step that could not be saved)."""
+
+    def __init__(self, error: MiniPiError) -> None:
+        self.error = error
+
+
+class GuardedSink:
+    """The caller's event sink. The first ``MiniPiError`` it raises ends the run (as
+    ``SinkFailed``); after that it still sees every event, and its errors are ignored."""
+
+    def __init__(self, sink: EventSink | None) -> None:
+        self.sink = sink
+        self.failed = False
+
+    def __call__(self, event: AgentEvent) -> None:
+        if self.sink is None:
+            return
+        if self.failed:
+            with contextlib.suppress(MiniPiError):
+                self.sink(event)
+            return
+        try:
+            self.sink(event)
+        except (ConfigError, AgentError):
+            raise
+        except MiniPiError as error:
+            self.failed = True
+            raise SinkFailed(error) from None
 
 
 def _usage_json(usage: Usage) -> dict[str, int]:

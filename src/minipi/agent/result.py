@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, TypeAlias
 
+from minipi.agent.ends import RunStatus
 from minipi.ai.types import Item, Usage
 
 __all__ = ["RunResult", "RunStatus"]
-
-RunStatus: TypeAlias = Literal["succeeded", "failed", "budget_exhausted", "cancelled"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,57 +7,25 @@ import sys
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from minipi.agent import AgentConfig, AgentEvent, AgentTool, RunResult, run_agent
+from minipi.agent.ends import EXIT_CODES
 from minipi.ai.types import Item, Message, ModelClient
 from minipi.cli.approve import make_approver
 from minipi.cli.embedded import ModelHandle, open_model
-from minipi.cli.render import HumanLog, JsonLines, Words, words_for
-from minipi.cli.settings import DEFAULT_INSTRUCTIONS, Settings, resolve_settings
+from minipi.cli.render import HumanLog, JsonLines
+from minipi.cli.settings import DEFAULT_INSTRUCTIONS, RunOptions, Settings, resolve_settings
 from minipi.cli.terminal import safe
 from minipi.cli.trace import TraceRecorder
+from minipi.cli.words import Words, words_for
 from minipi.errors import MiniPiError
 from minipi.files import ProjectFiles, create_project_tools
 
 if TYPE_CHECKING:
     from minipi.session import OpenSession
 
-__all__ = ["EXIT_CODES", "RunOptions", "ask", "chat"]
-
-EXIT_CODES = {"succeeded": 0, "failed": 1, "budget_exhausted": 3, "cancelled": 130}
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """The flags shared by ``ask`` and ``chat``."""
-
-    project: Path
-    base_url: str | None = None
-    model: str | None = None
-    api_key: str | None = None
-    wire: str | None = None
-    max_turns: int = 8
-    max_tool_calls: int | None = None
-    max_seconds: float | None = None
-    required_tools: tuple[str, ...] = ()
-    approve: str = "ask"
-    json: bool = False
-    trace: Path | None = None
-    temperature: float | None = None
-    allow: tuple[str, ...] = ()
-    model_file: str | None = None
-    guided: bool | None = None
-    stream: bool | None = None
-    timeout: float | None = None
-    context_tokens: int | None = None
-    session: str | None = None
-    """Save the conversation under this name (created, or resumed with its history)."""
-    resume: bool = False
-    """``--continue``: resume the session of ``project`` that was updated last."""
-    data_dir: Path | None = None
-    """Where sessions are kept; None: ``$MINIPI_DATA_DIR``, XDG data home, ~/.local/share."""
+__all__ = ["ask", "chat"]
 
 
 @dataclass
@@ -79,15 +47,7 @@ class _Session:
 
 
 def _open(options: RunOptions) -> _Session:
-    settings = resolve_settings(
-        base_url=options.base_url,
-        model=options.model,
-        api_key=options.api_key,
-        wire=options.wire,
-        temperature=options.temperature,
-        stream=options.stream,
-        timeout=options.timeout,
-    )
+    settings = resolve_settings(options)
     files = ProjectFiles(options.project, allow=options.allow)
     try:
         model = open_model(
@@ -181,12 +141,10 @@ def _run(
         return run_agent(session.client, tools, session.config, items, emit)
     book.recorder.begin_run(question, session.client.model)
     try:
-        result = run_agent(session.client, tools, session.config, items, emit)
+        return run_agent(session.client, tools, session.config, items, emit)
     except BaseException as error:  # a bug, or Ctrl-C outside the loop: record what can be
         book.recorder.abandon(error)
         raise
-    book.recorder.raise_failure()  # a session that could not be saved ends the command (exit 1)
-    return result
 
 
 def _start(

@@ -128,7 +128,7 @@ def _run_options(function: F) -> F:
 
 
 def _options(kwargs: dict[str, Any]) -> Any:
-    from minipi.cli.app import RunOptions
+    from minipi.cli.settings import RunOptions
 
     kwargs["json"] = kwargs.pop("json_lines")
     kwargs["required_tools"] = tuple(kwargs["required_tools"])

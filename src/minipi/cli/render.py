@@ -16,75 +16,10 @@ from minipi.agent.events import (
     ToolResultReady,
     to_json,
 )
-from minipi.agent.result import RunResult
 from minipi.cli.terminal import safe, safe_json
+from minipi.cli.words import Words
 
-__all__ = ["HumanLog", "JsonLines", "Words", "safe", "words_for"]  # safe: re-exported
-
-
-class Words:
-    """Headings in one language (the question's)."""
-
-    def __init__(self, chinese: bool) -> None:
-        self.chinese = chinese
-
-    def call(self, turn: int) -> str:
-        return f"[第 {turn} 轮调用]" if self.chinese else f"[turn {turn} call]"
-
-    def text(self, turn: int) -> str:
-        return f"[第 {turn} 轮模型文本]" if self.chinese else f"[turn {turn} model text]"
-
-    def ok(self) -> str:
-        return "[工具成功]" if self.chinese else "[tool ok]"
-
-    def failed(self, code: str | None) -> str:
-        return f"[工具失败] {code}" if self.chinese else f"[tool error] {code}"
-
-    def notice(self) -> str:
-        return "[提示]" if self.chinese else "[notice]"
-
-    def summary(self, result: RunResult, changes: int = 0) -> str:
-        """The run's closing line: status, requests, calls, tokens and the changes that were
-        made (counted from tool results, not from the model's text)."""
-        usage = result.usage
-        if self.chinese:
-            status = {
-                "succeeded": "成功",
-                "failed": "失败",
-                "budget_exhausted": "预算耗尽",
-                "cancelled": "已取消",
-            }[result.status]
-            tokens = (
-                f"tokens 输入 {usage.input_tokens} / 输出 {usage.output_tokens}"
-                if usage.input_tokens or usage.output_tokens
-                else "服务器未报告 tokens"
-            )
-            line = f"[{status}] {result.turns} 次模型请求，{result.tool_calls} 次工具调用，{tokens}"
-        else:
-            tokens = (
-                f"tokens in {usage.input_tokens} / out {usage.output_tokens}"
-                if usage.input_tokens or usage.output_tokens
-                else "tokens not reported by the server"
-            )
-            line = (
-                f"[{result.status}] {_count(result.turns, 'model request')}, "
-                f"{_count(result.tool_calls, 'tool call')}, {tokens}"
-            )
-        if usage.cached_tokens:
-            line += f" (cached {usage.cached_tokens})"
-        if changes:
-            line += f"，{changes} 处改动" if self.chinese else f", {_count(changes, 'change')} made"
-        if result.status != "succeeded":
-            line += f"\n{result.code}: {result.error}"
-        return line
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
-def words_for(question: str) -> Words:
-    return Words(any("\u4e00" <= ch <= "\u9fff" for ch in question))
+__all__ = ["HumanLog", "JsonLines", "LiveText"]
 
 
 def _pretty_arguments(arguments: str) -> str:
@@ -178,18 +113,18 @@ class HumanLog:
             return
         self._end_live()
         if isinstance(event, ToolCallStarted):
-            line(f"{w.call(event.turn)} {event.name} {_pretty_arguments(event.arguments)}")
+            line(f"{w('call', turn=event.turn)} {event.name} {_pretty_arguments(event.arguments)}")
             line(f"  call_id={event.call_id}")
         elif isinstance(event, ToolResultReady):
             res = event.result
             self.changes += res.changed
-            line(w.failed(res.code) if res.is_error else w.ok())
+            line(w("failed", code=res.code) if res.is_error else w("ok"))
             line(res.content.rstrip("\n"))
         elif isinstance(event, AssistantText) and event.turn != self.streamed_turn:
-            line(f"\n{w.text(event.turn)}")
+            line(f"\n{w('text', turn=event.turn)}")
             line(event.text)
         elif isinstance(event, Notice):
-            line(f"{w.notice()} {event.message}")
+            line(f"{w('notice')} {event.message}")
         elif isinstance(event, RunEnd):
             line(w.summary(event.result, self.changes))
 
@@ -206,7 +141,7 @@ class HumanLog:
         if not shown:
             return
         if not self.live.headed:
-            print(f"\n{self.words.text(event.turn)}", file=self.out)
+            print(f"\n{self.words('text', turn=event.turn)}", file=self.out)
             self.live.headed = True
         print(safe(shown), end="", file=self.out, flush=True)
 

@@ -1,17 +1,22 @@
-"""Where the CLI's settings come from: flags > QWEN_* > OPENAI_* (the only place env is read)."""
+"""The CLI's one settings chain: parsed flags (``RunOptions``) > QWEN_* > OPENAI_* > defaults.
+
+``resolve_settings`` is the only place the environment is read for a run; what it returns
+(``Settings``) is all the rest of the CLI looks at.
+"""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from minipi.ai.endpoint import ClientConfig
 from minipi.ai.types import Wire
 from minipi.errors import ConfigError
 
-__all__ = ["DEFAULT_INSTRUCTIONS", "Settings", "resolve_settings"]
+__all__ = ["DEFAULT_INSTRUCTIONS", "RunOptions", "Settings", "resolve_settings"]
 
 DEFAULT_INSTRUCTIONS = (
     "You answer questions about the files of one project, using the tools. "
@@ -21,6 +26,37 @@ DEFAULT_INSTRUCTIONS = (
     "Finish the task before you answer; do not ask the user to open files. "
     "Answer in the language of the question."
 )
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """The flags of ``ask`` and ``chat`` as parsed (None: not given)."""
+
+    project: Path = Path(".")
+    base_url: str | None = None
+    model: str | None = None
+    api_key: str | None = None
+    wire: str | None = None
+    max_turns: int = 8
+    max_tool_calls: int | None = None
+    max_seconds: float | None = None
+    required_tools: tuple[str, ...] = ()
+    approve: str = "ask"
+    json: bool = False
+    trace: Path | None = None
+    temperature: float | None = None
+    allow: tuple[str, ...] = ()
+    model_file: str | None = None
+    guided: bool | None = None
+    stream: bool | None = None
+    timeout: float | None = None
+    context_tokens: int | None = None
+    session: str | None = None
+    """Save the conversation under this name (created, or resumed with its history)."""
+    resume: bool = False
+    """``--continue``: resume the session of ``project`` that was updated last."""
+    data_dir: Path | None = None
+    """Where sessions are kept; None: ``$MINIPI_DATA_DIR``, XDG data home, ~/.local/share."""
 
 
 @dataclass(frozen=True)
@@ -56,32 +92,23 @@ def _first(*values: str | None) -> str | None:
     return next((v for v in values if v), None)
 
 
-def resolve_settings(
-    *,
-    base_url: str | None,
-    model: str | None,
-    api_key: str | None,
-    wire: str | None,
-    temperature: float | None = None,
-    stream: bool | None = None,
-    timeout: float | None = None,
-    env: Mapping[str, str] | None = None,
-) -> Settings:
-    """Merge flags with the environment; raise ConfigError for values that make no sense."""
+def resolve_settings(options: RunOptions, env: Mapping[str, str] | None = None) -> Settings:
+    """Merge the flags with the environment; ConfigError for values that make no sense."""
     env = os.environ if env is None else env
-    url = _first(base_url, env.get("QWEN_BASE_URL"), env.get("OPENAI_BASE_URL"))
-    named = _first(wire, env.get("MINIPI_WIRE")) or "chat"
+    url = _first(options.base_url, env.get("QWEN_BASE_URL"), env.get("OPENAI_BASE_URL"))
+    named = _first(options.wire, env.get("MINIPI_WIRE")) or "chat"
     if named not in ("chat", "responses"):
         raise ConfigError(f"unknown wire {named!r}: use chat or responses")
     chosen_wire: Wire = "responses" if named == "responses" else "chat"
+    stream = options.stream
     return Settings(
         base_url=url,
-        model=_first(model, env.get("QWEN_MODEL"), env.get("OPENAI_MODEL")),
-        api_key=_first(api_key, env.get("QWEN_API_KEY"), env.get("OPENAI_API_KEY")),
+        model=_first(options.model, env.get("QWEN_MODEL"), env.get("OPENAI_MODEL")),
+        api_key=_first(options.api_key, env.get("QWEN_API_KEY"), env.get("OPENAI_API_KEY")),
         wire=chosen_wire,
-        request_options=_request_options(env, chosen_wire, temperature),
+        request_options=_request_options(env, chosen_wire, options.temperature),
         stream=stream if stream is not None else env.get("MINIPI_STREAM", "1") not in _OFF,
-        timeout=timeout,
+        timeout=options.timeout,
     )
 
 

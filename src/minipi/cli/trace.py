@@ -1,8 +1,11 @@
 """``--trace FILE``: the seed's evidence record of one run, as one JSON document.
 
-Per turn it keeps what the request added to the conversation (the items new since the
-previous request: request k is the instructions, the tools and the items of turns 1..k), the
-raw response, timings and token usage, each call with its result. The API key is never written.
+``events`` are the run's events in the shapes ``--json`` writes (``minipi.agent.events.
+to_json``), without the streamed pieces (each reply is whole in its ``model_response``, which
+here also carries the raw response and the request's size). The ``items`` events hold every
+item the history gained, in order: with the header's instructions and tools, request k is
+the items of the events before its ``turn_start``. ``result`` is the ``run_end`` event.
+The API key is never written.
 """
 
 from __future__ import annotations
@@ -13,18 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from minipi.agent.events import (
-    AgentEvent,
-    ModelResponded,
-    Notice,
-    RunEnd,
-    RunStart,
-    ToolCallStarted,
-    ToolResultReady,
-    TurnStart,
-    to_json,
-)
-from minipi.ai.serialize import item_to_json
+from minipi.agent.events import AgentEvent, ModelDelta, ModelResponded, RunEnd, to_json
 
 __all__ = ["TraceRecorder"]
 
@@ -34,52 +26,25 @@ class TraceRecorder:
 
     def __init__(self, path: Path, header: dict[str, Any]) -> None:
         self.path = path
-        self.record: dict[str, Any] = {"minipi_trace": 1, **header, "turns": []}
-        self.sent = 0  # items of the history already written into an earlier turn
+        started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        self.record: dict[str, Any] = {"minipi_trace": 2, "started": started, **header}
+        self.events: list[dict[str, Any]] = []
 
     def __call__(self, event: AgentEvent) -> None:
-        turns: list[dict[str, Any]] = self.record["turns"]
-        if isinstance(event, RunStart):
-            self.record["started"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-            self.record["question"] = event.question
-        elif isinstance(event, TurnStart):
-            turns.append(
-                {
-                    "turn": event.turn,
-                    "tool_choice": event.tool_choice,
-                    "new_input": self._new_items(event),
-                    "calls": [],
-                }
-            )
-        elif isinstance(event, ModelResponded) and turns:
-            r = event.response
-            turns[-1].update(
-                response=r.raw,
-                finish_reason=r.finish_reason,
-                seconds=round(event.seconds, 4),
-                request_bytes=r.request_bytes,
-                usage=to_json(event)["usage"],
-            )
-        elif isinstance(event, ToolCallStarted | ToolResultReady) and turns:
-            turns[-1]["calls"].append(to_json(event))
-        elif isinstance(event, Notice):  # retries, refusals, shortened outputs
-            self.record.setdefault("notices", []).append(to_json(event))
-        elif isinstance(event, RunEnd):
-            self.record["result"] = to_json(event)
-            self.record["items"] = [item_to_json(i) for i in event.result.items]
-            self.write()
+        if isinstance(event, ModelDelta):
+            return
+        shown = to_json(event)
+        if isinstance(event, ModelResponded):
+            shown.update(response=event.response.raw, request_bytes=event.response.request_bytes)
+        self.events.append(shown)
+        if isinstance(event, RunEnd):
+            self.write({**self.record, "events": self.events, "result": shown})
 
-    def _new_items(self, event: TurnStart) -> list[dict[str, Any]]:
-        items = event.items
-        new = [item_to_json(i) for i in items[self.sent :]]
-        self.sent = len(items)
-        return new
-
-    def write(self) -> None:
+    def write(self, record: dict[str, Any]) -> None:
         """Write atomically: a temp file next to the target, fsync, replace."""
         temp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         with open(temp, "w", encoding="utf-8") as handle:
-            json.dump(self.record, handle, ensure_ascii=False, indent=2)
+            json.dump(record, handle, ensure_ascii=False, indent=2)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temp, self.path)

@@ -1,0 +1,103 @@
+"""Every string the CLI shows while a run happens, in one table, in the question's language.
+
+``Words(chinese)`` picks a column for a whole run; ``words_for(question)`` decides which from
+the question's own words (a Chinese file name in an English question keeps English).
+"""
+
+from __future__ import annotations
+
+import re
+
+from minipi.agent.result import RunResult
+
+__all__ = ["Words", "plural", "words_for"]
+
+_TEXT: dict[str, tuple[str, str]] = {
+    # the round-by-round log
+    "call": ("[第 {turn} 轮调用]", "[turn {turn} call]"),
+    "text": ("[第 {turn} 轮模型文本]", "[turn {turn} model text]"),
+    "ok": ("[工具成功]", "[tool ok]"),
+    "failed": ("[工具失败] {code}", "[tool error] {code}"),
+    "notice": ("[提示]", "[notice]"),
+    # the summary line
+    "succeeded": ("成功", "succeeded"),
+    "failed_run": ("失败", "failed"),
+    "budget_exhausted": ("预算耗尽", "budget_exhausted"),
+    "cancelled": ("已取消", "cancelled"),
+    "summary": (
+        "[{status}] {turns} 次模型请求，{calls} 次工具调用，{tokens}",
+        "[{status}] {turns}, {calls}, {tokens}",
+    ),
+    "tokens": ("tokens 输入 {input} / 输出 {output}", "tokens in {input} / out {output}"),
+    "no_tokens": ("服务器未报告 tokens", "tokens not reported by the server"),
+    "cached": (" (cached {n})", " (cached {n})"),
+    "changes": ("，{changes} 处改动", ", {changes} made"),
+    # approvals
+    "approval": ("[需要确认]", "[approval needed]"),
+    "allowed_all": ("已自动允许", "allowed by --approve all"),
+    "denied_flag": ("已拒绝（--approve deny）", "denied by --approve deny"),
+    "denied_tty": (
+        "已拒绝：标准输入不是终端",
+        "denied: stdin is not a terminal (use --approve all to allow)",
+    ),
+    "allow_prompt": ("允许吗？[y/N] ", "Allow? [y/N] "),
+    "denied_eof": ("已拒绝：输入已结束", "denied: end of input"),
+}
+
+_PLURAL_NOUNS = {"turns": "model request", "calls": "tool call", "changes": "change"}
+
+
+def plural(n: int, noun: str) -> str:
+    """``1 tool call``, ``2 tool calls``: the one plural helper of the CLI."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+class Words:
+    """The table's column for one language."""
+
+    def __init__(self, chinese: bool) -> None:
+        self.chinese = chinese
+
+    def __call__(self, key: str, **values: object) -> str:
+        template = _TEXT[key][0 if self.chinese else 1]
+        if not self.chinese:  # English counts take their nouns: "2 tool calls"
+            values = {
+                k: plural(v, _PLURAL_NOUNS[k]) if k in _PLURAL_NOUNS and isinstance(v, int) else v
+                for k, v in values.items()
+            }
+        return template.format(**values)
+
+    def summary(self, result: RunResult, changes: int = 0) -> str:
+        """The run's closing line: status, requests, calls, tokens and the changes made
+        (counted from tool results, not from the model's text); the reason if it failed."""
+        usage = result.usage
+        if usage.input_tokens or usage.output_tokens:
+            tokens = self("tokens", input=usage.input_tokens, output=usage.output_tokens)
+        else:
+            tokens = self("no_tokens")
+        status = self("failed_run" if result.status == "failed" else result.status)
+        line = self(
+            "summary", status=status, turns=result.turns, calls=result.tool_calls, tokens=tokens
+        )
+        if usage.cached_tokens:
+            line += self("cached", n=usage.cached_tokens)
+        if changes:
+            line += self("changes", changes=changes)
+        if result.status != "succeeded":
+            line += f"\n{result.code}: {result.error}"
+        return line
+
+
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
+_NAMED = re.compile(r"""(?:"[^"]*"|'[^']*'|`[^`]*`|\S*[./\\]\S*)""")
+
+
+def words_for(question: str) -> Words:
+    """Chinese when the question is written in Chinese: Han characters outweigh Latin words,
+    not counting file names, paths and quoted text (an English question that names
+    ``猫咪小花.txt`` is English; ``帮我看看 reports 目录`` is Chinese)."""
+    prose = _NAMED.sub(" ", question)
+    han = len(_HAN.findall(prose))
+    latin = len(_LATIN_WORD.findall(prose))
+    return Words(han > 0 and han >= latin)
