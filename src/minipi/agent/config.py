@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from minipi.errors import AgentError
 
 if TYPE_CHECKING:
+    from minipi.agent.rules import Rule
     from minipi.agent.tools import AgentTool
 
 __all__ = ["RESERVED_REQUEST_KEYS", "AgentConfig", "checked_tools"]
@@ -61,6 +62,10 @@ class AgentConfig:
     before the server would refuse the request (see ``agent/context.py``)."""
     reserve_tokens: int | None = None
     """Tokens of the window kept free for the reply (default: 1/8 of it, at least 256)."""
+    rules: Sequence[Callable[[], Rule]] = ()
+    """Extra rules, as factories called once per run (rules keep state): each rule
+    (``minipi.agent.rules.Rule``) sees every call and result and may refuse an answer (the
+    evidence policy is one)."""
 
 
 def checked_tools(config: AgentConfig, tools: Sequence[AgentTool]) -> dict[str, AgentTool]:

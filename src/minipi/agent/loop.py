@@ -33,7 +33,7 @@ from minipi.agent.events import (
 )
 from minipi.agent.execute import Outcome, Toolbox
 from minipi.agent.result import RunResult
-from minipi.agent.rules import Retry, Rules
+from minipi.agent.rules import Nudge, Retry, Rules
 from minipi.agent.tools import AgentTool
 from minipi.ai.types import (
     Delta,
@@ -95,7 +95,11 @@ def _loop(run: _Run) -> Answer | End:
             return decision
         run.keep(reply)
         if isinstance(decision, Answer):
-            return run.rules.accept(decision.text) or decision
+            verdict = run.rules.accept(decision.text, run.history)
+            if not isinstance(verdict, Nudge):
+                return verdict or decision
+            run.nudge(verdict)
+            continue
         stop = _execute(run, decision.calls)
         if stop is not None:
             return stop
@@ -190,6 +194,13 @@ class _Run:
             self.emit(AssistantText(self.turns, reply.text))
         self.history.extend(reply.response.items)
         self.emit(ItemsAdded(self.turns, reply.response.items))
+
+    def nudge(self, nudge: Nudge) -> None:
+        """Tell the model what is wrong with its answer, as a user message, before asking."""
+        message = Message("user", nudge.message)
+        self.history.append(message)
+        self.emit(Notice(self.turns, nudge.notice, "nudge"))
+        self.emit(ItemsAdded(self.turns, (message,)))
 
     def deliver(self, outcome: Outcome) -> None:
         """Append one call's result (cut to what the context can hold)."""

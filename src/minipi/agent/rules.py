@@ -4,7 +4,9 @@
   of running it (a repeat, a call over budget);
 - ``observe(call, result, ran)``: after each result (``ran``: its handler ran); an ``End``
   ends the run once every call of the reply is answered;
-- ``accept(answer)``: before an answer is accepted; an ``End`` ends the run instead.
+- ``accept(answer, history)``: before an answer is accepted; an ``End`` ends the run
+  instead, a ``Nudge`` keeps the answer in the history, tells the model what is wrong with
+  it and asks again.
 
 The rules of a run are built together by ``Rules.for_run``. Replies that cannot be used are
 the ``ReplyRetry`` rule's; the context window's is ``minipi.agent.context.ContextFit``.
@@ -23,13 +25,14 @@ from minipi.agent.config import AgentConfig
 from minipi.agent.context import ContextFit
 from minipi.agent.ends import End
 from minipi.agent.tools import AgentTool, ToolResult
-from minipi.ai.types import FunctionCall, JsonObject, ToolSpec
+from minipi.ai.types import FunctionCall, Item, JsonObject, ToolSpec
 
 __all__ = [
     "CallBudget",
     "ChangeLedger",
     "Deadline",
     "ErrorStreak",
+    "Nudge",
     "RepeatGuard",
     "ReplyRetry",
     "RequiredTools",
@@ -45,6 +48,14 @@ def call_key(name: str, arguments: JsonObject) -> str:
     return name + json.dumps(arguments, sort_keys=True, ensure_ascii=False)
 
 
+@dataclass(frozen=True, slots=True)
+class Nudge:
+    """The decision to tell the model ``message`` (as a user message) and ask once more."""
+
+    message: str
+    notice: str
+
+
 class Rule:
     """A rule with no opinion; subclasses override the hooks they need."""
 
@@ -54,7 +65,7 @@ class Rule:
     def observe(self, call: Checked, result: ToolResult, ran: bool) -> End | None:
         return None
 
-    def accept(self, answer: str) -> End | None:
+    def accept(self, answer: str, history: Sequence[Item]) -> End | Nudge | None:
         return None
 
 
@@ -180,7 +191,7 @@ class ChangeLedger(Rule):
             self.failed[call.key or call.call.call_id] = f"{what} ({result.code})"
         return None
 
-    def accept(self, answer: str) -> End | None:
+    def accept(self, answer: str, history: Sequence[Item]) -> End | Nudge | None:
         if self.denied:
             refused = "; ".join(self.denied.values())
             return End(
@@ -275,6 +286,8 @@ class Rules:
     context: ContextFit
     clock: Deadline
     retry: ReplyRetry = field(default_factory=ReplyRetry)
+    extra: tuple[Rule, ...] = ()
+    """The caller's own rules (``AgentConfig.rules``), consulted after the built-in ones."""
 
     @classmethod
     def for_run(cls, config: AgentConfig, tools: Sequence[ToolSpec]) -> Rules:
@@ -293,11 +306,12 @@ class Rules:
             RequiredTools(config.required_tool_names),
             context,
             Deadline(config.max_seconds),
+            extra=tuple(make() for make in config.rules),
         )
 
     @property
     def _call_rules(self) -> tuple[Rule, ...]:
-        return (self.repeats, self.errors, self.budget, self.changes, self.required)
+        return (self.repeats, self.errors, self.budget, self.changes, self.required, *self.extra)
 
     def screen(self, call: FunctionCall, arguments: JsonObject) -> ToolResult | None:
         """The first rule's answer to ``call`` (the budget is asked last), or None: run it."""
@@ -312,5 +326,10 @@ class Rules:
         ends = [rule.observe(call, result, ran) for rule in self._call_rules]
         return next((end for end in ends if end is not None), None)
 
-    def accept(self, answer: str) -> End | None:
-        return self.changes.accept(answer)
+    def accept(self, answer: str, history: Sequence[Item]) -> End | Nudge | None:
+        """What the answer rules say (changes first, then any extra rule), or None: accept."""
+        for rule in (self.changes, *self.extra):
+            verdict = rule.accept(answer, history)
+            if verdict is not None:
+                return verdict
+        return None
