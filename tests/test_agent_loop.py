@@ -516,3 +516,28 @@ def test_each_unusable_reply_is_asked_again_once_counting_in_a_row(files: Projec
     model = ScriptedModel([empty, cut, reply_text("never")])
     result = run_agent(model, create_project_tools(files), config, "q")
     assert (result.status, result.code) == ("failed", "truncated")
+
+
+def test_a_rule_can_nudge_an_answer_once_and_the_model_answers_again() -> None:
+    from minipi.agent.rules import Nudge, Rule
+
+    class OnlyWithFigures(Rule):
+        nudged = False
+
+        def accept(self, answer: str, history: Any) -> Nudge | None:
+            if any(ch.isdigit() for ch in answer) or self.nudged:
+                return None
+            self.nudged = True
+            return Nudge("give the figures", "the answer had no figures")
+
+    events: list[Any] = []
+    model = ScriptedModel([reply_text("it is fine"), reply_text("128 orders")])
+    config = AgentConfig(rules=[OnlyWithFigures])
+    result = run_agent(model, [], config, "how many orders?", events.append)
+    assert (result.status, result.answer, result.turns) == ("succeeded", "128 orders", 2)
+    sent = model.requests[1].items
+    assert [type(i).__name__ for i in sent] == ["Message", "Message", "Message"]
+    assert sent[-1] == Message("user", "give the figures")
+    assert any(getattr(e, "code", "") == "nudge" for e in events)
+    again = run_agent(ScriptedModel([reply_text("fine"), reply_text("ok")]), [], config, "q")
+    assert again.answer == "ok"  # a fresh rule per run: it nudges again
