@@ -5,6 +5,7 @@ faults (H2, H3, H6, H10)."""
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -51,6 +52,19 @@ def shown(data: Path, name: str) -> Any:
     proc = sessions(data, "show", name, "--json")
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
+
+
+def saved_items(run_record: Any) -> list[dict[str, Any]]:
+    """The history items a run of ``sessions show --json`` saved, in order."""
+    return [i for e in run_record["events"] if e["type"] == "items" for i in e["items"]]
+
+
+def end_of(run_record: Any) -> Any:
+    """The ``run_end`` event that closes a run of ``sessions show --json``."""
+    end = run_record["events"][-1]
+    assert end["type"] == "run_end"
+    assert end["status"] == run_record["status"]
+    return end
 
 
 def start(server: FakeServer, data: Path, project: Path, *args: str) -> subprocess.Popen[str]:
@@ -173,7 +187,7 @@ def test_sessions_list_show_delete(fake_server: FakeServer, data: Path, project:
     assert "\x07" not in out
     assert "question  who is \\u001b]0;x\\u0007小花?" in out
     assert 'call read_file {"path":"inbox/猫咪小花.txt"}  (c1)' in out
-    assert "    ok  " in out
+    assert re.search(r"^    ok  .*  \d[\d.e-]* s$", out, re.MULTILINE)  # with its seconds
     assert "    error error [not_found]" in out
     assert "answer  小花 is a cat\\u001b[31m" in out
     for turn, request in enumerate(fake_server.requests, start=1):
@@ -185,11 +199,14 @@ def test_sessions_list_show_delete(fake_server: FakeServer, data: Path, project:
     record = shown(data, "s")
     (run_record,) = record["runs"]
     assert run_record["status"] == "succeeded"
-    responses = [e["data"] for e in run_record["entries"] if e["kind"] == "response"]
+    end = end_of(run_record)
+    responses = [e for e in run_record["events"] if e["type"] == "model_response"]
     assert [r["turn"] for r in responses] == [1, 2, 3]
-    assert sum(r["input_tokens"] for r in responses) == run_record["usage"]["input_tokens"]
-    assert all(r["input_tokens"] > 0 and r["output_tokens"] > 0 for r in responses)
-    assert all("cached_tokens" in r and r["seconds"] >= 0 for r in responses)
+    usages = [r["usage"] for r in responses]
+    assert sum(u["input_tokens"] for u in usages) == end["usage"]["input_tokens"]
+    assert all(u["input_tokens"] > 0 and u["output_tokens"] > 0 for u in usages)
+    assert all("cached_tokens" in u for u in usages)
+    assert all(r["seconds"] >= 0 for r in responses)
 
     deleted = sessions(data, "delete", "s")
     assert deleted.returncode == 0, deleted.stderr
@@ -197,6 +214,55 @@ def test_sessions_list_show_delete(fake_server: FakeServer, data: Path, project:
     missing = sessions(data, "show", "s")
     assert missing.returncode == 1
     assert "no session named 's'" in missing.stderr
+
+
+SAVED_AS_WRITTEN = {"items", "tool_executing", "tool_result", "model_response", "notice", "run_end"}
+
+
+def test_show_json_gives_each_step_as_ask_json_wrote_it(
+    fake_server: FakeServer, data: Path, project: Path
+) -> None:
+    move = Call("move_file", {"source": "inbox/猫咪小花.txt", "target": "archive"}, call_id="m")
+    fake_server.add(
+        Turn(calls=[Call("list_files", {"path": "inbox"}, call_id="c1"), move], reasoning="go"),
+        Turn("adopted"),
+    )
+    proc = run(
+        fake_server,
+        data,
+        project,
+        "ask",
+        "adopt the cat",
+        "--session",
+        "s",
+        "--json",
+        "--approve",
+        "all",
+    )
+    assert proc.returncode == 0, proc.stderr
+    written = [json.loads(line) for line in proc.stdout.splitlines()]
+    (run_record,) = shown(data, "s")["runs"]
+    saved = run_record["events"]
+    question = {"type": "message", "role": "user", "text": "adopt the cat"}
+    assert saved[0] == {"type": "items", "turn": 0, "items": [question]}
+    approvals = [e for e in saved if e["type"].startswith("approval_")]
+    assert approvals == [
+        {
+            "type": "approval_asked",
+            "turn": 1,
+            "call_id": "m",
+            "tool": "move_file",
+            "summary": "move inbox/猫咪小花.txt -> archive/猫咪小花.txt",
+            "details": {"source": "inbox/猫咪小花.txt", "destination": "archive/猫咪小花.txt"},
+        },
+        {"type": "approval_answered", "turn": 1, "call_id": "m", "allowed": True},
+    ]
+    steps = [e for e in saved[1:] if e not in approvals]
+    assert steps == [e for e in written if e["type"] in SAVED_AS_WRITTEN]
+    moving = [e["type"] for e in saved if e.get("call_id") == "m"]
+    assert moving == ["tool_executing", "approval_asked", "approval_answered", "tool_result"]
+    assert (run_record["question"], run_record["status"]) == ("adopt the cat", "succeeded")
+    assert end_of(run_record)["answer"] == "adopted"
 
 
 def test_a_second_process_on_a_session_fails_fast(
@@ -239,8 +305,8 @@ def test_ctrl_c_in_ask_ends_the_run_cancelled_and_saved(
     assert proc.returncode == 130, err
     assert "Traceback" not in err
     (record,) = shown(data, "s")["runs"]
-    assert (record["status"], record["code"]) == ("cancelled", "cancelled")
-    items = [e["data"] for e in record["entries"] if e["kind"] == "item"]
+    assert (record["status"], end_of(record)["code"]) == ("cancelled", "cancelled")
+    items = saved_items(record)
     calls = [i["call_id"] for i in items if i["type"] == "function_call"]
     results = [i["call_id"] for i in items if i["type"] == "function_call_output"]
     assert calls == results == ["c1"]

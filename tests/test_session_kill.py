@@ -135,11 +135,11 @@ def saved_entries(data: Path) -> list[Entry]:
 
 
 def saved_items(data: Path) -> list[dict[str, Any]]:
-    return [e.data for e in saved_entries(data) if e.kind == "item"]
+    return [i for e in saved_entries(data) if e.type == "items" for i in e.event["items"]]
 
 
 def entry_kinds(data: Path) -> list[tuple[str, object]]:
-    return [(e.kind, e.data.get("allowed")) for e in saved_entries(data)]
+    return [(e.type, e.event.get("allowed")) for e in saved_entries(data)]
 
 
 def assert_answered_once_in_order(items: list[dict[str, Any]]) -> None:

@@ -1,12 +1,16 @@
 """Saving as it happens and resuming into a valid history (principle 10, H3, H7, F7).
 
-The real loop and the real move tool on a copy of the shelter example; "the process dies"
-is a BaseException raised where a save would happen, so the store holds exactly what a
-killed process would have left (each save is its own committed transaction).
+The real loop and the real move tool on a copy of the shelter example. Faults strike inside
+the SQLite transaction that saves a chosen step, through the store's connection (the
+library's boundary, as a full disk would): "the process dies" is a BaseException raised
+there, so the store holds exactly what a killed process would have left (each save is its
+own committed transaction); "the disk is full" is SQLite's own ``OperationalError``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import re
 import signal
@@ -17,18 +21,19 @@ from typing import Any
 
 import pytest
 
-from minipi.agent import AgentConfig, RunResult, run_agent
+from minipi.agent import AgentConfig, Notice, RunResult, run_agent
 from minipi.ai.testing import ScriptedModel, reply_calls, reply_text
 from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, Message
+from minipi.errors import SessionError
 from minipi.files import ProjectFiles, create_project_tools
-from minipi.session import NOT_RUN, OUTCOME_UNKNOWN, OpenSession, SessionStore, open_session
-from minipi.session.store import NewEntry
+from minipi.session import NOT_RUN, OUTCOME_UNKNOWN, Entry, OpenSession, open_session
 from support.cli import copy_example
 from support.files import Approvals
 
 CONFIG = AgentConfig()
 CAT = "inbox/猫咪小花.txt"
 MOVE = ("move_file", {"source": CAT, "target": "archive"}, "call_move")
+Step = dict[str, Any]
 
 
 class Killed(BaseException):
@@ -64,6 +69,9 @@ class Process:
         items = [*history, Message("user", question)]
         return run_agent(model, self.tools, CONFIG, items, self.session.recorder)
 
+    def entries(self) -> list[Entry]:
+        return self.session.store.entries(self.session.info.id)
+
     def close(self) -> None:  # what the kernel does for a killed process
         self.files.close()
         self.session.close()
@@ -90,34 +98,80 @@ def stop(processes: list[Process], process: Process, monkeypatch: pytest.MonkeyP
     monkeypatch.undo()
 
 
-def on_append(
-    monkeypatch: pytest.MonkeyPatch, matches: Callable[[NewEntry], bool], act: Callable[[], None]
+class FaultyConnection:
+    """The store's SQLite connection, calling ``act()`` inside the transaction that saves a
+    step ``matches`` accepts, before it is written (if ``act`` raises, nothing of that save
+    is committed). Everything else goes to the real connection."""
+
+    def __init__(
+        self, real: sqlite3.Connection, matches: Callable[[Step], bool], act: Callable[[], None]
+    ) -> None:
+        self.real, self.matches, self.act = real, matches, act
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+    def execute(self, sql: str, args: Sequence[Any] = ()) -> sqlite3.Cursor:
+        self._check([args])
+        return self.real.execute(sql, args)
+
+    def executemany(self, sql: str, rows: Any) -> sqlite3.Cursor:
+        rows = list(rows)
+        self._check(rows)
+        return self.real.executemany(sql, rows)
+
+    def _check(self, rows: Sequence[Sequence[Any]]) -> None:
+        if any(self.matches(step) for row in rows for step in _steps(row)):
+            self.act()
+
+
+def _steps(values: Sequence[Any]) -> list[Step]:
+    """The saved steps among an SQL statement's parameters (JSON objects with a type)."""
+    found = []
+    for value in values:
+        with contextlib.suppress(ValueError, TypeError):
+            step = json.loads(value)
+            if isinstance(step, dict) and "type" in step:
+                found.append(step)
+    return found
+
+
+def on_save(
+    monkeypatch: pytest.MonkeyPatch,
+    process: Process,
+    matches: Callable[[Step], bool],
+    act: Callable[[], None],
 ) -> None:
-    """``act()`` inside the transaction that saves an entry ``matches`` accepts, before it is
-    written (if ``act`` raises, nothing of that save is committed)."""
-    real = SessionStore._append
-
-    def append(self: SessionStore, db: Any, sid: int, run: int, entries: Any) -> None:
-        if any(matches(e) for e in entries):
-            act()
-        real(self, db, sid, run, entries)
-
-    monkeypatch.setattr(SessionStore, "_append", append)
+    """``act()`` while ``process`` saves a step that ``matches`` accepts."""
+    store = process.session.store
+    monkeypatch.setattr(store, "connection", FaultyConnection(store.connection, matches, act))
 
 
 def raise_when(
-    monkeypatch: pytest.MonkeyPatch, matches: Callable[[NewEntry], bool], error: BaseException
+    monkeypatch: pytest.MonkeyPatch,
+    process: Process,
+    matches: Callable[[Step], bool],
+    error: BaseException,
 ) -> None:
-    """Saving an entry ``matches`` accepts raises ``error`` (a kill, a full disk)."""
+    """Saving a step ``matches`` accepts raises ``error`` (a kill, a full disk)."""
 
     def act() -> None:
         raise error
 
-    on_append(monkeypatch, matches, act)
+    on_save(monkeypatch, process, matches, act)
 
 
-def output_of(call_id: str) -> Callable[[NewEntry], bool]:
-    return lambda e: e[0] == "item" and e[2]["type"] == "function_call_output" and (e[1] == call_id)
+def output_of(call_id: str) -> Callable[[Step], bool]:
+    return lambda step: (
+        step["type"] == "items"
+        and any(
+            i["type"] == "function_call_output" and i["call_id"] == call_id for i in step["items"]
+        )
+    )
+
+
+def step_of(kind: str, call_id: str | None = None) -> Callable[[Step], bool]:
+    return lambda step: step["type"] == kind and call_id in (None, step.get("call_id"))
 
 
 def assert_valid(items: Sequence[Item]) -> None:
@@ -147,6 +201,16 @@ def cat_moved_once(project: Path) -> bool:
     return not (project / CAT).exists() and (project / "archive" / "猫咪小花.txt").is_file()
 
 
+def described(entries: Sequence[Entry]) -> list[str]:
+    """Each saved step as ``type call_id``, an ``items`` step as the items it holds."""
+    return [
+        "items " + " ".join(i.get("call_id") or i["type"] for i in e.event["items"])
+        if e.type == "items"
+        else f"{e.type} {e.call_id or ''}".strip()
+        for e in entries
+    ]
+
+
 def test_every_step_is_saved_in_order(data: Path, project: Path, processes: list[Process]) -> None:
     process = start(processes, data, project, Approvals(True))
     model = ScriptedModel(
@@ -154,39 +218,40 @@ def test_every_step_is_saved_in_order(data: Path, project: Path, processes: list
     )
     result = process.ask(model, "adopt the cat")
     assert result.status == "succeeded"
-    store, sid = process.session.store, process.session.recorder.session.id
-    kinds = [(e.kind, e.call_id) for e in store.entries(sid)]
-    assert kinds == [
-        ("item", None),
-        ("response", None),
-        ("item", "c1"),
-        ("item", "call_move"),
-        ("tool_executing", "c1"),
-        ("item", "c1"),
-        ("tool_executing", "call_move"),
-        ("approval_asked", "call_move"),
-        ("approval_answered", "call_move"),
-        ("item", "call_move"),
-        ("response", None),
-        ("item", None),
+    assert described(process.entries()) == [
+        "items message",
+        "model_response",
+        "items c1 call_move",
+        "tool_executing c1",
+        "tool_result c1",
+        "items c1",
+        "tool_executing call_move",
+        "approval_asked call_move",
+        "approval_answered call_move",
+        "tool_result call_move",
+        "items call_move",
+        "model_response",
+        "items message",
     ]
     assert process.session.history() == list(result.items)
-    (run,) = store.runs(sid)
+    (run,) = process.session.store.runs(process.session.info.id)
     assert (run.status, run.answer, run.turns, run.tool_calls) == ("succeeded", "done", 2, 2)
     assert run.usage == result.usage
+    assert process.session.unfinished() == []
 
 
 def test_killed_after_the_move_before_its_result_was_saved(
     data: Path, project: Path, processes: list[Process], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     first = start(processes, data, project, Approvals(True))
-    raise_when(monkeypatch, output_of("call_move"), Killed())
+    raise_when(monkeypatch, first, output_of("call_move"), Killed())
     with pytest.raises(Killed):
         first.ask(ScriptedModel([reply_calls(MOVE), reply_text("done")]), "adopt the cat")
     stop(processes, first, monkeypatch)
     assert cat_moved_once(project)
 
     second = start(processes, data, project, never("a move of unknown outcome was asked again"))
+    assert [r.question for r in second.session.unfinished()] == ["adopt the cat"]
     (fix,) = second.session.repair(second.tools)
     assert (fix.call_id, fix.action, fix.output) == (
         "call_move",
@@ -196,9 +261,14 @@ def test_killed_after_the_move_before_its_result_was_saved(
     history = second.session.history()
     assert_valid(history)
     assert outputs(history)["call_move"].is_error
-    (run,) = second.session.store.runs(second.session.recorder.session.id)
+    (run,) = second.session.store.runs(second.session.info.id)
     assert (run.status, run.code) == ("cancelled", "interrupted")
     assert (run.turns, run.tool_calls, run.usage.requests) == (1, 1, 1)  # counted from entries
+    assert described(second.entries())[-3:] == [
+        "tool_result call_move",  # the repair is saved as the loop saves a result
+        "items call_move",
+        "notice",
+    ]
 
     model = ScriptedModel([reply_text("the cat may have moved; I will check")])
     assert second.ask(model, "did it work?").status == "succeeded"
@@ -217,7 +287,7 @@ def test_a_pending_approval_is_asked_again_and_moves_only_if_granted(
     granted: bool,
 ) -> None:
     first = start(processes, data, project, Approvals(Killed()))
-    raise_when(monkeypatch, lambda e: e[0] == "approval_answered", Killed())
+    raise_when(monkeypatch, first, step_of("approval_answered"), Killed())
     with pytest.raises(Killed):
         first.ask(ScriptedModel([reply_calls(MOVE)]), "adopt the cat")
     stop(processes, first, monkeypatch)
@@ -244,7 +314,7 @@ def test_calls_that_never_started_are_not_run(
     data: Path, project: Path, processes: list[Process], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     first = start(processes, data, project, Approvals(True))
-    raise_when(monkeypatch, lambda e: e[0] == "tool_executing" and e[1] == "call_move", Killed())
+    raise_when(monkeypatch, first, step_of("tool_executing", "call_move"), Killed())
     reply = reply_calls(
         ("read_file", {"path": "archive/README.txt"}, "c1"), MOVE, ("list_files", {}, "c3")
     )
@@ -266,7 +336,7 @@ def test_parallel_reads_killed_before_their_results_were_saved(
     data: Path, project: Path, processes: list[Process], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     first = start(processes, data, project, Approvals(True))
-    raise_when(monkeypatch, output_of("r1"), Killed())
+    raise_when(monkeypatch, first, output_of("r1"), Killed())
     reply = reply_calls(
         ("list_files", {"path": "inbox"}, "r1"), ("list_files", {"path": "."}, "r2")
     )
@@ -287,7 +357,7 @@ def test_a_refused_move_whose_result_was_not_saved_stays_refused(
     data: Path, project: Path, processes: list[Process], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     first = start(processes, data, project, Approvals(False))
-    raise_when(monkeypatch, output_of("call_move"), Killed())
+    raise_when(monkeypatch, first, output_of("call_move"), Killed())
     with pytest.raises(Killed):
         first.ask(ScriptedModel([reply_calls(MOVE)]), "adopt the cat")
     stop(processes, first, monkeypatch)
@@ -295,24 +365,36 @@ def test_a_refused_move_whose_result_was_not_saved_stays_refused(
     second = start(processes, data, project, never("not again"))
     (fix,) = second.session.repair(second.tools)
     assert fix.action == "refused"
+    assert fix.output == "not executed: the user did not approve it; nothing was changed"
     assert (project / CAT).exists()
     assert_valid(second.session.history())
 
 
-def test_a_failed_save_stops_the_run_before_the_move(
+def test_a_failed_save_stops_the_run_and_nothing_after_it_is_saved(
     data: Path, project: Path, processes: list[Process], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """H3: disk full when saving that the move starts: the run ends failed before the move
-    (the loop turns the sink's error into its result; the CLI reports it); nothing moved."""
+    """H3: disk full when saving that the move starts: the sink's error ends the run failed
+    before the move; the later events (the closed call, the end) are not saved either, and
+    the sink raises the same error for each; the next process repairs the run."""
     approvals = Approvals(True)
     first = start(processes, data, project, approvals)
     full = sqlite3.OperationalError("database or disk is full")
-    raise_when(monkeypatch, lambda e: e[0] == "tool_executing", full)
+    raise_when(monkeypatch, first, step_of("tool_executing"), full)
     result = first.ask(ScriptedModel([reply_calls(MOVE), reply_text("done")]), "adopt the cat")
     assert (result.status, result.code) == ("failed", "session_write_failed")
-    assert re.search(r"was not saved.*disk is full.*--session s", result.error or "")
+    assert re.search(
+        r"was not saved.*disk is full.*free some space.*--session s", result.error or ""
+    )
     assert approvals.requests == []
     assert (project / CAT).exists()
+    monkeypatch.undo()  # the disk has room again: still nothing more is saved by this run
+    saved = described(first.entries())
+    assert saved == ["items message", "model_response", "items call_move"]
+    with pytest.raises(SessionError, match="was not saved") as again:
+        first.session.recorder(Notice(1, "later", "retry"))
+    assert again.value.code == "session_write_failed"
+    assert described(first.entries()) == saved
+    assert [r.status for r in first.session.unfinished()] == [None]
     stop(processes, first, monkeypatch)
 
     second = start(processes, data, project, never("not run"))
@@ -326,7 +408,7 @@ def test_a_failed_save_of_an_approval_denies_the_move(
 ) -> None:
     first = start(processes, data, project, Approvals(True))
     failed = sqlite3.OperationalError("disk I/O error")
-    raise_when(monkeypatch, lambda e: e[0] == "approval_answered", failed)
+    raise_when(monkeypatch, first, step_of("approval_answered"), failed)
     result = first.ask(ScriptedModel([reply_calls(MOVE), reply_text("done")]), "adopt the cat")
     assert (result.status, result.code) == ("failed", "session_write_failed")
     assert "disk I/O error" in (result.error or "")
@@ -341,6 +423,47 @@ def test_a_failed_save_of_an_approval_denies_the_move(
     assert cat_moved_once(project)
 
 
+def test_a_failed_save_during_the_repair_stops_it_before_the_move(
+    data: Path, project: Path, processes: list[Process], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = start(processes, data, project, Approvals(Killed()))
+    raise_when(monkeypatch, first, step_of("approval_answered"), Killed())
+    with pytest.raises(Killed):
+        first.ask(ScriptedModel([reply_calls(MOVE)]), "adopt the cat")
+    stop(processes, first, monkeypatch)
+
+    second = start(processes, data, project, Approvals(True))
+    full = sqlite3.OperationalError("database or disk is full")
+    raise_when(monkeypatch, second, step_of("approval_answered"), full)
+    with pytest.raises(SessionError, match="session 's' was not saved") as caught:
+        second.session.repair(second.tools)
+    assert caught.value.code == "session_write_failed"
+    assert (project / CAT).exists()  # the "yes" was not saved: nothing moved
+    stop(processes, second, monkeypatch)
+
+    third = start(processes, data, project, Approvals(True))
+    (fix,) = third.session.repair(third.tools)
+    assert fix.action == "asked_again"
+    assert cat_moved_once(project)
+
+
+def test_a_run_whose_end_was_not_saved_is_closed_when_next_opened(
+    data: Path, project: Path, processes: list[Process], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = start(processes, data, project, Approvals(True))
+    raise_when(monkeypatch, first, step_of("run_end"), sqlite3.OperationalError("disk full"))
+    with contextlib.suppress(SessionError):  # raised by the sink at the run's end
+        first.ask(ScriptedModel([reply_text("three animals")]), "who is there?")
+    stop(processes, first, monkeypatch)
+
+    second = start(processes, data, project, never("nothing to ask"))
+    assert [r.question for r in second.session.unfinished()] == ["who is there?"]
+    assert second.session.repair(second.tools) == []  # every call had its result
+    (run,) = second.session.store.runs(second.session.info.id)
+    assert (run.status, run.code, run.turns) == ("cancelled", "interrupted", 1)
+    assert second.session.history()[-1] == Message("assistant", "three animals")
+
+
 def test_ctrl_c_during_a_save_lands_after_the_commit(
     data: Path, project: Path, processes: list[Process], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -348,9 +471,10 @@ def test_ctrl_c_during_a_save_lands_after_the_commit(
     ends the run cancelled with its call closed, and that is saved too."""
     approvals = Approvals(True)
     process = start(processes, data, project, approvals)
-    on_append(
+    on_save(
         monkeypatch,
-        lambda e: e[0] == "item" and e[2]["type"] == "function_call",
+        process,
+        lambda step: step["type"] == "items" and step["items"][0]["type"] == "function_call",
         lambda: os.kill(os.getpid(), signal.SIGINT),
     )
     result = process.ask(ScriptedModel([reply_calls(MOVE)]), "adopt the cat")
@@ -363,7 +487,7 @@ def test_ctrl_c_during_a_save_lands_after_the_commit(
     assert_valid(history)
     assert outputs(history)["call_move"].output == NOT_RUN  # the move never began
     assert process.session.repair(process.tools) == []
-    (run,) = process.session.store.runs(process.session.recorder.session.id)
+    (run,) = process.session.store.runs(process.session.info.id)
     assert run.status == "cancelled"
 
 
@@ -384,6 +508,6 @@ def test_an_error_that_escaped_the_loop_ends_the_run(
     process = start(processes, data, project, Approvals(True))
     process.session.recorder.begin_run("adopt the cat", "m")
     process.session.recorder.abandon(error)
-    (run,) = process.session.store.runs(process.session.recorder.session.id)
+    (run,) = process.session.store.runs(process.session.info.id)
     assert (run.status, run.code, run.error) == ended
     assert process.session.unfinished() == []

@@ -12,23 +12,21 @@ from pathlib import Path
 
 import pytest
 
-from minipi.ai.types import Message
 from minipi.errors import ConfigError, SessionBusyError, SessionError, SessionStoreError
 from minipi.session import SCHEMA_VERSION, SessionLock, SessionStore, open_session
 from minipi.session.location import check_outside_project
-from minipi.session.recorder import item_entry
 
 EVIL = "EVIL\x1b]0;pwned\x07"
+QUESTION = {"type": "items", "turn": 0, "items": [{"type": "message", "role": "user", "text": "q"}]}
 
 
 def _filled(data: Path) -> None:
     """A store with one session, one run and its question."""
-    store = SessionStore.open(data)
+    opened = open_session(data, Path("/p"), "demo")
     try:
-        info = store.create("demo", "/p", "m")
-        store.begin_run(info.id, "q", "m", item_entry(Message("user", "q")))
+        opened.recorder.begin_run("q", "m")
     finally:
-        store.close()
+        opened.close()
 
 
 def _raw(data: Path, sql: str, *args: object) -> list[tuple[object, ...]]:
@@ -151,6 +149,15 @@ def test_a_future_schema_version_is_refused_and_left_alone(tmp_path: Path) -> No
     assert _raw(data, "SELECT name FROM sessions") == [("demo",)]
 
 
+def test_an_older_schema_version_is_refused_and_left_alone(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    _filled(data)
+    _raw(data, "UPDATE schema_version SET version = 1")
+    with pytest.raises(SessionStoreError, match=r"an older schema version.*move it away"):
+        SessionStore.open(data)
+    assert _raw(data, "SELECT version FROM schema_version") == [(1,)]
+
+
 @pytest.mark.parametrize("version", [EVIL, None, 1.5, 0])
 def test_an_unreadable_schema_version_is_refused_without_echo(
     tmp_path: Path, version: object
@@ -176,19 +183,34 @@ def test_another_sqlite_database_is_not_taken_over(tmp_path: Path) -> None:
     assert _raw(data, "SELECT name FROM sqlite_master") == [("notes",)]
 
 
+ENDED = '{"type": "run_end", "status": "failed", "answer": "", "turns": 1, "tool_calls": 0, '
+
+
 @pytest.mark.parametrize(
     ("sql", "read"),
     [
         ("UPDATE sessions SET created = ?", "sessions"),
-        ("UPDATE runs SET usage = ?", "runs"),
-        ("UPDATE entries SET data = ?", "entries"),
-        ("UPDATE entries SET kind = ?", "entries"),
+        ('UPDATE runs SET "end" = ?', "runs"),
+        ("UPDATE runs SET status = 'failed', \"end\" = ?", "runs"),
+        ("UPDATE entries SET event = ?", "entries"),
+        ("UPDATE entries SET event = '{\"type\": \"' || ? || '\"}'", "entries"),
     ],
 )
-def test_malformed_rows_are_refused_without_echo(tmp_path: Path, sql: str, read: str) -> None:
+@pytest.mark.parametrize(
+    "value",
+    [
+        EVIL,
+        ENDED + '"code": "x", "error": "x", "usage": "EVIL"}',
+        ENDED + '"code": 5, "error": "EVIL", "usage": {}}',
+        '["EVIL"]',
+    ],
+)
+def test_malformed_rows_are_refused_without_echo(
+    tmp_path: Path, sql: str, read: str, value: str
+) -> None:
     data = tmp_path / "data"
     _filled(data)
-    _raw(data, sql, EVIL)
+    _raw(data, sql, value)
     store = SessionStore.open(data)
     readers: dict[str, Callable[[], object]] = {
         "sessions": store.sessions,
@@ -205,10 +227,32 @@ def test_malformed_rows_are_refused_without_echo(tmp_path: Path, sql: str, read:
     assert _raw(data, "SELECT COUNT(*) FROM entries") == [(1,)]
 
 
+def test_a_run_end_is_read_back_as_saved(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    _filled(data)
+    end = ENDED + '"code": "x", "error": "why", "usage": {"input_tokens": 3}, "evidence": []}'
+    _raw(data, "UPDATE runs SET status = 'failed', ended = 1.0, \"end\" = ?", end)
+    store = SessionStore.open(data)
+    try:
+        (run,) = store.runs(1)
+    finally:
+        store.close()
+    assert (run.status, run.code, run.error, run.turns, run.usage.input_tokens) == (
+        "failed",
+        "x",
+        "why",
+        1,
+        3,
+    )
+    assert run.end is not None
+    assert run.end["evidence"] == []  # kept whole: what a newer run_end holds is shown too
+
+
 def test_a_malformed_item_stops_the_resume_without_echo(tmp_path: Path) -> None:
     data = tmp_path / "data"
     _filled(data)
-    _raw(data, """UPDATE entries SET data = '{"type": "EVIL\\u001b[31m", "text": "x"}'""")
+    item = '{"type": "EVIL\\u001b[31m", "text": "x"}'
+    _raw(data, """UPDATE entries SET event = '{"type": "items", "items": [' || ? || ']}'""", item)
     opened = open_session(data, Path("/p"), "demo")
     try:
         with pytest.raises(SessionStoreError, match="entry #1 is a malformed item") as caught:
@@ -221,36 +265,33 @@ def test_a_malformed_item_stops_the_resume_without_echo(tmp_path: Path) -> None:
 def test_one_process_per_session(tmp_path: Path) -> None:
     store = SessionStore.open(tmp_path / "data")
     try:
-        first = SessionLock.acquire(store.dir_fd, store.data_dir, "demo")
+        first = SessionLock.acquire(store, "demo")
         with pytest.raises(SessionBusyError, match=f"'demo' is in use .*pid {os.getpid()}") as e:
-            SessionLock.acquire(store.dir_fd, store.data_dir, "demo")
+            SessionLock.acquire(store, "demo")
         assert e.value.pid == os.getpid()
-        other = SessionLock.acquire(store.dir_fd, store.data_dir, "other")  # not blocked
+        other = SessionLock.acquire(store, "other")  # not blocked
         other.release()
         first.release(remove=True)
         assert len(list((tmp_path / "data" / "locks").iterdir())) == 1  # only "other" is left
-        again = SessionLock.acquire(store.dir_fd, store.data_dir, "demo")
+        again = SessionLock.acquire(store, "demo")
         again.release()
     finally:
         store.close()
 
 
-def test_a_write_failure_is_a_session_error(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_full_disk_is_a_write_failure_and_nothing_half_saved(tmp_path: Path) -> None:
+    """SQLite's own "database or disk is full" (the file may not grow: ``max_page_count``)."""
     store = SessionStore.open(tmp_path / "data")
     try:
         info = store.create("demo", "/p")
-
-        def full(*args: object) -> None:
-            raise sqlite3.OperationalError("database or disk is full")
-
-        monkeypatch.setattr(SessionStore, "_append", full)
+        pages = store.connection.execute("PRAGMA page_count").fetchone()[0]
+        store.connection.execute(f"PRAGMA max_page_count = {pages}")
+        big = {**QUESTION, "items": [{"type": "message", "role": "user", "text": "x" * 50_000}]}
         with pytest.raises(SessionError, match="disk is full") as caught:
-            store.begin_run(info.id, "q", "m", item_entry(Message("user", "q")))
+            store.begin_run(info.id, "q", "m", big)
         assert caught.value.code == "session_write_failed"
-        monkeypatch.undo()
         assert store.runs(info.id) == []  # the transaction was rolled back whole
+        assert store.entries(info.id) == []
     finally:
         store.close()
 

@@ -11,7 +11,6 @@ import os
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +18,16 @@ import click
 
 from minipi.cli.terminal import safe, safe_json
 from minipi.errors import SessionError
-from minipi.session import Entry, RunRecord, SessionInfo, SessionLock, SessionStore, check_name
-from minipi.session.location import DB_NAME
-from minipi.session.records import saved_totals
+from minipi.session import (
+    Entry,
+    RunRecord,
+    SessionInfo,
+    SessionLock,
+    SessionStore,
+    check_name,
+    saved_totals,
+)
+from minipi.session.store import DB_NAME
 
 __all__ = ["data_dir", "delete_session", "list_sessions", "show_session"]
 
@@ -113,7 +119,7 @@ def show_session(directory: Path, name: str, *, as_json: bool) -> int:
 
 def delete_session(directory: Path, name: str) -> int:
     with _named(directory, name) as (store, info):
-        lock = SessionLock.acquire(store.dir_fd, store.data_dir, name)
+        lock = SessionLock.acquire(store, name)
         try:
             store.delete(info.id)
         finally:
@@ -134,20 +140,21 @@ def _timeline(number: int, run: RunRecord, entries: list[Entry]) -> list[str]:
     status = run.status or "unfinished (running, or interrupted: repaired when next opened)"
     lines = [f"run {number}  {_when(run.started)}  {status}"]
     lines.append(f"  question  {run.question}")
-    for entry in entries[1:] if entries and entries[0].kind == "item" else entries:
-        lines.extend(_entry_lines(entry, run))
+    seconds: dict[str, object] = {}  # call_id -> its tool's seconds (saved before its output)
+    for entry in entries[1:] if entries and entries[0].type == "items" else entries:
+        lines.extend(_entry_lines(entry.event, run, seconds))
     if run.status == "succeeded":
         lines.append(f"  answer  {run.answer}")
     elif run.status is not None:
         lines.append(f"  {run.code}: {run.error}")
-    seconds = f", {run.ended - run.started:.2f} s" if run.ended is not None else ""
+    took = f", {run.ended - run.started:.2f} s" if run.ended is not None else ""
     usage, turns, calls = run.usage, run.turns, run.tool_calls
-    if run.status is None:  # no end record yet: count what was saved
+    if run.status is None:  # no end yet: count what was saved
         usage, turns, calls = saved_totals(entries)
     lines.append(
         f"  total  {_count_of(turns, 'request')}, {_count_of(calls, 'tool call')}, "
         f"tokens in {usage.input_tokens} / "
-        f"out {usage.output_tokens} / cached {usage.cached_tokens}{seconds}"
+        f"out {usage.output_tokens} / cached {usage.cached_tokens}{took}"
     )
     return lines
 
@@ -156,37 +163,42 @@ def _count_of(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
-def _entry_lines(entry: Entry, run: RunRecord) -> list[str]:
-    data = entry.data
-    if entry.kind == "response":
+def _entry_lines(event: dict[str, Any], run: RunRecord, seconds: dict[str, object]) -> list[str]:
+    kind = event.get("type")
+    if kind == "model_response":
+        saved = event.get("usage")
+        usage: dict[str, Any] = saved if isinstance(saved, dict) else {}
         return [
-            f"  request {data.get('turn')}  tokens in {data.get('input_tokens')} / out "
-            f"{data.get('output_tokens')} / cached {data.get('cached_tokens')}  "
-            f"{data.get('seconds')} s"
+            f"  request {event.get('turn')}  tokens in {usage.get('input_tokens')} / out "
+            f"{usage.get('output_tokens')} / cached {usage.get('cached_tokens')}  "
+            f"{event.get('seconds')} s"
         ]
-    if entry.kind == "approval_asked":
-        return [f"    approval asked: {data.get('summary')}"]
-    if entry.kind == "approval_answered":
-        return [f"    approval {'granted' if data.get('allowed') is True else 'refused'}"]
-    if entry.kind == "notice":
-        return [f"  notice  {data.get('message')}"]
-    if entry.kind != "item":
+    if kind == "tool_result":
+        seconds[str(event.get("call_id"))] = event.get("seconds")
         return []
-    return _item_lines(data, run)
+    if kind == "approval_asked":
+        return [f"    approval asked: {event.get('summary')}"]
+    if kind == "approval_answered":
+        return [f"    approval {'granted' if event.get('allowed') is True else 'refused'}"]
+    if kind == "notice":
+        return [f"  notice  {event.get('message')}"]
+    items = event.get("items") if kind == "items" else None
+    if not isinstance(items, list):
+        return []
+    return [line for i in items if isinstance(i, dict) for line in _item_lines(i, run, seconds)]
 
 
-def _item_lines(data: dict[str, Any], run: RunRecord) -> list[str]:
+def _item_lines(data: dict[str, Any], run: RunRecord, seconds: dict[str, object]) -> list[str]:
     kind = data.get("type")
     if kind == "function_call":
         arguments = _short(str(data.get("arguments")), 200)
         return [f"  call {data.get('name')} {arguments}  ({data.get('call_id')})"]
     if kind == "function_call_output":
-        result = data.get("result") if isinstance(data.get("result"), dict) else {}
         output = str(data.get("output"))
         if data.get("is_error") is True:
             return [f"    error {_short(output, 160)}"]
-        seconds = f"  {result.get('seconds')} s" if result and "seconds" in result else ""
-        return [f"    ok  {_short(output, 160)}{seconds}"]
+        took = seconds.get(str(data.get("call_id")))
+        return [f"    ok  {_short(output, 160)}" + (f"  {took} s" if took is not None else "")]
     if kind == "message" and data.get("role") == "assistant":
         text = str(data.get("text")).strip()
         if run.status == "succeeded" and text == run.answer.strip():
@@ -223,20 +235,16 @@ def _session_json(info: SessionInfo) -> dict[str, Any]:
 
 
 def _run_json(run: RunRecord, entries: list[Entry]) -> dict[str, Any]:
+    """One run: its question, then each saved step as ``minipi ask --json`` writes events,
+    ending with ``run_end`` once the run has ended."""
+    events = [entry.event for entry in entries]
+    if run.end is not None:
+        events.append(run.end)
     return {
         "question": run.question,
         "model": run.model,
         "started": run.started,
         "ended": run.ended,
         "status": run.status,
-        "code": run.code,
-        "error": run.error,
-        "answer": run.answer,
-        "turns": run.turns,
-        "tool_calls": run.tool_calls,
-        "usage": asdict(run.usage),
-        "entries": [
-            {"seq": e.seq, "kind": e.kind, "call_id": e.call_id, "at": e.at, "data": e.data}
-            for e in entries
-        ],
+        "events": events,
     }

@@ -6,23 +6,38 @@
     run_agent(client, tools, config, [*opened.history(), Message("user", question)],
               on_event=opened.recorder)                  # save each step before the next
 
-The store lives in the user's data directory, never inside a project (``location``); one
-process holds a session at a time (``lock``); ``transcript`` checks a history before it is
-sent again; ``repair`` never re-runs a call whose outcome is unknown.
+``store``: where the database lives (never inside a project) and what it holds; ``recorder``:
+the event sink and the approver wrapper that save each step; ``resume``: opening a session,
+its history checked, the calls a killed process left open answered (never re-run when their
+outcome is unknown); ``lock``: one process per session.
 """
 
 from __future__ import annotations
 
-from minipi.session.handle import OpenSession, check_name, open_session
 from minipi.session.lock import SessionLock
 from minipi.session.recorder import SessionRecorder
-from minipi.session.records import Entry, RunRecord, SessionInfo
-from minipi.session.repair import NOT_RUN, OUTCOME_UNKNOWN, Repair
-from minipi.session.store import SCHEMA_VERSION, SessionStore
+from minipi.session.resume import (
+    NOT_RUN,
+    OUTCOME_UNKNOWN,
+    REFUSED,
+    OpenSession,
+    Repair,
+    check_name,
+    open_session,
+)
+from minipi.session.store import (
+    SCHEMA_VERSION,
+    Entry,
+    RunRecord,
+    SessionInfo,
+    SessionStore,
+    saved_totals,
+)
 
 __all__ = [
     "NOT_RUN",
     "OUTCOME_UNKNOWN",
+    "REFUSED",
     "SCHEMA_VERSION",
     "Entry",
     "OpenSession",
@@ -34,4 +49,5 @@ __all__ = [
     "SessionStore",
     "check_name",
     "open_session",
+    "saved_totals",
 ]

@@ -16,9 +16,7 @@ from pathlib import Path
 
 from minipi.errors import ConfigError, SessionError
 
-__all__ = ["DB_NAME", "check_outside_project", "create_private_file", "open_private_dir"]
-
-DB_NAME = "sessions.db"
+__all__ = ["check_outside_project", "create_private_file", "open_private_dir", "refused"]
 
 
 def check_outside_project(data_dir: Path, project: Path) -> None:
@@ -36,26 +34,20 @@ def check_outside_project(data_dir: Path, project: Path) -> None:
 def open_private_dir(path: Path, *, parent_fd: int | None = None) -> int:
     """Create ``path`` (0700) if missing and return an fd for it; refuse a symlink, a
     directory owned by someone else, or one that others may write to."""
-    name: str | Path = path
+    name: str | Path = path if parent_fd is None else path.name
     try:
         if parent_fd is None:
             path.parent.mkdir(parents=True, exist_ok=True)
-        else:
-            name = path.name
         with contextlib.suppress(FileExistsError):
             os.mkdir(name, 0o700, dir_fd=parent_fd)
-    except OSError as error:  # a parent that is a file, no permission, read-only...
-        raise _refused(path, _why(error)) from None
-    try:
         fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent_fd)
-    except OSError as error:
+    except OSError as error:  # a parent that is a file, no permission, a link...
         link = os.path.islink(path)  # O_DIRECTORY|O_NOFOLLOW says ENOTDIR for a link
-        raise _refused(path, "it is a symbolic link" if link else _why(error)) from None
-    info = os.fstat(fd)
-    problem = _ownership(info)
+        raise refused(path, "it is a symbolic link" if link else _why(error)) from None
+    problem = _ownership(os.fstat(fd))
     if problem:
         os.close(fd)
-        raise _refused(path, problem)
+        raise refused(path, problem)
     return fd
 
 
@@ -66,7 +58,7 @@ def create_private_file(dir_fd: int, name: str, where: Path) -> os.stat_result:
     try:
         fd = os.open(name, flags, 0o600, dir_fd=dir_fd)
     except OSError as error:
-        raise _refused(where / name, _why(error)) from None
+        raise refused(where / name, _why(error)) from None
     try:
         info = os.fstat(fd)
         problem = _ownership(info, directory=False)
@@ -75,7 +67,7 @@ def create_private_file(dir_fd: int, name: str, where: Path) -> os.stat_result:
         elif not problem and info.st_nlink > 1:
             problem = "it has other hard links"
         if problem:
-            raise _refused(where / name, problem)
+            raise refused(where / name, problem)
         if stat.S_IMODE(info.st_mode) & 0o077:
             os.fchmod(fd, 0o600)
         return info
@@ -99,7 +91,7 @@ def _why(error: OSError) -> str:
     return error.strerror or str(error)
 
 
-def _refused(path: Path, why: str) -> SessionError:
+def refused(path: Path, why: str) -> SessionError:
     return SessionError(
         f"cannot keep sessions in {path}: {why}; sessions are only stored in a private "
         "directory of yours (set MINIPI_DATA_DIR to choose another)",

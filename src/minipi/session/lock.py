@@ -1,4 +1,4 @@
-"""One process per session: ``flock`` on a lock file next to the store.
+"""One process per session: ``flock`` on a lock file in the store's ``locks/`` directory.
 
 The kernel releases an ``flock`` when its holder exits, SIGKILL included, so a crash never
 leaves a session locked. The holder writes its pid into the file for the next one's message.
@@ -10,10 +10,10 @@ import contextlib
 import fcntl
 import hashlib
 import os
-from pathlib import Path
 
 from minipi.errors import SessionBusyError
 from minipi.session.location import create_private_file, open_private_dir
+from minipi.session.store import SessionStore
 
 __all__ = ["SessionLock"]
 
@@ -27,25 +27,16 @@ class SessionLock:
         self._file_name = file_name
 
     @classmethod
-    def acquire(cls, data_dir_fd: int, data_dir: Path, session: str) -> SessionLock:
-        """Lock ``session`` or raise SessionBusyError naming the process that holds it."""
-        locks_fd = open_private_dir(data_dir / "locks", parent_fd=data_dir_fd)
+    def acquire(cls, store: SessionStore, session: str) -> SessionLock:
+        """Lock ``session`` of ``store``, or raise SessionBusyError naming the process that
+        holds it (at once: a second process never waits)."""
+        locks = store.data_dir / "locks"
+        locks_fd = open_private_dir(locks, parent_fd=store.dir_fd)
         file_name = hashlib.sha256(session.encode()).hexdigest()[:32] + ".lock"
         try:
             for _ in range(5):  # the file may be removed (sessions delete) while we open it
-                create_private_file(locks_fd, file_name, data_dir / "locks")
-                fd = os.open(file_name, os.O_RDWR | os.O_NOFOLLOW, dir_fd=locks_fd)
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except BlockingIOError:
-                    pid = _holder(fd)
-                    os.close(fd)
-                    raise SessionBusyError(
-                        f"session '{session}' is in use by another minipi process "
-                        f"(pid {pid or 'unknown'}); wait for it to end, or stop it",
-                        session=session,
-                        pid=pid,
-                    ) from None
+                create_private_file(locks_fd, file_name, locks)
+                fd = _locked(locks_fd, file_name, session)
                 if _same_file(fd, locks_fd, file_name):
                     with contextlib.suppress(OSError):  # the pid is for messages only
                         os.ftruncate(fd, 0)
@@ -74,9 +65,22 @@ class SessionLock:
         self._fd = -1
 
 
-def _holder(fd: int) -> int:
-    text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
-    return int(text) if text.isdigit() else 0
+def _locked(locks_fd: int, file_name: str, session: str) -> int:
+    """An fd of the lock file, ``flock``ed; SessionBusyError if another process holds it."""
+    fd = os.open(file_name, os.O_RDWR | os.O_NOFOLLOW, dir_fd=locks_fd)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+        os.close(fd)
+        pid = int(text) if text.isdigit() else 0
+        raise SessionBusyError(
+            f"session '{session}' is in use by another minipi process "
+            f"(pid {pid or 'unknown'}); wait for it to end, or stop it",
+            session=session,
+            pid=pid,
+        ) from None
+    return fd
 
 
 def _same_file(fd: int, dir_fd: int, name: str) -> bool:

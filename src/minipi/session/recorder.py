@@ -1,15 +1,19 @@
-"""Saving a session as it happens: the loop's event sink, and a wrapper for the approver.
+"""Saving a session as it happens: an ordinary event sink, and a wrapper for the approver.
 
 Persist before acting (RELIABILITY principle 10): the question is saved before the run
 starts; each reply's items before their calls run; ``tool_executing`` before a handler runs;
 an approval when it is asked and again when answered, before the change it allows; each
-result before the next request. So a process killed at any point leaves a record from which
-``repair`` can tell a call that never ran from one whose outcome is unknown.
+result before the next request; each request's usage and seconds; how the run ended. So a
+process killed at any point leaves a record from which ``resume`` can tell a call that never
+ran from one whose outcome is unknown. Each step is saved as the JSON object ``minipi ask
+--json`` writes for its event (``to_json``); a tool's ``tool_result`` is saved with the
+``items`` that carry its output, in one transaction.
 
-A save that fails (disk full: ``sqlite3.OperationalError``) raises ``SessionError`` out of
-the sink: ``run_agent`` does not catch it, so the run stops before its next step and the CLI
-reports it. A save that fails inside an approval denies the change instead, and the sink
-raises at its next event.
+A save that fails (disk full) raises ``SessionError`` (``session_write_failed``) out of the
+sink, and again at every later event, saving nothing more: a record with a gap would look
+whole. ``run_agent`` ends the run ``failed`` with that error; the run stays open in the
+store and is repaired when the session is next opened. An approval whose record cannot be
+saved is a denial, and the failure is raised at the next event.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import signal
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from minipi.agent.events import (
     AgentEvent,
@@ -28,148 +32,127 @@ from minipi.agent.events import (
     RunEnd,
     ToolExecuting,
     ToolResultReady,
+    to_json,
 )
-from minipi.agent.result import RunResult
+from minipi.agent.result import RunResult, RunStatus
 from minipi.agent.tools import ApprovalRequest, Approver
-from minipi.ai.serialize import item_to_json
-from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, Message
+from minipi.ai.types import FunctionCallOutput, Message, Usage
 from minipi.errors import MiniPiError, SessionError
-from minipi.session.records import RunRecord, SessionInfo
-from minipi.session.store import NewEntry, SessionStore
+from minipi.session.store import SessionInfo, SessionStore
 
-__all__ = ["SessionRecorder", "item_entry"]
+__all__ = ["SessionRecorder", "ended"]
 
 T = TypeVar("T")
+_SAVED_AS_IS = (ModelResponded, Notice, ToolExecuting)
 
 
 class SessionRecorder:
-    """The event sink that saves one session's runs; put it first among the sinks."""
+    """The event sink that saves the runs of one session; put it first among the sinks."""
 
     def __init__(self, store: SessionStore, session: SessionInfo) -> None:
         self.store = store
         self.session = session
         self.run_id: int | None = None
-        self.current_call: str | None = None  # the call whose handler runs (approvals)
+        self._acting: tuple[int, str | None] = (0, None)  # the turn and call whose handler runs
+        self._results: dict[str, dict[str, Any]] = {}  # tool_result objects awaiting their item
         self._failure: SessionError | None = None
-        self._results: dict[str, dict[str, object]] = {}  # call_id -> code, seconds
 
     def begin_run(self, question: str, model: str) -> None:
         """Save the question as a new run, before the loop starts."""
-        first = item_entry(Message("user", question))
-        self.run_id = self._save(
-            lambda: self.store.begin_run(self.session.id, question, model, first)
-        )
+        first = to_json(ItemsAdded(0, (Message("user", question),)))
+        sid = self.session.id
+        self.run_id = self._save(lambda: self.store.begin_run(sid, question, model, first))
+
+    def continue_run(self, run_id: int) -> None:
+        """Save the next events into the earlier run ``run_id`` (a repair of it)."""
+        self.run_id = run_id
 
     def __call__(self, event: AgentEvent) -> None:
-        self.raise_failure()
-        if self.run_id is None:
+        if isinstance(event, RunEnd):
+            self._end(to_json(event))
             return
+        steps: list[dict[str, Any]] = []
         if isinstance(event, ToolResultReady):
-            self._results[event.call_id] = {
-                "code": event.result.code,
-                "seconds": round(event.seconds, 4),
-            }
-        elif isinstance(event, ToolExecuting):
-            self.executing(event.call_id, event.name, event.turn)
+            self._results[event.call_id] = to_json(event)
         elif isinstance(event, ItemsAdded):
-            self.append(
-                [item_entry(i, self._results.pop(_call_id(i) or "", None)) for i in event.items]
-            )
-        elif isinstance(event, ModelResponded):
-            usage = event.response.usage
-            data = {
-                "turn": event.turn,
-                "seconds": round(event.seconds, 4),
-                "finish_reason": event.response.finish_reason,
-                "input_tokens": usage.input_tokens,
-                "output_tokens": usage.output_tokens,
-                "cached_tokens": usage.cached_tokens,
-            }
-            self.append([("response", None, data)])
-        elif isinstance(event, Notice):
-            self.note(event.code, event.message, event.turn)
-        elif isinstance(event, RunEnd):
-            self.end_run(_record(event.result))
-
-    def executing(self, call_id: str, name: str, turn: int = 0) -> None:
-        """Save that ``call_id``'s handler is about to run (approvals asked now are its own)."""
-        self.current_call = call_id
-        self.append([("tool_executing", call_id, {"turn": turn, "name": name})])
-
-    def note(self, code: str, message: str, turn: int = 0) -> None:
-        self.append([("notice", None, {"turn": turn, "code": code, "message": message})])
-
-    def append(self, entries: list[NewEntry]) -> None:
-        run_id = self.run_id
-        assert run_id is not None, "begin_run first"
-        self._save(lambda: self.store.append(self.session.id, run_id, entries))
-
-    def end_run(self, record: RunRecord) -> None:
-        run_id = self.run_id
-        assert run_id is not None, "begin_run first"
-        self._save(lambda: self.store.end_run(self.session.id, run_id, record))
-        self.run_id, self.current_call = None, None
-
-    def abandon(self, error: BaseException) -> None:
-        """End the open run after ``error`` escaped the loop (best effort; calls it left
-        open are answered by ``repair`` when the session is next opened)."""
-        if self.run_id is None or isinstance(error, SessionError):
-            return
-        cancelled = isinstance(error, KeyboardInterrupt)
-        record = RunRecord(
-            status="cancelled" if cancelled else "failed",
-            code="cancelled" if cancelled else getattr(error, "code", "internal_error"),
-            error=(str(error) if isinstance(error, MiniPiError) else type(error).__name__),
-        )
-        with suppress(SessionError):
-            self.end_run(record)
+            outputs = [i.call_id for i in event.items if isinstance(i, FunctionCallOutput)]
+            steps = [self._results.pop(c) for c in outputs if c in self._results]
+            steps.append(to_json(event))
+        elif isinstance(event, _SAVED_AS_IS):
+            if isinstance(event, ToolExecuting):  # approvals asked now are this call's
+                self._acting = (event.turn, event.call_id)
+            steps = [to_json(event)]
+        self._append(steps)
 
     def approver(self, inner: Approver) -> Approver:
         """``inner``, with each question and answer saved before the tool acts on it."""
 
         def approve(request: ApprovalRequest) -> bool:
-            call_id = self.current_call
-            asked = {
-                "tool": request.tool,
-                "summary": request.summary,
-                "details": dict(request.details),
-            }
-            if not self._saved_or_denied([("approval_asked", call_id, asked)]):
-                return False
+            turn, call_id = self._acting
+            asked = _approval("asked", turn, call_id, tool=request.tool, summary=request.summary)
             try:
-                allowed = inner(request) is True
-            except BaseException as error:  # closed input or Ctrl-C: nothing was allowed
-                answer = {"allowed": False, "by": type(error).__name__}
-                self._saved_or_denied([("approval_answered", call_id, answer)])
-                raise
-            answered: list[NewEntry] = [("approval_answered", call_id, {"allowed": allowed})]
-            return self._saved_or_denied(answered) and allowed
+                self._append([{**asked, "details": dict(request.details)}])
+                return self._answer(inner, request)
+            except SessionError:  # not saved: a denial (the sink raises it at its next event)
+                return False
 
         return approve
 
+    def _answer(self, inner: Approver, request: ApprovalRequest) -> bool:
+        """``inner``'s answer to ``request``, saved before it is returned."""
+        turn, call_id = self._acting
+        try:
+            allowed = inner(request) is True
+        except BaseException as error:  # closed input or Ctrl-C: nothing was allowed
+            with suppress(SessionError):  # the error that ends the run is this one
+                by = type(error).__name__
+                self._append([_approval("answered", turn, call_id, allowed=False, by=by)])
+            raise
+        self._append([_approval("answered", turn, call_id, allowed=allowed)])
+        return allowed
+
+    def abandon(self, error: BaseException) -> None:
+        """End the open run after ``error`` escaped the loop (best effort: calls it left open
+        are answered when the session is next opened; nothing is saved after a failed save)."""
+        if self.run_id is None:
+            return
+        cancelled = isinstance(error, KeyboardInterrupt)
+        status: RunStatus = "cancelled" if cancelled else "failed"
+        code = "cancelled" if cancelled else getattr(error, "code", "internal_error")
+        message = str(error) if isinstance(error, MiniPiError) else type(error).__name__
+        with suppress(SessionError):
+            self(ended(status, code, message))
+
     def raise_failure(self) -> None:
-        """Raise the save failure of this run, if any, again and again: once a step could not
-        be saved, nothing after it is saved either (a record with a gap would look whole);
-        the run is left open, and ``repair`` settles it when the session is next opened."""
+        """Transitional, while ``cli/app.py`` calls it after a run: raise the failed save, if
+        any (the run already ended ``failed`` with it). Remove with that call."""
+        self._append([])
+
+    def _append(self, steps: list[dict[str, Any]]) -> None:
+        run_id, sid = self.run_id, self.session.id
+        if run_id is None or not steps:  # nothing to save, or no run open: the check only
+            self._save(lambda: None)
+        else:
+            self._save(lambda: self.store.append(sid, run_id, steps))
+
+    def _end(self, end: dict[str, Any]) -> None:
+        run_id, sid = self.run_id, self.session.id
+        if run_id is not None:
+            self._save(lambda: self.store.end_run(sid, run_id, end))
+        self.run_id, self._acting, self._results = None, (0, None), {}
+
+    def _save(self, write: Callable[[], T]) -> T:
+        """The one way anything is saved: never after a failed save, and a failure to write
+        becomes the error that tells the user what to do."""
         if self._failure is not None:
             raise self._failure
-
-    def _saved_or_denied(self, entries: list[NewEntry]) -> bool:
-        try:
-            self.append(entries)
-        except SessionError as error:
-            self._failure = error  # raised by the sink at its next event
-            return False
-        return True
-
-    def _save(self, work: Callable[[], T]) -> T:
-        name = self.session.name
         with _sigint_deferred():
             try:
-                return work()
+                return write()
             except SessionError as error:
                 if error.code != "session_write_failed":
                     raise
+                name = self.session.name
                 self._failure = SessionError(
                     f"session '{name}' was not saved: {error}. The run stopped before its "
                     f"next step; free some space, then resume with --session {name} (what "
@@ -180,28 +163,20 @@ class SessionRecorder:
                 raise self._failure from None
 
 
-def item_entry(item: Item, result: dict[str, object] | None = None) -> NewEntry:
-    """The entry that saves ``item`` (with its tool's error code and seconds, if known)."""
-    data = item_to_json(item)
-    if result is not None:
-        data["result"] = result
-    return ("item", _call_id(item), data)
+def ended(
+    status: RunStatus,
+    code: str,
+    error: str,
+    usage: Usage | None = None,
+    turns: int = 0,
+    calls: int = 0,
+) -> RunEnd:
+    """The end of a run that ``run_agent`` could not end itself (no answer, no items)."""
+    return RunEnd(RunResult(status, "", (), usage or Usage(), turns, calls, code, error))
 
 
-def _call_id(item: Item) -> str | None:
-    return item.call_id if isinstance(item, FunctionCall | FunctionCallOutput) else None
-
-
-def _record(result: RunResult) -> RunRecord:
-    return RunRecord(
-        status=result.status,
-        code=result.code,
-        error=result.error,
-        answer=result.answer,
-        usage=result.usage,
-        turns=result.turns,
-        tool_calls=result.tool_calls,
-    )
+def _approval(kind: str, turn: int, call_id: str | None, **fields: Any) -> dict[str, Any]:
+    return {"type": f"approval_{kind}", "turn": turn, "call_id": call_id, **fields}
 
 
 @contextmanager

@@ -1,10 +1,17 @@
-"""The session store: one SQLite database (WAL) in the user's data directory.
+"""The session store: one SQLite database (WAL) in the private directory of ``location``.
 
-Each write is one transaction, committed before the caller takes its next step: the loop's
-sink saves an item before the loop acts on it. ``synchronous=FULL`` makes each commit durable
-against power loss too (NORMAL is only durable against a crash of the process): the record
-that a move was approved must never be lost while the move itself survives. That costs one
-fsync per step, a few per model request, which is nothing next to the model's seconds.
+What it holds (schema version 2): ``sessions`` (one per name and project), ``runs`` (one per
+question; ``status`` and ``end`` stay NULL until the run ended) and ``entries``: each saved
+step of a run as the JSON object ``minipi ask --json`` writes for its event (``to_json``),
+or an ``approval_asked`` / ``approval_answered`` step in the same style. A run's end is its
+``run_end`` object. A change of these tables or shapes is a new ``SCHEMA_VERSION``; a store
+of another version is refused, never converted. (Version 1 saved steps in shapes of its own,
+without their turn: they cannot be shown as events, and one reader is simpler than two.)
+
+Each write is one transaction, committed before the caller takes its next step.
+``synchronous=FULL`` makes each commit durable against power loss too (NORMAL is only durable
+against a crash of the process): the record that a move was approved must never be lost
+while the move itself survives. That costs one fsync per step, nothing next to the model.
 
 Nothing here resets or rewrites a store it cannot read: a file that is not a database, a
 schema version it does not know, or a malformed row raise ``SessionStoreError`` and leave the
@@ -13,35 +20,149 @@ file as it is. No value from the file is echoed in a message (H4).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager, suppress
-from dataclasses import asdict, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
 from minipi.ai.types import Usage
 from minipi.errors import SessionError, SessionStoreError
-from minipi.session.location import DB_NAME, create_private_file, open_private_dir
-from minipi.session.records import KINDS, Entry, EntryKind, RunRecord, SessionInfo
-from minipi.session.schema import (
-    ENTRY_TYPES,
-    RUN_COLUMNS,
-    RUN_TYPES,
-    SCHEMA,
-    SCHEMA_VERSION,
-    SESSION_COLUMNS,
-    SESSION_TYPES,
+from minipi.session.location import create_private_file, open_private_dir, refused
+
+__all__ = [
+    "DB_NAME",
+    "SCHEMA_VERSION",
+    "STEP_TYPES",
+    "Entry",
+    "RunRecord",
+    "SessionInfo",
+    "SessionStore",
+    "saved_totals",
+]
+
+DB_NAME = "sessions.db"
+SCHEMA_VERSION = 2
+STEP_TYPES = frozenset(
+    {"items", "tool_executing", "tool_result", "model_response", "notice"}
+    | {"approval_asked", "approval_answered"}
 )
+"""The ``type`` of every saved step (``run_end`` is kept with its run)."""
 
-__all__ = ["SCHEMA_VERSION", "NewEntry", "SessionStore"]
-
-NewEntry = tuple[EntryKind, str | None, dict[str, Any]]
-"""(kind, call_id, data) of an entry to append."""
+_SCHEMA = """
+CREATE TABLE schema_version (version INTEGER NOT NULL);
+CREATE TABLE sessions (
+    id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, project TEXT NOT NULL,
+    model TEXT NOT NULL DEFAULT '', created REAL NOT NULL, updated REAL NOT NULL);
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY,
+    session INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    question TEXT NOT NULL, model TEXT NOT NULL, started REAL NOT NULL,
+    ended REAL, status TEXT, "end" TEXT);
+CREATE TABLE entries (
+    id INTEGER PRIMARY KEY,
+    session INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL, event TEXT NOT NULL, UNIQUE (session, seq));
+CREATE INDEX runs_of_session ON runs (session, id);
+"""
+_SESSION_SQL = """SELECT s.id, s.name, s.project, s.model, s.created, s.updated,
+    (SELECT COUNT(*) FROM runs r WHERE r.session = s.id),
+    (SELECT r.status FROM runs r WHERE r.session = s.id ORDER BY r.id DESC LIMIT 1)
+    FROM sessions s"""
+_OPT_STR, _NUM = (str, type(None)), (int, float)
+_SESSION_TYPES = (int, str, str, str, _NUM, _NUM, int, _OPT_STR)
+_RUN_TYPES = (int, str, str, _NUM, (int, float, type(None)), _OPT_STR, _OPT_STR)
+_END_TYPES = {"code": _OPT_STR, "error": _OPT_STR, "answer": str, "turns": int, "tool_calls": int}
 T = TypeVar("T")
+
+
+# --- what the store holds, as read back ---------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    """One named session: a conversation about one project, made of runs (one per question)."""
+
+    id: int
+    name: str
+    project: str
+    model: str
+    created: float
+    updated: float
+    runs: int = 0
+    last_status: str | None = None
+    """The status of the latest run; None while it has no end (running or killed)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    """One question and how it ended; ``status`` and ``end`` are None until it has.
+
+    ``end`` is the run's ``run_end`` object as saved; the fields after it are read from it."""
+
+    id: int
+    question: str
+    model: str
+    started: float
+    ended: float | None = None
+    status: str | None = None
+    end: dict[str, Any] | None = None
+    code: str | None = None
+    error: str | None = None
+    answer: str = ""
+    usage: Usage = field(default_factory=Usage)
+    turns: int = 0
+    tool_calls: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One saved step of a run, in order (``seq`` counts within the session); ``event`` is
+    its JSON object, with a ``type`` from ``STEP_TYPES``."""
+
+    seq: int
+    run: int
+    event: dict[str, Any]
+
+    @property
+    def type(self) -> str:
+        return str(self.event["type"])
+
+    @property
+    def call_id(self) -> str | None:
+        value = self.event.get("call_id")
+        return value if isinstance(value, str) else None
+
+
+def saved_totals(entries: Sequence[Entry]) -> tuple[Usage, int, int]:
+    """The usage, model requests and distinct started tool calls saved in one run's
+    ``entries``: the totals of a run without an end (malformed counts add nothing)."""
+    usage, requests = Usage(), 0
+    for entry in entries:
+        if entry.type == "model_response":
+            requests += 1
+            one = _usage(entry.event.get("usage")) or Usage()
+            usage += replace(one, requests=1)
+    calls = {e.call_id for e in entries if e.type == "tool_executing"}
+    return usage, requests, len(calls)
+
+
+def _usage(value: object) -> Usage | None:
+    """The ``Usage`` saved as ``value`` (its counts by name), or None if malformed."""
+    if not isinstance(value, dict):
+        return None
+    counts = [value.get(f.name, 0) for f in fields(Usage)]
+    if not all(type(c) is int and c >= 0 for c in counts):
+        return None
+    return Usage(*counts)
+
+
+# --- the database -------------------------------------------------------------------------
 
 
 class SessionStore:
@@ -61,8 +182,7 @@ class SessionStore:
         dir_fd = open_private_dir(data_dir)
         try:
             created = create_private_file(dir_fd, DB_NAME, data_dir)
-            path = data_dir / DB_NAME
-            connection = sqlite3.connect(path, timeout=5.0, isolation_level=None)
+            connection = sqlite3.connect(data_dir / DB_NAME, timeout=5.0, isolation_level=None)
         except sqlite3.Error as error:
             os.close(dir_fd)
             raise SessionError(
@@ -74,12 +194,10 @@ class SessionStore:
             raise
         store = cls(connection, data_dir, dir_fd)
         try:
-            now = os.stat(path, follow_symlinks=False)
+            now = os.stat(store.path, follow_symlinks=False)
             if (now.st_dev, now.st_ino) != (created.st_dev, created.st_ino):
-                raise SessionError(
-                    f"{path} changed while it was opened", code="unsafe_session_path"
-                )
-            with store._reading():
+                raise refused(store.path, "it changed while it was opened")
+            with store._errors(writing=False):
                 store._prepare()
         except BaseException:
             store.close()
@@ -97,23 +215,14 @@ class SessionStore:
         db.execute("PRAGMA trusted_schema = OFF")
         db.execute("PRAGMA foreign_keys = ON")
         db.execute("PRAGMA synchronous = FULL")
-        fresh = not self._tables()
-        if fresh:
-            db.execute("PRAGMA journal_mode = WAL")  # stays set in the file
+        if not self._tables():
+            db.execute("PRAGMA journal_mode = WAL")  # kept in the file
             self._write(self._create_schema)
         rows = db.execute("SELECT version FROM schema_version").fetchall()
         version = rows[0][0] if len(rows) == 1 else None
         if version != SCHEMA_VERSION:
-            newer = isinstance(version, int) and version > SCHEMA_VERSION
-            what = "a newer schema version" if newer else "a missing or unknown schema version"
-            hint = "upgrade minipi" if newer else "move it away to start a new store"
-            raise SessionStoreError(
-                f"the session store {self.path} has {what} (this minipi reads version "
-                f"{SCHEMA_VERSION}); it was left as is: {hint}",
-                code="session_store_version",
-            )
-        if not fresh:
-            db.execute("PRAGMA journal_mode = WAL")  # a no-op unless changed by hand
+            raise _version_error(self.path, version)
+        db.execute("PRAGMA journal_mode = WAL")  # only once it is ours: a no-op unless reset
 
     def _tables(self) -> set[str]:
         rows = self.connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
@@ -129,53 +238,55 @@ class SessionStore:
     def _create_schema(self, db: sqlite3.Connection) -> None:
         if self._tables():  # another process created it first
             return
-        for statement in SCHEMA.split(";"):
+        for statement in _SCHEMA.split(";"):
             if statement.strip():
                 db.execute(statement)
         db.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
 
-    # --- reading --------------------------------------------------------------------------
+    # --- reading ------------------------------------------------------------------------
 
     def sessions(self, project: str | None = None) -> list[SessionInfo]:
         """Every session (of ``project`` if given), the most recently updated first."""
-        where, args = ("WHERE s.project = ?", (project,)) if project else ("", ())
-        sql = f"SELECT {SESSION_COLUMNS} FROM sessions s {where} ORDER BY s.updated DESC, s.id DESC"
-        with self._reading():
-            rows = self.connection.execute(sql, args).fetchall()
-        return [SessionInfo(*self._typed(r, SESSION_TYPES, "session row")) for r in rows]
+        where, args = (" WHERE s.project = ?", (project,)) if project else ("", ())
+        rows = self._read(f"{_SESSION_SQL}{where} ORDER BY s.updated DESC, s.id DESC", args)
+        return [SessionInfo(*self._typed(r, _SESSION_TYPES, "session row")) for r in rows]
 
     def find(self, name: str) -> SessionInfo | None:
-        sql = f"SELECT {SESSION_COLUMNS} FROM sessions s WHERE s.name = ?"
-        with self._reading():
-            row = self.connection.execute(sql, (name,)).fetchone()
-        return None if row is None else SessionInfo(*self._typed(row, SESSION_TYPES, "session row"))
+        rows = self._read(f"{_SESSION_SQL} WHERE s.name = ?", (name,))
+        return SessionInfo(*self._typed(rows[0], _SESSION_TYPES, "session row")) if rows else None
 
     def runs(self, session_id: int) -> list[RunRecord]:
-        sql = f"SELECT {RUN_COLUMNS} FROM runs WHERE session = ? ORDER BY id"
-        with self._reading():
-            rows = self.connection.execute(sql, (session_id,)).fetchall()
-        return [self._run(row) for row in rows]
+        sql = """SELECT id, question, model, started, ended, status, "end" FROM runs
+            WHERE session = ? ORDER BY id"""
+        return [self._run(row) for row in self._read(sql, (session_id,))]
 
     def entries(self, session_id: int) -> list[Entry]:
-        sql = "SELECT seq, run, kind, call_id, data, at FROM entries WHERE session = ? ORDER BY seq"
-        with self._reading():
-            rows = self.connection.execute(sql, (session_id,)).fetchall()
-        return [self._entry(row) for row in rows]
+        sql = "SELECT seq, run, event FROM entries WHERE session = ? ORDER BY seq"
+        return [self._entry(row) for row in self._read(sql, (session_id,))]
+
+    def _read(self, sql: str, args: Sequence[object]) -> list[Any]:
+        with self._errors(writing=False):
+            return self.connection.execute(sql, args).fetchall()
 
     def _run(self, row: Sequence[Any]) -> RunRecord:
-        values = list(self._typed(row, RUN_TYPES, "run row"))
-        usage = self._json(values[9], "run usage") if values[9] is not None else {}
-        counts = [usage.get(f.name, 0) for f in fields(Usage)]  # what asdict() saved
-        if not all(isinstance(c, int) and c >= 0 for c in counts):
-            raise self._malformed("run usage")
-        values[9] = Usage(*counts)
-        return RunRecord(*values)
+        *head, end_text = self._typed(row, _RUN_TYPES, "run row")
+        run = RunRecord(*head)
+        if end_text is None:
+            return run
+        end = self._json(end_text, "run end")
+        values: dict[str, Any] = {name: end.get(name) for name in _END_TYPES}
+        usage = _usage(end.get("usage"))
+        if usage is None or end.get("status") != run.status:
+            raise self._malformed("run end")
+        self._typed(list(values.values()), list(_END_TYPES.values()), "run end")
+        return replace(run, end=end, usage=usage, **values)
 
     def _entry(self, row: Sequence[Any]) -> Entry:
-        seq, run, kind, call_id, data, at = self._typed(row, ENTRY_TYPES, "entry row")
-        if kind not in KINDS:
+        seq, run, text = self._typed(row, (int, int, str), "entry row")
+        event = self._json(text, f"entry (#{seq})")
+        if event.get("type") not in STEP_TYPES:
             raise self._malformed(f"entry (#{seq})")
-        return Entry(seq, run, kind, self._json(data, f"entry (#{seq})"), at, call_id)
+        return Entry(seq, run, event)
 
     def _json(self, text: str, what: str) -> dict[str, Any]:
         try:
@@ -200,12 +311,12 @@ class SessionStore:
             code="session_store_malformed",
         )
 
-    # --- writing: one transaction each ----------------------------------------------------
+    # --- writing: one transaction each --------------------------------------------------
 
-    def create(self, name: str, project: str, model: str = "") -> SessionInfo:
+    def create(self, name: str, project: str) -> SessionInfo:
         now = time.time()
-        sql = "INSERT INTO sessions (name, project, model, created, updated) VALUES (?, ?, ?, ?, ?)"
-        self._write(lambda db: db.execute(sql, (name, project, model, now, now)))
+        sql = "INSERT INTO sessions (name, project, created, updated) VALUES (?, ?, ?, ?)"
+        self._write(lambda db: db.execute(sql, (name, project, now, now)))
         found = self.find(name)
         assert found is not None
         return found
@@ -213,8 +324,8 @@ class SessionStore:
     def delete(self, session_id: int) -> None:
         self._write(lambda db: db.execute("DELETE FROM sessions WHERE id = ?", (session_id,)))
 
-    def begin_run(self, session_id: int, question: str, model: str, first: NewEntry) -> int:
-        """Start a run and save its first entry (the question) in one transaction."""
+    def begin_run(self, session_id: int, question: str, model: str, first: dict[str, Any]) -> int:
+        """Start a run and save its first step (the question) in one transaction."""
 
         def work(db: sqlite3.Connection) -> int:
             cursor = db.execute(
@@ -229,70 +340,49 @@ class SessionStore:
 
         return self._write(work)
 
-    def append(self, session_id: int, run_id: int, entries: Sequence[NewEntry]) -> None:
-        self._write(lambda db: self._append(db, session_id, run_id, entries))
+    def append(self, session_id: int, run_id: int, events: Sequence[dict[str, Any]]) -> None:
+        """Save ``events`` (steps of run ``run_id``, in order) in one transaction."""
+        self._write(lambda db: self._append(db, session_id, run_id, events))
 
-    def end_run(self, session_id: int, run_id: int, record: RunRecord) -> None:
-        """Save how the run ended (``record``'s status and what follows it)."""
-        usage = json.dumps(asdict(record.usage))
-        sql = """UPDATE runs SET ended = ?, status = ?, code = ?, error = ?, answer = ?,
-            usage = ?, turns = ?, tool_calls = ? WHERE id = ? AND session = ?"""
-        values = (time.time(), record.status, record.code, record.error, record.answer, usage)
-        counts = (record.turns, record.tool_calls, run_id, session_id)
+    def end_run(self, session_id: int, run_id: int, end: dict[str, Any]) -> None:
+        """Save how the run ended: ``end`` is its ``run_end`` object."""
+        sql = 'UPDATE runs SET ended = ?, status = ?, "end" = ? WHERE id = ? AND session = ?'
+        values = (time.time(), end["status"], _dumps(end), run_id, session_id)
 
         def work(db: sqlite3.Connection) -> None:
-            db.execute(sql, values + counts)
-            self._touch(db, session_id)
+            db.execute(sql, values)
+            _touch(db, session_id)
 
         self._write(work)
 
+    @staticmethod
     def _append(
-        self, db: sqlite3.Connection, session_id: int, run_id: int, entries: Sequence[NewEntry]
+        db: sqlite3.Connection, session_id: int, run_id: int, events: Sequence[dict[str, Any]]
     ) -> None:
         row = db.execute("SELECT MAX(seq) FROM entries WHERE session = ?", (session_id,))
         seq = int(row.fetchone()[0] or 0)
-        now = time.time()
         db.executemany(
-            "INSERT INTO entries (session, run, seq, kind, call_id, data, at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [
-                (
-                    session_id,
-                    run_id,
-                    seq + i,
-                    kind,
-                    call_id,
-                    json.dumps(data, ensure_ascii=False),
-                    now,
-                )
-                for i, (kind, call_id, data) in enumerate(entries, start=1)
-            ],
+            "INSERT INTO entries (session, run, seq, event) VALUES (?, ?, ?, ?)",
+            [(session_id, run_id, seq + i, _dumps(e)) for i, e in enumerate(events, start=1)],
         )
-        self._touch(db, session_id)
-
-    @staticmethod
-    def _touch(db: sqlite3.Connection, session_id: int) -> None:
-        db.execute("UPDATE sessions SET updated = ? WHERE id = ?", (time.time(), session_id))
+        _touch(db, session_id)
 
     def _write(self, work: Callable[[sqlite3.Connection], T]) -> T:
         db = self.connection
-        with self._sqlite_errors(writing=True):
+        with self._errors(writing=True):
             db.execute("BEGIN IMMEDIATE")
             try:
                 value = work(db)
                 db.execute("COMMIT")
             except BaseException:
                 if db.in_transaction:
-                    with suppress(sqlite3.Error):
+                    with contextlib.suppress(sqlite3.Error):
                         db.execute("ROLLBACK")
                 raise
         return value
 
-    def _reading(self) -> AbstractContextManager[None]:
-        return self._sqlite_errors(writing=False)
-
-    @contextmanager
-    def _sqlite_errors(self, *, writing: bool) -> Iterator[None]:
+    @contextlib.contextmanager
+    def _errors(self, *, writing: bool) -> Iterator[None]:
         """sqlite3's errors as SessionError: a refused change, a failed read or write (busy,
         disk full, I/O), or a file that cannot be read as a store."""
         try:
@@ -302,11 +392,10 @@ class SessionStore:
                 f"the session store refused a change ({error})", code="session_conflict"
             ) from None
         except sqlite3.OperationalError as error:
-            doing, code = (
-                ("save to", "session_write_failed") if writing else ("read", "session_read_failed")
-            )
+            doing, code = ("save to", "write") if writing else ("read", "read")
             raise SessionError(
-                f"could not {doing} the session store {self.path} ({error})", code=code
+                f"could not {doing} the session store {self.path} ({error})",
+                code=f"session_{code}_failed",
             ) from None
         except sqlite3.DatabaseError as error:
             raise SessionStoreError(
@@ -314,3 +403,26 @@ class SessionStore:
                 f"Move it away to start a new store (mv {self.path} {self.path}.corrupt)",
                 code="session_store_unreadable",
             ) from None
+
+
+def _version_error(path: Path, version: object) -> SessionStoreError:
+    """The refusal of a store whose schema version is not ours (``version`` never shown)."""
+    what, hint = "a missing or unknown schema version", "move it away to start a new store"
+    if type(version) is int and version > SCHEMA_VERSION:
+        what, hint = "a newer schema version", "upgrade minipi"
+    elif type(version) is int and version > 0:
+        what = "an older schema version"
+        hint += " (the minipi that wrote it can still read it)"
+    return SessionStoreError(
+        f"the session store {path} has {what} (this minipi reads version "
+        f"{SCHEMA_VERSION}); it was left as is: {hint}",
+        code="session_store_version",
+    )
+
+
+def _dumps(value: dict[str, Any]) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _touch(db: sqlite3.Connection, session_id: int) -> None:
+    db.execute("UPDATE sessions SET updated = ? WHERE id = ?", (time.time(), session_id))
