@@ -123,11 +123,6 @@ class SessionRecorder:
         with suppress(SessionError):
             self(ended(status, code, message))
 
-    def raise_failure(self) -> None:
-        """Transitional, while ``cli/app.py`` calls it after a run: raise the failed save, if
-        any (the run already ended ``failed`` with it). Remove with that call."""
-        self._append([])
-
     def _append(self, steps: list[dict[str, Any]]) -> None:
         run_id, sid = self.run_id, self.session.id
         if run_id is None or not steps:  # nothing to save, or no run open: the check only
