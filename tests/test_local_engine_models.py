@@ -381,8 +381,8 @@ def test_the_token_goes_to_the_hub_and_not_to_the_cdn(tmp_path: Path, hub: FakeH
     [
         ({"etag": "0" * 64}, "sha256"),
         ({"body": b"<html>log in first</html>"}, "not a GGUF file"),
-        ({"status": 401}, "401"),
-        ({"status": 404}, "404"),
+        ({"status": 401}, "refused it: Client error '401"),
+        ({"status": 404}, "refused it: Client error '404"),
     ],
     ids=["checksum", "not-gguf", "unauthorized", "not-found"],
 )

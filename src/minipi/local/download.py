@@ -62,7 +62,9 @@ def download_qwen(
     try:
         metadata = get_hf_file_metadata(url, token=token, timeout=timeout, endpoint=endpoint)
     except failures as exc:
-        raise _failed(f"cannot reach {endpoint}: {_reason(exc)}") from None
+        unreached = isinstance(exc, httpx2.TransportError | httpx2.InvalidURL)
+        where = f"cannot reach {endpoint}" if unreached else f"{endpoint} refused it"
+        raise _failed(f"{where}: {_reason(exc)}") from None
     size = f" ({_size(metadata.size)})" if metadata.size else ""
     say(f"downloading {QWEN_FILE}{size} from {endpoint} into {cache} …")
     try:
