@@ -222,7 +222,8 @@ def test_a_missing_extra_is_one_actionable_line(
 
 FAKE_SERVER = """# A stand-in for llama_cpp.server: answers GET /v1/models with its alias, then
 # on the first POST prints a log line and ends as FAKE_LLAMA_DEATH says (SIGILL,
-# SIGKILL, or an exit code); "never" answers every POST with a 500.
+# SIGKILL, or an exit code); "never" answers every POST with a 500; "SIGILL at start" dies
+# before it listens.
 import argparse, json, os, resource, signal
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
@@ -232,6 +233,14 @@ for flag in ("--model", "--model_alias", "--host", "--port", "--n_ctx", "--n_thr
     parser.add_argument(flag)
 args = parser.parse_args()
 death = os.environ.get("FAKE_LLAMA_DEATH", "never")
+
+
+def die(how):
+    print("ggml_compute_forward: the fake engine's last words", flush=True)
+    if how.startswith("SIG"):
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # no core file
+        os.kill(os.getpid(), getattr(signal, how))
+    os._exit(int(how))
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -244,12 +253,8 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def do_POST(self):
-        print("ggml_compute_forward: the fake engine's last words", flush=True)
-        if death.startswith("SIG"):
-            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # no core file
-            os.kill(os.getpid(), getattr(signal, death))
         if death != "never":
-            os._exit(int(death))
+            die(death)
         self.send_response(500)
         self.send_header("Content-Length", "0")
         self.end_headers()
@@ -258,6 +263,8 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
 
+if death == "SIGILL at start":
+    die("SIGILL")
 print("fake engine: listening", flush=True)
 HTTPServer((args.host, int(args.port)), Handler).serve_forever()
 """
@@ -312,6 +319,18 @@ def test_an_engine_killed_by_sigill_says_how_to_rebuild_llama_cpp(
         assert "is the server running" not in message
         with pytest.raises(ModelError, match="killed by SIGILL"):  # at once, nothing is sent
             ask_engine(engine)
+
+
+def test_an_engine_killed_by_sigill_at_startup_says_how_to_rebuild_llama_cpp(
+    fake_engine: ModelChoice, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_LLAMA_DEATH", "SIGILL at start")
+    with pytest.raises(ConfigError) as caught:
+        Engine.start(fake_engine)
+    message = str(caught.value)
+    assert caught.value.code == "engine_failed"
+    assert "exited during startup (killed by SIGILL): the engine's build uses CPU" in message
+    assert message.endswith("pip install --force-reinstall --no-cache-dir llama-cpp-python")
 
 
 @pytest.mark.parametrize(

@@ -145,7 +145,7 @@ class Engine:
         of them evaluate. Raises ``ConfigError``: with one line, before anything starts, when
         the ``local`` extra is missing, the file is not a GGUF or the port is busy; with the
         last lines of the child's log when the child exits or ``startup_timeout`` seconds pass
-        before it answers.
+        before it answers (a child killed by SIGILL: ``REBUILD_ADVICE`` instead).
         """
         require_local_extra()
         check_gguf(model.path, model.source)
@@ -169,8 +169,8 @@ class Engine:
         try:
             engine._wait_ready(startup_timeout)
         except ConfigError as error:
-            if error.code == "port_busy":
-                engine.stop()
+            if error.code == "port_busy" or engine.poll() == -signal.SIGILL:
+                engine.stop()  # the message names no log
             else:
                 engine._terminate()  # keep the log: the message points to it
             raise
@@ -267,27 +267,26 @@ class Engine:
             while True:
                 code = self._process.poll()
                 if code is not None:
-                    raise self._startup_error(code)
+                    raise self._startup_error("exited during startup", code)
                 with contextlib.suppress(httpx.HTTPError, ValueError):
                     # Our alias, not just any answer: another program may have taken the port.
                     if self.model_name in model_ids(client.get(self.base_url + "/models")):
                         break
                 if time.monotonic() > deadline:
-                    raise self._startup_error(None, f"did not answer within {timeout:g} s")
+                    raise self._startup_error(f"did not answer within {timeout:g} s")
                 time.sleep(_POLL)
         with contextlib.suppress(OSError):
             self._offset = self.log_path.stat().st_size
 
-    def _startup_error(self, code: int | None, what: str = "") -> ConfigError:
-        """The error for a child that exited (``code``) or did not answer (``what``)."""
-        if code is not None and code == -signal.SIGILL:
-            return ConfigError(
-                self._exit_message(code, "exited during startup"), code="engine_failed"
-            )
+    def _startup_error(self, what: str, code: int | None = None) -> ConfigError:
+        """The error for a child that did not start: ``what`` happened (it exited: ``code``)."""
+        if code == -signal.SIGILL:
+            return ConfigError(self._exit_message(code, what), code="engine_failed")
         tail = self.log_tail()
         if "address already in use" in tail.lower():
             return busy_port_error(self.port)
-        what = what or f"exited during startup ({describe_exit(code or 0)})"
+        if code is not None:
+            what = f"{what} ({describe_exit(code)})"
         return ConfigError(
             f"the local engine ({self.model_name}, {self.model.path}) {what} — see the log "
             f"{self.log_path}; a smaller --ctx or another --model-file may help. Last lines:\n"
