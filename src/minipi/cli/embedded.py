@@ -76,16 +76,16 @@ def _say(message: str) -> None:
 def _local(
     settings: Settings, model_file: str | None, env: Mapping[str, str], config: ClientConfig
 ) -> ModelHandle:
-    """A running ``minipi serve`` on 127.0.0.1:8021, else a fresh engine on a free port."""
-    from minipi.local.engine import (
-        DEFAULT_PORT,
-        Engine,
-        EngineClient,
-        find_running,
-        require_local_extra,
-    )
+    """A running ``minipi serve`` on 127.0.0.1:8021, else a fresh engine on a free port.
 
-    require_local_extra()
+    Usage errors (exit 2), in this order: ``--wire responses``; a bad ``--model-file`` or
+    ``MINIPI_MODEL_FILE``, whatever is installed; the missing ``local`` extra, which only
+    starting an engine needs (a running ``minipi serve`` is used without it)."""
+    from minipi.local.client import EngineClient
+    from minipi.local.engine import Engine, require_local_extra
+    from minipi.local.models import explicit_model, resolve_model
+    from minipi.local.ports import DEFAULT_PORT, find_running
+
     if settings.wire == "responses":
         raise ConfigError("the local engine speaks /chat/completions only: drop --wire responses")
     if model_file is None:
@@ -95,9 +95,9 @@ def _local(
             endpoint = Endpoint(running.base_url, running.model, wire="chat")
             client = connect(endpoint, config)
             return ModelHandle(client, running.base_url, embedded=True)
-    from minipi.local.models import resolve_model
-
-    choice = resolve_model(model_file, env, report=_say)
+    choice = explicit_model(model_file, env)
+    require_local_extra()  # before a download that would be of no use
+    choice = choice or resolve_model(None, env, report=_say)
     for line in (choice.notice or "").splitlines():
         _say(line)
     _say(f"starting the local engine: {choice.name} ({choice.path}, {choice.source})")

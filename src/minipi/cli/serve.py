@@ -17,9 +17,8 @@ from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any, TypeAlias
 
-from minipi.errors import ModelError
 from minipi.local.engine import Engine, require_local_extra
-from minipi.local.models import ModelChoice, resolve_model
+from minipi.local.models import ModelChoice, explicit_model, resolve_model
 from minipi.local.ports import check_port
 
 __all__ = ["serve"]
@@ -37,16 +36,17 @@ def serve(model_file: str | None, port: int, n_ctx: int, threads: int | None) ->
 
     Prints to stderr: any notice of the model resolution (a tiny demo model, a failed
     download), then one line with the model, its file and the URL once ``/v1/models``
-    answers. Raises ``ConfigError`` (exit 2) for a bad model file, a busy port, a missing
-    ``local`` extra or an engine that does not start; ``ModelError`` (exit 1) if the engine
-    dies while serving.
+    answers. Raises ``ConfigError`` (exit 2), checked in this order, for a busy port, a bad
+    model file, a missing ``local`` extra, an engine that does not start; ``ModelError``
+    (exit 1) if the engine dies while serving.
     """
-    require_local_extra()  # before a download that would be of no use
     if port:
         check_port(port)
+    choice = explicit_model(model_file, os.environ)
+    require_local_extra()  # before a download that would be of no use
     with _sigterm_raises():
         try:
-            choice = resolve_model(model_file, os.environ, report=_say)
+            choice = choice or resolve_model(None, os.environ, report=_say)
         except (KeyboardInterrupt, _Terminated) as stop:
             return _stopped(stop)
         for line in (choice.notice or "").splitlines():
@@ -65,18 +65,15 @@ def _serve(choice: ModelChoice, port: int, n_ctx: int, threads: int | None) -> i
             f"serving {choice.name} from {choice.path} at {engine.base_url} "
             f"(ready in {time.monotonic() - started:.1f} s; Ctrl-C to stop)"
         )
-        code = engine.wait()
+        engine.wait()
     except (KeyboardInterrupt, _Terminated) as stop:
         with _signals_ignored():  # a second Ctrl-C must not interrupt the shutdown
             engine.stop()
         return _stopped(stop)
-    tail = engine.log_tail()
+    died = engine.exit_error()  # read before stop() removes the log
     engine.stop()
-    raise ModelError(
-        f"the local engine stopped unexpectedly (exit code {code}); last lines of its log:\n"
-        + "\n".join("  " + line for line in tail.splitlines()),
-        code="engine_died",
-    )
+    assert died is not None  # wait() returned: the child has exited
+    raise died
 
 
 def _stopped(stop: BaseException) -> int:

@@ -11,10 +11,10 @@ Needs the ``local`` extra (``pip install 'minipi[local]'``) only to start an eng
 a model and finding a running server work without it.
 """
 
+from minipi.local.client import EngineClient
 from minipi.local.engine import (
     DEFAULT_PORT,
     Engine,
-    EngineClient,
     PromptStats,
     RunningServer,
     find_running,

@@ -3,7 +3,7 @@
     model = resolve_model(None, os.environ)
     with Engine.start(model) as engine:          # a free 127.0.0.1 port
         client = EngineClient(connect(Endpoint(engine.base_url, engine.model_name)), engine)
-        ...
+        ...                                      # EngineClient: minipi.local.client
 
 The child is ``python -m llama_cpp.server`` (the ``local`` extra) with the model, its alias,
 127.0.0.1, the port, ``--n_ctx``, ``--n_threads`` and ``--n_threads_batch``, and
@@ -29,14 +29,13 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
 import httpx
 
-from minipi.ai.types import ModelClient, ModelRequest, ModelResponse
-from minipi.errors import ConfigError
+from minipi.errors import ConfigError, ModelError
 from minipi.local.models import ModelChoice, check_gguf
 from minipi.local.ports import (
     DEFAULT_PORT,
@@ -52,13 +51,19 @@ from minipi.local.ports import (
 __all__ = [
     "DEFAULT_PORT",
     "Engine",
-    "EngineClient",
     "PromptStats",
     "RunningServer",
+    "describe_exit",
     "find_running",
 ]
 
 MISSING_EXTRA = "the local engine needs the `local` extra: pip install 'minipi[local]'"
+REBUILD_ADVICE = (
+    "the engine's build uses CPU instructions this machine refuses: reinstall llama-cpp-python "
+    'with CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install --force-reinstall --no-cache-dir '
+    "llama-cpp-python"
+)
+"""What to do when the engine dies of SIGILL (a build for another CPU, e.g. one with AMX)."""
 
 _SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context")
 _STOP_GRACE = 5.0
@@ -140,7 +145,7 @@ class Engine:
         of them evaluate. Raises ``ConfigError``: with one line, before anything starts, when
         the ``local`` extra is missing, the file is not a GGUF or the port is busy; with the
         last lines of the child's log when the child exits or ``startup_timeout`` seconds pass
-        before it answers.
+        before it answers (a child killed by SIGILL: ``REBUILD_ADVICE`` instead).
         """
         require_local_extra()
         check_gguf(model.path, model.source)
@@ -164,8 +169,8 @@ class Engine:
         try:
             engine._wait_ready(startup_timeout)
         except ConfigError as error:
-            if error.code == "port_busy":
-                engine.stop()
+            if error.code == "port_busy" or engine.poll() == -signal.SIGILL:
+                engine.stop()  # the message names no log
             else:
                 engine._terminate()  # keep the log: the message points to it
             raise
@@ -216,6 +221,16 @@ class Engine:
         kept = [line.rstrip()[:300] for line in text.splitlines() if line.strip()]
         return "\n".join(kept[-lines:])
 
+    def exit_error(self, grace: float = 0.0) -> ModelError | None:
+        """The error to raise for a child that has exited, waiting up to ``grace`` seconds for
+        it to exit; None while it runs. Code ``engine_died``; the message names the exit (a
+        signal by name) and says what to do: for SIGILL, ``REBUILD_ADVICE``; otherwise it
+        quotes the last lines of the log (which ``stop`` removes)."""
+        code = self.wait(grace) if grace > 0 else self.poll()
+        if code is None:
+            return None
+        return ModelError(self._exit_message(code, "stopped unexpectedly"), code="engine_died")
+
     def stop(self) -> None:
         """Terminate the child (kill it after a few seconds) and remove its log. Idempotent."""
         self._terminate()
@@ -252,7 +267,7 @@ class Engine:
             while True:
                 code = self._process.poll()
                 if code is not None:
-                    raise self._startup_error(f"exited during startup (exit code {code})")
+                    raise self._startup_error("exited during startup", code)
                 with contextlib.suppress(httpx.HTTPError, ValueError):
                     # Our alias, not just any answer: another program may have taken the port.
                     if self.model_name in model_ids(client.get(self.base_url + "/models")):
@@ -263,41 +278,40 @@ class Engine:
         with contextlib.suppress(OSError):
             self._offset = self.log_path.stat().st_size
 
-    def _startup_error(self, what: str) -> ConfigError:
+    def _startup_error(self, what: str, code: int | None = None) -> ConfigError:
+        """The error for a child that did not start: ``what`` happened (it exited: ``code``)."""
+        if code == -signal.SIGILL:
+            return ConfigError(self._exit_message(code, what), code="engine_failed")
         tail = self.log_tail()
         if "address already in use" in tail.lower():
             return busy_port_error(self.port)
+        if code is not None:
+            what = f"{what} ({describe_exit(code)})"
         return ConfigError(
             f"the local engine ({self.model_name}, {self.model.path}) {what} — see the log "
             f"{self.log_path}; a smaller --ctx or another --model-file may help. Last lines:\n"
-            + "\n".join("  " + line for line in tail.splitlines()),
+            + _indented(tail),
             code="engine_failed",
         )
 
+    def _exit_message(self, code: int, what: str) -> str:
+        engine = f"the local engine ({self.model_name}, {self.model.path})"
+        head = f"{engine} {what} ({describe_exit(code)})"
+        if code == -signal.SIGILL:
+            return f"{head}: {REBUILD_ADVICE}"
+        return f"{head}; last lines of its log:\n" + _indented(self.log_tail())
 
-class EngineClient:
-    """A ``ModelClient`` for the embedded engine: ``inner``'s responses, with the usage's
-    ``cached_tokens`` taken from the engine's log (the last prefix-match record the request
-    produced; 0 when it produced none). ``input_tokens`` stays as the server reported it.
-    ``close()`` closes ``inner``, not the engine."""
 
-    def __init__(self, inner: ModelClient, engine: Engine) -> None:
-        self.inner = inner
-        self.engine = engine
-
-    @property
-    def model(self) -> str:
-        return self.inner.model
-
-    def create(self, request: ModelRequest) -> ModelResponse:
-        self.engine.prompt_stats()  # drop records of requests this client did not send
-        response = self.inner.create(request)
-        stats = self.engine.prompt_stats()
-        cached = stats[-1].cached if stats else 0
-        return replace(response, usage=replace(response.usage, cached_tokens=cached))
-
-    def close(self) -> None:
-        self.inner.close()
+def describe_exit(code: int) -> str:
+    """A child's exit as ``Popen.returncode`` gives it, in words: ``exit code 3``,
+    ``killed by SIGILL`` (a negative code is the signal that ended it)."""
+    if code >= 0:
+        return f"exit code {code}"
+    try:
+        name = signal.Signals(-code).name
+    except ValueError:
+        name = f"signal {-code}"
+    return f"killed by {name}"
 
 
 def require_local_extra() -> None:
@@ -327,6 +341,10 @@ def _command(model: ModelChoice, port: int, n_ctx: int, threads: int | None) -> 
         "--verbose": "True",  # prompt_stats reads the prefix-match records it prints
     }
     return [sys.executable, "-m", "llama_cpp.server", *(x for kv in flags.items() for x in kv)]
+
+
+def _indented(text: str) -> str:
+    return "\n".join("  " + line for line in text.splitlines())
 
 
 def _child_env() -> dict[str, str]:

@@ -83,13 +83,14 @@ for, reply with {"answer": ...} and give the facts from that result."""
 class GuidedClient:
     """A ``ModelClient`` that makes the inner (chat-wire) client's replies grammar-guided.
 
-    ``style`` picks the ``response_format`` shape the server understands; the request's
-    ``mutating`` tools change state (identical calls made before one become allowed again);
+    ``style`` picks the ``response_format`` shape the server understands. Which tools change
+    things is read from each request's tools (``ToolSpec.mutating``), never from their names:
+    after a successful call of one, identical calls made before it become allowed again;
     ``answer_needs_evidence`` withholds the answer until a tool result follows the question;
     ``free_text`` offers tools that take free-text arguments (off: tiny models fill them with
     noise, so only tools whose required arguments all come from discovered values are offered);
-    ``offer_mutating=False`` leaves the mutating tools out of the grammar (when no approval
-    can be given, a tiny model's stray change could only be refused).
+    ``offer_mutating=False`` leaves the tools flagged ``mutating`` out of the grammar (when no
+    approval can be given, a tiny model's stray change could only be refused).
     """
 
     def __init__(

@@ -62,7 +62,10 @@ def guided_schema(
     answer_needs_evidence: bool = True,
     free_text: bool = False,
 ) -> JsonObject:
-    """The JSON Schema the next reply must match (see the module docstring for the rules)."""
+    """The JSON Schema the next reply must match (see the module docstring for the rules).
+
+    ``mutating`` names the tools that change things (``GuidedClient`` passes the names of
+    the request's tools whose ``ToolSpec.mutating`` is set)."""
     state = _State.of(items, mutating)
     branches: list[JsonObject] = []
     if tool_choice != "none":
