@@ -1,4 +1,4 @@
-"""Replaying the model's own output (verbatim), call-id repair, and the fragment cache."""
+"""Replaying the model's own output (verbatim), call-id repair, bodies made from requests only."""
 
 from __future__ import annotations
 
@@ -24,8 +24,10 @@ from minipi.ai import (
     connect,
     parse_function_calls,
 )
+from minipi.ai.chat import WIRE as CHAT_WIRE
+from minipi.ai.client import dumps
+from minipi.ai.responses import WIRE as RESPONSES_WIRE
 from minipi.ai.serialize import item_from_json, item_to_json
-from minipi.ai.wire import FragmentCache, WireClient
 from support.fake import Call, FakeServer, RawReply, Turn
 
 TOOLS = [ToolSpec("read_file", "read", {"type": "object", "properties": {}})]
@@ -197,7 +199,11 @@ def scripted_chain(request_body: dict[str, Any]) -> Turn:
     )
 
 
-def test_fragment_cache_extends_the_previous_body(fake_server: FakeServer, wire: Wire) -> None:
+def test_each_body_extends_the_previous_one_byte_for_byte(
+    fake_server: FakeServer, wire: Wire
+) -> None:
+    """The history part of request k is a byte-for-byte prefix of request k+1's: replayed
+    items are sent exactly as before, turn after turn."""
     turns = 30
     fake_server.add(*[scripted_chain] * turns)
     endpoint = Endpoint(fake_server.base_url, "fake-model", wire=wire)
@@ -217,22 +223,22 @@ def test_fragment_cache_extends_the_previous_body(fake_server: FakeServer, wire:
     assert len(final) == (wire == "chat") + 1 + (turns - 1) * per_turn
 
 
-def test_cached_encoding_equals_a_fresh_encoding_over_200_turns(wire: Wire) -> None:
-    """The cache is an optimisation only: each body is what a fresh client would send, also
-    after the history is edited in the middle or shrinks."""
-    endpoint = Endpoint("http://127.0.0.1:9/v1", "m", wire=wire)
-    cached, fresh = connect(endpoint), connect(endpoint)  # offline: encode only
-    assert isinstance(cached, WireClient)
-    assert isinstance(fresh, WireClient)
+def test_a_body_depends_on_its_request_only(fake_server: FakeServer, wire: Wire) -> None:
+    """What a long-lived client sends is its wire's ``encode`` of the request, whatever it
+    sent before: also after the history is edited in the middle, shrinks or grows again."""
+    api = CHAT_WIRE if wire == "chat" else RESPONSES_WIRE
+    endpoint = Endpoint(fake_server.base_url, "fake-model", wire=wire)
 
-    def check(request: ModelRequest) -> None:
-        fresh.cache = FragmentCache(fresh.encode_unit)  # forget everything
-        assert cached.encode(request) == fresh.encode(request)
+    def check(client: ModelClient, request: ModelRequest) -> None:
+        fake_server.add(Turn("ok"))
+        client.create(request)
+        expected = dumps(api.encode(request, "fake-model", stream=False))
+        assert fake_server.requests[-1].raw == expected
 
     history: list[Item] = [Message("user", "q")]
-    with closing(cached), closing(fresh):
-        for turn in range(200):
-            check(ModelRequest(history, tools=TOOLS))
+    with closing(connect(endpoint)) as client:
+        for turn in range(40):
+            check(client, ModelRequest(history, tools=TOOLS))
             raw = {"role": "assistant", "content": f"t{turn}"}
             history += [
                 Message("assistant", f"t{turn}", raw, "chat"),
@@ -240,11 +246,12 @@ def test_cached_encoding_equals_a_fresh_encoding_over_200_turns(wire: Wire) -> N
                 FunctionCallOutput(f"c{turn}", "x" * (turn % 7)),
             ]
         history[5] = FunctionCallOutput("c1", "edited")
-        check(ModelRequest(history))
-        check(ModelRequest(history[:50]))
-        check(ModelRequest([*history, Message("user", "more")]))
+        check(client, ModelRequest(history))
+        check(client, ModelRequest(history[:50]))
+        check(client, ModelRequest([*history, Message("user", "more")]))
         check(
-            ModelRequest([*history, FunctionCall("n1", "f", "{}"), FunctionCall("n2", "f", "{}")])
+            client,
+            ModelRequest([*history, FunctionCall("n1", "f", "{}"), FunctionCall("n2", "f", "{}")]),
         )
 
 
