@@ -38,7 +38,7 @@ from minipi.ai.types import (
 from minipi.ai.wire import Decoded, WireApi, check_options, decode_call, read_usage
 from minipi.errors import ModelProtocolError
 
-__all__ = ["WIRE", "decode", "encode", "input_item"]
+__all__ = ["WIRE", "decode", "encode"]
 
 _CHOICES = frozenset({"auto", "none", "required"})
 _INCOMPLETE: dict[str, FinishReason] = {
@@ -63,7 +63,7 @@ def encode(
     if request.instructions:
         body["instructions"] = request.instructions
     choice = request.tool_choice
-    body["input"] = [i for item in request.items if (i := input_item(item)) is not None]
+    body["input"] = [i for item in request.items if (i := _input_item(item)) is not None]
     body["tools"] = [declare_tool(t, "responses") for t in request.tools]
     body["tool_choice"] = choice if choice in _CHOICES else {"type": "function", "name": choice}
     body["parallel_tool_calls"] = request.parallel_tool_calls
@@ -93,10 +93,10 @@ def decode(
     return items, finish, usage
 
 
-WIRE = WireApi("responses", "/responses", encode, decode, ResponsesStream)
+WIRE = WireApi("responses", "/responses", "input", encode, decode, ResponsesStream)
 
 
-def input_item(item: Item) -> JsonObject | None:
+def _input_item(item: Item) -> JsonObject | None:
     """One input item; None for an item this wire leaves out."""
     if isinstance(item, FunctionCallOutput):
         return {"type": "function_call_output", "call_id": item.call_id, "output": item.output}
