@@ -189,6 +189,46 @@ def test_chat_items_read_back_from_a_session_are_still_one_message(fake_server: 
     assert roles == ["user", "assistant", "tool", "tool"]
 
 
+def test_chat_messages_follow_the_runs_of_items(fake_server: FakeServer) -> None:
+    """A run of items sharing a chat raw is one message; assistant items without one are
+    grouped until a tool result, a user message or a chat raw ends the run."""
+    first = {"role": "assistant", "content": "a", "tool_calls": [CALL_1]}
+    second = {"role": "assistant", "content": "b"}
+    history: list[Item] = [
+        Message("user", "q"),
+        Message("assistant", "a", first, "chat"),
+        FunctionCall("c1", "f", "{}", first, "chat"),
+        FunctionCallOutput("c1", "r1"),
+        Message("assistant", "b", second, "chat"),
+        Message("assistant", "neutral "),
+        FunctionCall("c2", "g", "{}"),
+        FunctionCallOutput("c2", "r2"),
+        Reasoning("hm"),
+        Message("assistant", "end"),
+    ]
+    fake_server.add(Turn("ok"))
+    with closing(connect(Endpoint(fake_server.base_url, "fake-model"))) as client:
+        client.create(ModelRequest(history))
+    assert history_of(fake_server.requests[0].body) == [
+        {"role": "user", "content": "q"},
+        first,
+        {"role": "tool", "tool_call_id": "c1", "content": "r1"},
+        second,
+        {
+            "role": "assistant",
+            "content": "neutral ",
+            "tool_calls": [
+                {"id": "c2", "type": "function", "function": {"name": "g", "arguments": "{}"}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c2", "content": "r2"},
+        {"role": "assistant", "content": "end", "reasoning_content": "hm"},
+    ]
+
+
+CALL_1 = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+
+
 def scripted_chain(request_body: dict[str, Any]) -> Turn:
     """One more call per request, with non-ASCII text and reasoning in every turn."""
     step = len(history_of(request_body))

@@ -24,7 +24,7 @@ Neutral assistant items without a chat ``raw`` are grouped into one assistant me
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from minipi.ai.declare import declare_tool
@@ -64,7 +64,7 @@ _Call = tuple[str, str, str]
 def encode(request: ModelRequest, model: str, *, stream: bool) -> JsonObject:
     """The JSON body of ``request`` for ``model`` (see the module docstring)."""
     check_options(request.options)
-    messages = list(_messages(tuple(request.items)))
+    messages = _messages(request.items)
     if request.instructions:
         messages.insert(0, {"role": "system", "content": request.instructions})
     body: JsonObject = {"model": model, "messages": messages}
@@ -137,30 +137,40 @@ def _options(options: Mapping[str, Any]) -> JsonObject:
     return translated
 
 
-def _messages(items: tuple[Item, ...]) -> Iterator[JsonObject]:
-    """The chat messages of ``items``, in order."""
-    start = 0
-    while start < len(items):
-        start, message = _message(items, start)
-        yield message
+def _messages(items: Sequence[Item]) -> list[JsonObject]:
+    """The chat messages of ``items``, in order: a run of items sharing a chat ``raw`` is one
+    message, sent verbatim; a run of assistant items without one becomes one message."""
+    messages: list[JsonObject] = []
+    neutral: list[Item] = []  # the current run of assistant items without a chat raw
+    sent: JsonObject | None = None  # the chat raw just sent (None after any other item)
+    for item in items:
+        raw = None if isinstance(item, FunctionCallOutput) or item.wire != "chat" else item.raw
+        if raw is not None and sent is not None and (raw is sent or raw == sent):
+            continue  # the rest of the message just sent
+        sent = raw
+        message = _message(item, raw)
+        if message is None:
+            neutral.append(item)
+            continue
+        if neutral:
+            messages.append(_assistant_message(neutral))
+            neutral = []
+        messages.append(message)
+    if neutral:
+        messages.append(_assistant_message(neutral))
+    return messages
 
 
-def _message(items: tuple[Item, ...], start: int) -> tuple[int, JsonObject]:
-    """The message that begins at ``items[start]``: (index after it, the message)."""
-    item = items[start]
+def _message(item: Item, raw: JsonObject | None) -> JsonObject | None:
+    """The message of ``item`` alone (``raw``: its chat raw); None for an assistant item that
+    has no message of its own."""
+    if raw is not None:
+        return _replayable(raw)
     if isinstance(item, FunctionCallOutput):
-        return start + 1, {"role": "tool", "tool_call_id": item.call_id, "content": item.output}
-    if item.raw is not None and item.wire == "chat":
-        end = start + 1
-        while end < len(items) and _shares_message(items[end], item.raw):
-            end += 1
-        return end, _replayable(item.raw)
+        return {"role": "tool", "tool_call_id": item.call_id, "content": item.output}
     if isinstance(item, Message) and item.role != "assistant":
-        return start + 1, {"role": item.role, "content": item.text}
-    end = start + 1
-    while end < len(items) and _neutral_assistant(items[end]):
-        end += 1
-    return end, _assistant_message(items[start:end])
+        return {"role": item.role, "content": item.text}
+    return None
 
 
 def _decode_calls(message: JsonObject, taken: frozenset[str]) -> tuple[JsonObject, list[_Call]]:
@@ -205,12 +215,6 @@ def _finish(reason: object, has_calls: bool) -> FinishReason:
     return "tool_calls" if mapped == "stop" and has_calls else mapped
 
 
-def _shares_message(item: Item, raw: JsonObject) -> bool:
-    if isinstance(item, FunctionCallOutput) or item.wire != "chat" or item.raw is None:
-        return False
-    return item.raw is raw or item.raw == raw
-
-
 def _replayable(raw: JsonObject) -> JsonObject:
     """The assistant message as the server sent it, but with ``"content": null`` as ``""``:
     llama-cpp-python's chat templates fail (HTTP 500) on a null content, and every server
@@ -220,14 +224,7 @@ def _replayable(raw: JsonObject) -> JsonObject:
     return raw
 
 
-def _neutral_assistant(item: Item) -> bool:
-    """An assistant-side item with no chat message of its own to replay."""
-    if isinstance(item, FunctionCallOutput) or (item.raw is not None and item.wire == "chat"):
-        return False
-    return not (isinstance(item, Message) and item.role != "assistant")
-
-
-def _assistant_message(group: tuple[Item, ...]) -> JsonObject:
+def _assistant_message(group: Sequence[Item]) -> JsonObject:
     """One assistant message from neutral items (made on the other wire, or by hand)."""
     texts = [i.text for i in group if isinstance(i, Message)]
     calls = [i for i in group if isinstance(i, FunctionCall)]

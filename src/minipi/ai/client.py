@@ -35,14 +35,16 @@ class _HistoryJson:
     """The previous body's history entries and their JSON (per thread), so that a body whose
     history extends them encodes only the new entries.
 
-    Why: encoding the whole history costs 0.64 ms of CPU per turn over the 200-turn chain
-    task (0.14 ms with this; the stdlib loop spends ~1 ms per turn in all), and without it
-    ``bench/perf.py --quick --no-engine`` put the library API's per-turn overhead at
-    1.5-4.5x the stdlib loop in four runs (target 1.5x). Entries are compared before their
-    bytes are reused (identity first, then equality), so the bytes are what
-    ``dumps(entries)`` gives (up to ``1`` / ``1.0`` / ``true``, which compare equal: no
-    loop's history swaps one for another); items and their ``raw`` dicts are treated as
-    immutable.
+    Why (measured on the 200-turn chain task of ``bench/perf.py``): encoding each body whole
+    costs 0.4-0.6 ms of CPU per turn, 0.12 ms with this, where the stdlib loop spends
+    0.7-1.0 ms per turn in all; without it, ``bench/perf.py --quick --no-engine`` put the
+    library API's per-turn overhead at 1.5-4.5x the stdlib loop in four runs (target 1.5x),
+    and ``run_agent`` took 1.5-2.0 ms of CPU per turn against 1.2-1.7 ms with it.
+
+    Entries are compared before their bytes are reused (identity first, then equality), so
+    the bytes are what ``dumps(entries)`` gives (up to ``1`` / ``1.0`` / ``true``, which
+    compare equal: no loop's history swaps one for another); items and their ``raw`` dicts
+    are treated as immutable.
     """
 
     def __init__(self) -> None:
