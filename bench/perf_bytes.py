@@ -4,11 +4,11 @@
     perf_bytes.py --baseline runners/baseline_raw_http.py --workdir DIR --n N
 
 Builds, without sending, the first request body of ``peers_runner.py``'s library run (the
-same ``AgentConfig`` instructions and ``make_read_file_tool``, encoded by minipi's
-``ChatClient``) and of ``baseline_raw_http.py`` (its ``TOOLS`` and messages, encoded with its
-default and with compact separators), and prints one JSON object: the bytes each top-level
-key takes in each body (``"key":value`` plus its comma), so that the difference between the
-first requests the server measured can be read key by key.
+same ``AgentConfig`` instructions and ``make_read_file_tool``, as minipi's chat client sends
+it: ``minipi.ai.chat.encode`` in compact JSON) and of ``baseline_raw_http.py`` (its ``TOOLS``
+and messages, encoded with its default and with compact separators), and prints one JSON
+object: the bytes each top-level key takes in each body (``"key":value`` plus its comma), so
+that the difference between the first requests the server measured can be read key by key.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ import runpy
 from typing import Any
 
 from minipi.agent import AgentConfig
-from minipi.ai import Endpoint, Message, ModelRequest
-from minipi.ai.chat import ChatClient
+from minipi.ai import Message, ModelRequest, chat
+from minipi.ai.client import dumps
 from minipi.files import ProjectFiles, make_read_file_tool
 
 MODEL = "fake-model"
@@ -43,11 +43,7 @@ def minipi_body(workdir: str, n: int) -> bytes:
         config.parallel_tool_calls,
         config.request_options,
     )
-    client = ChatClient(Endpoint("http://127.0.0.1:9/v1", MODEL))
-    try:
-        return client.encode(request)
-    finally:
-        client.close()
+    return dumps(chat.encode(request, MODEL, stream=False))
 
 
 def stdlib_body(baseline: str, n: int) -> dict[str, Any]:

@@ -8,9 +8,9 @@ import sys
 import pytest
 
 import minipi.ai
-from minipi.ai import ClientConfig, Endpoint, connect
-from minipi.ai.chat import ChatClient
-from minipi.ai.responses import ResponsesClient
+from minipi.ai import ClientConfig, Endpoint, chat, connect, responses
+from minipi.ai.chain import ChainedClient
+from minipi.ai.client import HttpModelClient
 from minipi.errors import ConfigError
 
 
@@ -66,15 +66,29 @@ def test_client_config_rejects_nonsense(bad: dict[str, float]) -> None:
         ClientConfig(**bad)  # type: ignore[arg-type]
 
 
-def test_connect_picks_the_wire_module() -> None:
-    chat = connect(Endpoint("http://127.0.0.1:9/v1", "m"))
-    responses = connect(Endpoint("http://127.0.0.1:9/v1", "m", wire="responses"))
+def test_connect_composes_the_client_with_the_endpoints_wire() -> None:
+    base = "http://127.0.0.1:9/v1"
+    chaining = ClientConfig(previous_response_id=True)
+    clients = [
+        connect(Endpoint(base, "m")),
+        connect(Endpoint(base, "m", wire="responses")),
+        connect(Endpoint(base, "m", wire="responses"), chaining),
+        connect(Endpoint(base, "m"), chaining),  # the chat wire ignores chaining
+    ]
     try:
-        assert isinstance(chat, ChatClient)
-        assert isinstance(responses, ResponsesClient)
+        plain_chat, plain_responses, chained, chat_anyway = clients
+        assert isinstance(plain_chat, HttpModelClient)
+        assert plain_chat.wire is chat.WIRE
+        assert isinstance(plain_responses, HttpModelClient)
+        assert plain_responses.wire is responses.WIRE
+        assert isinstance(chained, ChainedClient)
+        assert chained.inner.wire is responses.WIRE
+        assert isinstance(chat_anyway, HttpModelClient)
+        assert chat_anyway.wire is chat.WIRE
+        assert {c.model for c in clients} == {"m"}  # the endpoint's model, the one copy
     finally:
-        chat.close()
-        responses.close()
+        for client in clients:
+            client.close()
 
 
 def test_all_is_sorted_and_complete() -> None:

@@ -1,4 +1,4 @@
-"""Replaying the model's own output (verbatim), call-id repair, and the fragment cache."""
+"""Replaying the model's own output (verbatim), call-id repair, bodies made from requests only."""
 
 from __future__ import annotations
 
@@ -24,8 +24,10 @@ from minipi.ai import (
     connect,
     parse_function_calls,
 )
+from minipi.ai.chat import WIRE as CHAT_WIRE
+from minipi.ai.client import dumps
+from minipi.ai.responses import WIRE as RESPONSES_WIRE
 from minipi.ai.serialize import item_from_json, item_to_json
-from minipi.ai.wire import FragmentCache, WireClient
 from support.fake import Call, FakeServer, RawReply, Turn
 
 TOOLS = [ToolSpec("read_file", "read", {"type": "object", "properties": {}})]
@@ -187,6 +189,46 @@ def test_chat_items_read_back_from_a_session_are_still_one_message(fake_server: 
     assert roles == ["user", "assistant", "tool", "tool"]
 
 
+def test_chat_messages_follow_the_runs_of_items(fake_server: FakeServer) -> None:
+    """A run of items sharing a chat raw is one message; assistant items without one are
+    grouped until a tool result, a user message or a chat raw ends the run."""
+    first = {"role": "assistant", "content": "a", "tool_calls": [CALL_1]}
+    second = {"role": "assistant", "content": "b"}
+    history: list[Item] = [
+        Message("user", "q"),
+        Message("assistant", "a", first, "chat"),
+        FunctionCall("c1", "f", "{}", first, "chat"),
+        FunctionCallOutput("c1", "r1"),
+        Message("assistant", "b", second, "chat"),
+        Message("assistant", "neutral "),
+        FunctionCall("c2", "g", "{}"),
+        FunctionCallOutput("c2", "r2"),
+        Reasoning("hm"),
+        Message("assistant", "end"),
+    ]
+    fake_server.add(Turn("ok"))
+    with closing(connect(Endpoint(fake_server.base_url, "fake-model"))) as client:
+        client.create(ModelRequest(history))
+    assert history_of(fake_server.requests[0].body) == [
+        {"role": "user", "content": "q"},
+        first,
+        {"role": "tool", "tool_call_id": "c1", "content": "r1"},
+        second,
+        {
+            "role": "assistant",
+            "content": "neutral ",
+            "tool_calls": [
+                {"id": "c2", "type": "function", "function": {"name": "g", "arguments": "{}"}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c2", "content": "r2"},
+        {"role": "assistant", "content": "end", "reasoning_content": "hm"},
+    ]
+
+
+CALL_1 = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+
+
 def scripted_chain(request_body: dict[str, Any]) -> Turn:
     """One more call per request, with non-ASCII text and reasoning in every turn."""
     step = len(history_of(request_body))
@@ -197,7 +239,11 @@ def scripted_chain(request_body: dict[str, Any]) -> Turn:
     )
 
 
-def test_fragment_cache_extends_the_previous_body(fake_server: FakeServer, wire: Wire) -> None:
+def test_each_body_extends_the_previous_one_byte_for_byte(
+    fake_server: FakeServer, wire: Wire
+) -> None:
+    """The history part of request k is a byte-for-byte prefix of request k+1's: replayed
+    items are sent exactly as before, turn after turn."""
     turns = 30
     fake_server.add(*[scripted_chain] * turns)
     endpoint = Endpoint(fake_server.base_url, "fake-model", wire=wire)
@@ -217,22 +263,22 @@ def test_fragment_cache_extends_the_previous_body(fake_server: FakeServer, wire:
     assert len(final) == (wire == "chat") + 1 + (turns - 1) * per_turn
 
 
-def test_cached_encoding_equals_a_fresh_encoding_over_200_turns(wire: Wire) -> None:
-    """The cache is an optimisation only: each body is what a fresh client would send, also
-    after the history is edited in the middle or shrinks."""
-    endpoint = Endpoint("http://127.0.0.1:9/v1", "m", wire=wire)
-    cached, fresh = connect(endpoint), connect(endpoint)  # offline: encode only
-    assert isinstance(cached, WireClient)
-    assert isinstance(fresh, WireClient)
+def test_a_body_depends_on_its_request_only(fake_server: FakeServer, wire: Wire) -> None:
+    """What a long-lived client sends is its wire's ``encode`` of the request, whatever it
+    sent before: also after the history is edited in the middle, shrinks or grows again."""
+    api = CHAT_WIRE if wire == "chat" else RESPONSES_WIRE
+    endpoint = Endpoint(fake_server.base_url, "fake-model", wire=wire)
 
-    def check(request: ModelRequest) -> None:
-        fresh.cache = FragmentCache(fresh.encode_unit)  # forget everything
-        assert cached.encode(request) == fresh.encode(request)
+    def check(client: ModelClient, request: ModelRequest) -> None:
+        fake_server.add(Turn("ok"))
+        client.create(request)
+        expected = dumps(api.encode(request, "fake-model", stream=False))
+        assert fake_server.requests[-1].raw == expected
 
     history: list[Item] = [Message("user", "q")]
-    with closing(cached), closing(fresh):
-        for turn in range(200):
-            check(ModelRequest(history, tools=TOOLS))
+    with closing(connect(endpoint)) as client:
+        for turn in range(40):
+            check(client, ModelRequest(history, tools=TOOLS))
             raw = {"role": "assistant", "content": f"t{turn}"}
             history += [
                 Message("assistant", f"t{turn}", raw, "chat"),
@@ -240,11 +286,12 @@ def test_cached_encoding_equals_a_fresh_encoding_over_200_turns(wire: Wire) -> N
                 FunctionCallOutput(f"c{turn}", "x" * (turn % 7)),
             ]
         history[5] = FunctionCallOutput("c1", "edited")
-        check(ModelRequest(history))
-        check(ModelRequest(history[:50]))
-        check(ModelRequest([*history, Message("user", "more")]))
+        check(client, ModelRequest(history))
+        check(client, ModelRequest(history[:50]))
+        check(client, ModelRequest([*history, Message("user", "more")]))
         check(
-            ModelRequest([*history, FunctionCall("n1", "f", "{}"), FunctionCall("n2", "f", "{}")])
+            client,
+            ModelRequest([*history, FunctionCall("n1", "f", "{}"), FunctionCall("n2", "f", "{}")]),
         )
 
 

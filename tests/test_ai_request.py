@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from contextlib import closing
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -106,12 +107,20 @@ def test_chat_request_shape(fake_server: FakeServer) -> None:
             {
                 "type": "function",
                 "function": {
-                    "name": t.name,
-                    "description": t.description,
-                    "parameters": t.parameters,
+                    "name": READ_FILE.name,
+                    "description": READ_FILE.description,
+                    "parameters": READ_FILE.parameters,
+                    "strict": True,  # every property required, no others allowed
                 },
-            }
-            for t in (READ_FILE, LIST_FILES)
+            },
+            {
+                "type": "function",
+                "function": {  # additionalProperties unsaid: not strict, so no key
+                    "name": LIST_FILES.name,
+                    "description": LIST_FILES.description,
+                    "parameters": LIST_FILES.parameters,
+                },
+            },
         ],
         "tool_choice": "auto",
         "parallel_tool_calls": True,
@@ -119,6 +128,81 @@ def test_chat_request_shape(fake_server: FakeServer) -> None:
         "temperature": 0,
         "reasoning_effort": "low",
     }
+
+
+def declared(server: FakeServer, client: ModelClient, tools: list[ToolSpec]) -> dict[str, Any]:
+    """``strict`` of each tool as sent (None when the declaration leaves it out)."""
+    body = send(server, client, question(tools=tools))
+    found = {}
+    for tool in body["tools"]:
+        entry = tool.get("function", tool)  # chat nests the declaration, Responses does not
+        found[entry["name"]] = entry.get("strict")
+    return found
+
+
+def test_the_project_tools_are_strict_only_where_strict_mode_accepts_them(
+    fake_server: FakeServer, model_client: ModelClient, wire: Wire, tmp_path: Path
+) -> None:
+    """OpenAI refuses a strict tool with an optional property (400 "Invalid schema ...
+    'required' ... Missing 'offset'"): read_file and search_files have some."""
+    from minipi.files import ProjectFiles, create_project_tools
+
+    with ProjectFiles(tmp_path) as files:
+        specs = [tool.spec() for tool in create_project_tools(files)]
+    strict = declared(fake_server, model_client, specs)
+    if wire == "responses":  # a missing "strict" counts as true there: always said
+        assert strict == {"list_files": True, "read_file": False, "search_files": False}
+    else:  # a missing "strict" is false on the chat wire
+        assert strict == {"list_files": True, "read_file": None, "search_files": None}
+
+
+def schema(**fields: Any) -> dict[str, Any]:
+    return {"type": "object", "additionalProperties": False, **fields}
+
+
+STRING = {"type": "string"}
+ITEM = schema(properties={"x": STRING}, required=["x"])
+
+
+@pytest.mark.parametrize(
+    ("parameters", "strict"),
+    [
+        (schema(properties={"a": STRING}, required=["a"]), True),
+        (schema(properties={}), True),
+        (schema(properties={"a": STRING, "b": STRING}, required=["a"]), False),
+        ({"type": "object", "properties": {"a": STRING}, "required": ["a"]}, False),
+        (schema(properties={"a": STRING}, required=["a"], additionalProperties=True), False),
+        (  # a nested object with an optional property
+            schema(properties={"o": schema(properties={"x": STRING})}, required=["o"]),
+            False,
+        ),
+        (  # objects in an array, all required
+            schema(
+                properties={"l": {"type": "array", "items": ITEM}},
+                required=["l"],
+            ),
+            True,
+        ),
+        (  # an anyOf branch that allows more properties
+            schema(
+                properties={"u": {"anyOf": [STRING, {"type": "object"}]}},
+                required=["u"],
+            ),
+            False,
+        ),
+        ({"type": "string"}, False),  # not an object at all
+    ],
+)
+def test_strict_follows_the_schema_the_same_on_both_wires(
+    fake_server: FakeServer, parameters: dict[str, Any], strict: bool
+) -> None:
+    tool = ToolSpec("f", "a tool", parameters)
+    found = []
+    for wire in ("chat", "responses"):
+        endpoint = Endpoint(fake_server.base_url, "fake-model", wire=wire)
+        with closing(connect(endpoint)) as client:
+            found.append(declared(fake_server, client, [tool])["f"] or False)
+    assert found == [strict, strict]
 
 
 @pytest.mark.parametrize("choice", ["auto", "none", "required", "read_file"])

@@ -7,12 +7,14 @@ import json
 import pytest
 
 from minipi.ai import (
+    Delta,
     FunctionCall,
     FunctionCallOutput,
     Item,
     Message,
     ModelRequest,
     ModelResponse,
+    Reasoning,
     output_text,
     parse_function_calls,
 )
@@ -80,3 +82,47 @@ def test_reply_calls_builds_calls_with_ids_and_json_arguments() -> None:
     assert calls[2].call_id == "given"
     assert len({c.call_id for c in calls}) == 3
     assert all(isinstance(c, FunctionCall) and c.raw is None for c in calls)
+
+
+def test_a_request_with_on_delta_is_answered_as_a_stream() -> None:
+    reply = ModelResponse(
+        (
+            Reasoning("the user wants the report"),
+            Message("assistant", "Let me read the report."),
+            FunctionCall("c1", "read_file", '{"path": "reports/daily.json"}'),
+            FunctionCall("c2", "list_files", '{"path": "."}'),
+        ),
+        "tool_calls",
+    )
+    deltas: list[Delta] = []
+    model = ScriptedModel([reply])
+    response = model.create(ModelRequest([Message("user", "q")], on_delta=deltas.append))
+    assert response is reply
+    kinds = [(d.kind, d.index) for d in deltas]
+    assert kinds == sorted(kinds, key=_order)  # reasoning, text, then each call in turn
+    by_kind = {k: [d for d in deltas if d.kind == k] for k in ("reasoning", "text")}
+    assert "".join(d.text for d in by_kind["reasoning"]) == "the user wants the report"
+    assert "".join(d.text for d in by_kind["text"]) == "Let me read the report."
+    assert len(by_kind["text"]) > 1  # in pieces, as a stream sends it
+    for index, call in enumerate(parse_function_calls(reply.items)):
+        pieces = [d for d in deltas if d.kind == "call" and d.index == index]
+        assert (pieces[0].name, pieces[0].text) == (call.name, "")  # the name comes first
+        assert len(pieces) > 2
+        assert "".join(d.text for d in pieces) == call.arguments
+
+
+def _order(kind_index: tuple[str, int]) -> tuple[int, int]:
+    return ["reasoning", "text", "call"].index(kind_index[0]), kind_index[1]
+
+
+def test_the_loop_sees_the_scripted_stream_before_the_turns_events() -> None:
+    from minipi.agent import AgentConfig, AssistantText, ModelDelta, run_agent
+
+    events: list[object] = []
+    model = ScriptedModel([reply_text("2026-09-06: 128 orders")])
+    result = run_agent(model, [], AgentConfig(), "q", events.append)
+    assert result.answer == "2026-09-06: 128 orders"
+    deltas = [e for e in events if isinstance(e, ModelDelta)]
+    assert "".join(e.delta.text for e in deltas) == result.answer
+    answer = next(i for i, e in enumerate(events) if isinstance(e, AssistantText))
+    assert events.index(deltas[-1]) < answer

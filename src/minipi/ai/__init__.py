@@ -1,15 +1,20 @@
-"""The model layer ("pi_ai"): neutral items, endpoint config, one client per wire API.
+"""The model layer ("pi_ai"): neutral items, endpoint config, one HTTP client per endpoint.
 
     from minipi.ai import Endpoint, Message, ModelRequest, connect
 
     client = connect(Endpoint("http://127.0.0.1:8021/v1", "qwen3-0.6b", wire="responses"))
     try:
-        response = client.create(ModelRequest("qwen3-0.6b", [Message("user", "hi")]))
+        response = client.create(ModelRequest([Message("user", "hi")]))
     finally:
         client.close()
 
-Importing this package stays cheap: httpx and the wire modules load on the first ``connect``.
-``minipi.ai.testing`` has ``ScriptedModel`` for tests without HTTP.
+The modules: ``types`` (neutral items, ``ModelRequest``/``ModelResponse``, ``ModelClient``,
+``RESERVED_OPTIONS``), ``endpoint`` (``Endpoint``, ``ClientConfig``), ``declare`` (a tool's
+declaration), one module per wire API (``chat``, ``responses``: ``encode`` -> dict, ``decode``),
+``stream`` + ``sse`` (streamed answers), ``client`` (``HttpModelClient``: a wire over
+``http.HttpCore``), ``chain`` (Responses chaining as a wrapper client), ``testing``
+(``ScriptedModel``). Importing this package stays cheap: httpx and the wire modules load on the
+first ``connect``.
 """
 
 from __future__ import annotations
@@ -78,10 +83,18 @@ def connect(
     ``ClientConfig.previous_response_id``). ``transport`` replaces httpx's network transport
     (tests pass ``httpx.MockTransport``). Nothing is sent until the first ``create``.
     """
-    if endpoint.wire == "responses":
-        from minipi.ai.responses import ResponsesClient
+    from minipi.ai.client import HttpModelClient
 
-        return ResponsesClient(endpoint, config, transport=transport)
-    from minipi.ai.chat import ChatClient
+    config = config or ClientConfig()
+    if endpoint.wire == "chat":
+        from minipi.ai import chat
 
-    return ChatClient(endpoint, config, transport=transport)
+        return HttpModelClient(endpoint, config, chat.WIRE, transport=transport)
+    from minipi.ai import responses
+
+    client = HttpModelClient(endpoint, config, responses.WIRE, transport=transport)
+    if not config.previous_response_id:
+        return client
+    from minipi.ai.chain import ChainedClient
+
+    return ChainedClient(client)

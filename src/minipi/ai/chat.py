@@ -1,15 +1,19 @@
 """The Chat Completions wire: ``POST {base}/chat/completions`` (what most local servers speak).
 
-Request::
+Request (``encode``)::
 
     {"model", "messages": [{"role": "system", "content": instructions}?, ...],
-     "tools": [{"type": "function", "function": {"name", "description", "parameters"}}],
+     "tools": [{"type": "function", "function": {"name", "description", "parameters",
+                "strict"?}}],
      "tool_choice": "auto" | "none" | "required" | {"type": "function", "function": {"name"}},
-     "parallel_tool_calls", **options}
+     "parallel_tool_calls", **options,
+     "stream"?: true, "stream_options"?: {"include_usage": true}}
 
 ``tools``, ``tool_choice`` and ``parallel_tool_calls`` are left out when there are no tools
 (OpenAI rejects them then). Options use this wire's names: ``max_output_tokens`` is sent as
-``max_tokens`` and ``reasoning={"effort": E}`` as ``reasoning_effort=E``.
+``max_tokens`` and ``reasoning={"effort": E}`` as ``reasoning_effort=E``. Tools are declared
+by ``declare.declare_tool``. When streaming, the usage chunk is asked for unless the options set
+``stream_options`` themselves.
 
 One assistant message becomes several neutral items (``Reasoning`` from ``reasoning_content``
 or ``reasoning``, ``Message`` for the content, one ``FunctionCall`` per ``tool_calls`` entry),
@@ -20,13 +24,13 @@ Neutral assistant items without a chat ``raw`` are grouped into one assistant me
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from minipi.ai.stream import ChatStream, StreamReader
+from minipi.ai.declare import declare_tool
+from minipi.ai.stream import ChatStream
 from minipi.ai.textcalls import find_text_calls
 from minipi.ai.types import (
-    DeltaSink,
     FinishReason,
     FunctionCall,
     FunctionCallOutput,
@@ -35,13 +39,11 @@ from minipi.ai.types import (
     Message,
     ModelRequest,
     Reasoning,
-    ToolSpec,
-    Usage,
 )
-from minipi.ai.wire import WireClient, decode_call, dumps, read_usage
+from minipi.ai.wire import Decoded, WireApi, check_options, decode_call, read_usage
 from minipi.errors import ConfigError, ModelProtocolError
 
-__all__ = ["ChatClient"]
+__all__ = ["WIRE", "decode", "encode"]
 
 _CHOICES = frozenset({"auto", "none", "required"})
 _FINISH: dict[str, FinishReason] = {
@@ -59,123 +61,116 @@ _FINISH: dict[str, FinishReason] = {
 _Call = tuple[str, str, str]
 
 
-class ChatClient(WireClient):
-    """``ModelClient`` for the Chat Completions API."""
-
-    path = "/chat/completions"
-    reserved = frozenset(
-        {"model", "messages", "tools", "tool_choice", "parallel_tool_calls", "stream"}
-    )
-
-    def wire_options(self, options: Mapping[str, Any]) -> JsonObject:
-        translated: JsonObject = {}
-        for key, value in options.items():
-            name, wire_value = key, value
-            if key == "max_output_tokens":
-                name = "max_tokens"
-            elif key == "reasoning" and isinstance(value, Mapping) and set(value) == {"effort"}:
-                name, wire_value = "reasoning_effort", value["effort"]
-            if name in translated:
-                raise ConfigError(
-                    f"request options set {name!r} twice (as {key!r} too)", code="reserved_option"
-                )
-            translated[name] = wire_value
-        return translated
-
-    def stream_reader(self, on_delta: DeltaSink | None) -> StreamReader:
-        return ChatStream(on_delta)
-
-    def encode_stream(self, request: ModelRequest) -> bytes:
-        if not self.config.stream:
-            return b""
-        if "stream_options" in request.options:
-            return b',"stream":true'
-        # Ask for the usage chunk (OpenAI, vLLM, llama.cpp, Ollama send it when asked).
-        return b',"stream":true,"stream_options":{"include_usage":true}'
-
-    def encode_envelope(self, request: ModelRequest) -> tuple[bytes, bytes]:
-        head = b'{"model":' + dumps(self.endpoint.model) + b',"messages":['
-        if not request.tools:
-            return head, b"]"
+def encode(request: ModelRequest, model: str, *, stream: bool) -> JsonObject:
+    """The JSON body of ``request`` for ``model`` (see the module docstring)."""
+    check_options(request.options)
+    messages = _messages(request.items)
+    if request.instructions:
+        messages.insert(0, {"role": "system", "content": request.instructions})
+    body: JsonObject = {"model": model, "messages": messages}
+    if request.tools:
         choice = request.tool_choice
-        tail = b"".join(
-            (
-                b'],"tools":',
-                self.tools_json(tuple(request.tools)),
-                b',"tool_choice":',
-                dumps(
-                    choice
-                    if choice in _CHOICES
-                    else {"type": "function", "function": {"name": choice}}
-                ),
-                b',"parallel_tool_calls":',
-                b"true" if request.parallel_tool_calls else b"false",
-            )
+        body["tools"] = [declare_tool(t, "chat") for t in request.tools]
+        body["tool_choice"] = (
+            choice if choice in _CHOICES else {"type": "function", "function": {"name": choice}}
         )
-        return head, tail
+        body["parallel_tool_calls"] = request.parallel_tool_calls
+    body.update(_options(request.options))
+    if stream:
+        body["stream"] = True
+        if "stream_options" not in request.options:
+            # Ask for the usage chunk (OpenAI, vLLM, llama.cpp, Ollama send it when asked).
+            body["stream_options"] = {"include_usage": True}
+    return body
 
-    def encode_tool(self, tool: ToolSpec) -> JsonObject:
-        return {
-            "type": "function",
-            "function": {
-                "name": tool.name,
-                "description": tool.description,
-                "parameters": tool.parameters,
-            },
-        }
 
-    def encode_history(self, request: ModelRequest) -> list[bytes]:
-        history = self.cache.fragments(request.items)
-        if not request.instructions:
-            return history
-        return [dumps({"role": "system", "content": request.instructions}), *history]
+def decode(
+    data: JsonObject,
+    tool_names: frozenset[str] = frozenset(),
+    taken: frozenset[str] = frozenset(),
+) -> Decoded:
+    """The answer's neutral items, finish reason and usage. ``tool_names`` are the request's
+    tools: with some, ``<tool_call>`` text in a reply without native calls is decoded as calls
+    (``textcalls.py``). A call whose id is in ``taken`` (the history's) or repeats one of the
+    same reply gets a new id, in its raw copy too."""
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise ModelProtocolError("the response has no choices")
+    choice = choices[0]
+    if not isinstance(choice, dict) or not isinstance(choice.get("message"), dict):
+        raise ModelProtocolError("the response's first choice has no message")
+    message: JsonObject = choice["message"]
+    raw, calls = _decode_calls(message, taken)
+    items: list[Item] = []
+    reasoning = message.get("reasoning_content") or message.get("reasoning")
+    if isinstance(reasoning, str) and reasoning:
+        items.append(Reasoning(reasoning, raw, "chat"))
+    text = _content_text(message.get("content"))
+    found = None if calls else find_text_calls(text, tool_names)
+    if found is not None:  # <tool_call> text: the calls share the raw message (textcalls.py)
+        text = found.text
+        calls = [(c.name, c.arguments, c.call_id) for c in found.calls]
+    if text:
+        items.append(Message("assistant", text, raw, "chat"))
+    items.extend(FunctionCall(cid, name, args, raw, "chat") for name, args, cid in calls)
+    usage = read_usage(data, "prompt_tokens", "completion_tokens", "prompt_tokens_details")
+    return tuple(items), _finish(choice.get("finish_reason"), bool(calls)), usage
 
-    def encode_unit(self, items: tuple[Item, ...], start: int) -> tuple[int, bytes]:
-        item = items[start]
-        if isinstance(item, FunctionCallOutput):
-            return start + 1, dumps(
-                {"role": "tool", "tool_call_id": item.call_id, "content": item.output}
+
+WIRE = WireApi("chat", "/chat/completions", "messages", encode, decode, ChatStream)
+
+
+def _options(options: Mapping[str, Any]) -> JsonObject:
+    """``options`` in this wire's names."""
+    translated: JsonObject = {}
+    for key, value in options.items():
+        name, wire_value = key, value
+        if key == "max_output_tokens":
+            name = "max_tokens"
+        elif key == "reasoning" and isinstance(value, Mapping) and set(value) == {"effort"}:
+            name, wire_value = "reasoning_effort", value["effort"]
+        if name in translated:
+            raise ConfigError(
+                f"request options set {name!r} twice (as {key!r} too)", code="reserved_option"
             )
-        if item.raw is not None and item.wire == "chat":
-            end = start + 1
-            while end < len(items) and _shares_message(items[end], item.raw):
-                end += 1
-            return end, dumps(_replayable(item.raw))
-        if isinstance(item, Message) and item.role != "assistant":
-            return start + 1, dumps({"role": item.role, "content": item.text})
-        end = start + 1
-        while end < len(items) and _neutral_assistant(items[end]):
-            end += 1
-        return end, dumps(_assistant_message(items[start:end]))
+        translated[name] = wire_value
+    return translated
 
-    def decode(
-        self,
-        data: JsonObject,
-        tool_names: frozenset[str] = frozenset(),
-        taken: frozenset[str] = frozenset(),
-    ) -> tuple[tuple[Item, ...], FinishReason, Usage]:
-        choices = data.get("choices")
-        if not isinstance(choices, list) or not choices:
-            raise ModelProtocolError("the response has no choices")
-        choice = choices[0]
-        if not isinstance(choice, dict) or not isinstance(choice.get("message"), dict):
-            raise ModelProtocolError("the response's first choice has no message")
-        message: JsonObject = choice["message"]
-        raw, calls = _decode_calls(message, taken)
-        items: list[Item] = []
-        reasoning = message.get("reasoning_content") or message.get("reasoning")
-        if isinstance(reasoning, str) and reasoning:
-            items.append(Reasoning(reasoning, raw, "chat"))
-        text = _content_text(message.get("content"))
-        found = None if calls else find_text_calls(text, tool_names)
-        if found is not None:  # <tool_call> text: the calls share the raw message (textcalls.py)
-            text = found.text
-            calls = [(c.name, c.arguments, c.call_id) for c in found.calls]
-        if text:
-            items.append(Message("assistant", text, raw, "chat"))
-        items.extend(FunctionCall(cid, name, args, raw, "chat") for name, args, cid in calls)
-        usage = read_usage(data, "prompt_tokens", "completion_tokens", "prompt_tokens_details")
-        return tuple(items), _finish(choice.get("finish_reason"), bool(calls)), usage
+
+def _messages(items: Sequence[Item]) -> list[JsonObject]:
+    """The chat messages of ``items``, in order: a run of items sharing a chat ``raw`` is one
+    message, sent verbatim; a run of assistant items without one becomes one message."""
+    messages: list[JsonObject] = []
+    neutral: list[Item] = []  # the current run of assistant items without a chat raw
+    sent: JsonObject | None = None  # the chat raw just sent (None after any other item)
+    for item in items:
+        raw = None if isinstance(item, FunctionCallOutput) or item.wire != "chat" else item.raw
+        if raw is not None and sent is not None and (raw is sent or raw == sent):
+            continue  # the rest of the message just sent
+        sent = raw
+        message = _message(item, raw)
+        if message is None:
+            neutral.append(item)
+            continue
+        if neutral:
+            messages.append(_assistant_message(neutral))
+            neutral = []
+        messages.append(message)
+    if neutral:
+        messages.append(_assistant_message(neutral))
+    return messages
+
+
+def _message(item: Item, raw: JsonObject | None) -> JsonObject | None:
+    """The message of ``item`` alone (``raw``: its chat raw); None for an assistant item that
+    has no message of its own."""
+    if raw is not None:
+        return _replayable(raw)
+    if isinstance(item, FunctionCallOutput):
+        return {"role": "tool", "tool_call_id": item.call_id, "content": item.output}
+    if isinstance(item, Message) and item.role != "assistant":
+        return {"role": item.role, "content": item.text}
+    return None
 
 
 def _decode_calls(message: JsonObject, taken: frozenset[str]) -> tuple[JsonObject, list[_Call]]:
@@ -220,12 +215,6 @@ def _finish(reason: object, has_calls: bool) -> FinishReason:
     return "tool_calls" if mapped == "stop" and has_calls else mapped
 
 
-def _shares_message(item: Item, raw: JsonObject) -> bool:
-    if isinstance(item, FunctionCallOutput) or item.wire != "chat" or item.raw is None:
-        return False
-    return item.raw is raw or item.raw == raw
-
-
 def _replayable(raw: JsonObject) -> JsonObject:
     """The assistant message as the server sent it, but with ``"content": null`` as ``""``:
     llama-cpp-python's chat templates fail (HTTP 500) on a null content, and every server
@@ -235,14 +224,7 @@ def _replayable(raw: JsonObject) -> JsonObject:
     return raw
 
 
-def _neutral_assistant(item: Item) -> bool:
-    """An assistant-side item with no chat message of its own to replay."""
-    if isinstance(item, FunctionCallOutput) or (item.raw is not None and item.wire == "chat"):
-        return False
-    return not (isinstance(item, Message) and item.role != "assistant")
-
-
-def _assistant_message(group: tuple[Item, ...]) -> JsonObject:
+def _assistant_message(group: Sequence[Item]) -> JsonObject:
     """One assistant message from neutral items (made on the other wire, or by hand)."""
     texts = [i.text for i in group if isinstance(i, Message)]
     calls = [i for i in group if isinstance(i, FunctionCall)]

@@ -1,4 +1,4 @@
-"""The HTTP core both wire modules share: one keep-alive ``httpx.Client``, retries, errors.
+"""The HTTP core of ``HttpModelClient``: one keep-alive ``httpx.Client``, retries, errors.
 
 The retry policy lives here and nowhere else (RELIABILITY default 7): 408, 409, 429, 5xx,
 connection errors and timeouts are retried up to ``max_retries`` times with exponential
@@ -6,7 +6,7 @@ backoff; a ``Retry-After`` up to ``max_retry_after`` seconds is honoured, a long
 once. Other 4xx are never retried. Every failure is a ``ModelError`` whose message says what
 to do next; nothing else escapes (no httpx exception, no traceback-only ``KeyError``).
 
-This module imports httpx (~0.1 s), so only the wire modules import it, lazily via ``connect``.
+This module imports httpx (~0.1 s), so only ``client.py`` imports it, lazily via ``connect``.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from minipi.ai.types import Delta, DeltaSink, JsonObject
 from minipi.errors import ModelError, ModelProtocolError, ModelStreamError
@@ -24,24 +24,20 @@ from minipi.errors import ModelError, ModelProtocolError, ModelStreamError
 __all__ = ["ChatStream", "ResponsesStream", "StreamReader", "raise_inband_error"]
 
 
-class StreamReader:
-    """What ``HttpCore.post_stream`` drives: ``event`` per SSE event, then ``result``."""
+class StreamReader(Protocol):
+    """What ``HttpCore.post_json`` feeds a streamed answer to: ``event`` per SSE event, then
+    ``result``. ``finished`` turns true once the stream's end marker arrived (nothing after it
+    is read)."""
 
-    finished = False
-    """True once the stream's end marker arrived (nothing after it is read)."""
+    finished: bool
 
-    def __init__(self, on_delta: DeltaSink | None) -> None:
-        self._on_delta = on_delta
+    def event(self, name: str, data: str) -> None: ...
 
-    def event(self, name: str, data: str) -> None:
-        raise NotImplementedError
+    def result(self) -> JsonObject: ...
 
-    def result(self) -> JsonObject:
-        raise NotImplementedError
 
-    def emit(self, delta: Delta) -> None:
-        if self._on_delta is not None:
-            self._on_delta(delta)
+def _ignore(delta: Delta) -> None:
+    """The sink of a stream nobody watches."""
 
 
 def _frame(data: str) -> Any:
@@ -72,11 +68,12 @@ class _Call:
     arguments: list[str] = field(default_factory=list)
 
 
-class ChatStream(StreamReader):
+class ChatStream:
     """``chat.completion.chunk`` frames -> one ``chat.completion`` object."""
 
     def __init__(self, on_delta: DeltaSink | None) -> None:
-        super().__init__(on_delta)
+        self.finished = False
+        self._emit = on_delta or _ignore
         self._head: JsonObject = {}
         self._text: list[str] = []
         self._reasoning: list[str] = []
@@ -110,11 +107,11 @@ class ChatStream(StreamReader):
             content = delta.get("content")
             if isinstance(content, str) and content:
                 self._text.append(content)
-                self.emit(Delta("text", content))
+                self._emit(Delta("text", content))
             reasoning = delta.get("reasoning_content") or delta.get("reasoning")
             if isinstance(reasoning, str) and reasoning:
                 self._reasoning.append(reasoning)
-                self.emit(Delta("reasoning", reasoning))
+                self._emit(Delta("reasoning", reasoning))
             calls = delta.get("tool_calls")
             if isinstance(calls, list):
                 for entry in calls:
@@ -143,7 +140,7 @@ class ChatStream(StreamReader):
         if piece:
             call.arguments.append(piece)
         if piece or name:
-            self.emit(Delta("call", piece, position, call.name))
+            self._emit(Delta("call", piece, position, call.name))
 
     def _position(self, index: int | None, new_id: str | None, name: object) -> int:
         """Which call a delta belongs to: a new one for a new index, or a new id (with a
@@ -186,11 +183,12 @@ class ChatStream(StreamReader):
         return data
 
 
-class ResponsesStream(StreamReader):
+class ResponsesStream:
     """Responses API events -> the final ``response`` object (``response.completed``)."""
 
     def __init__(self, on_delta: DeltaSink | None) -> None:
-        super().__init__(on_delta)
+        self.finished = False
+        self._emit = on_delta or _ignore
         self._response: JsonObject | None = None
         self._items: dict[int, JsonObject] = {}
         self._names: dict[int, str] = {}
@@ -211,12 +209,12 @@ class ResponsesStream(StreamReader):
         delta = frame.get("delta")
         piece = delta if isinstance(delta, str) else ""
         if kind == "response.output_text.delta" and piece:
-            self.emit(Delta("text", piece))
+            self._emit(Delta("text", piece))
         elif kind in ("response.reasoning_text.delta", "response.reasoning_summary_text.delta"):
             if piece:
-                self.emit(Delta("reasoning", piece))
+                self._emit(Delta("reasoning", piece))
         elif kind == "response.function_call_arguments.delta" and piece:
-            self.emit(Delta("call", piece, index, self._names.get(index, "")))
+            self._emit(Delta("call", piece, index, self._names.get(index, "")))
         elif kind in ("response.output_item.added", "response.output_item.done"):
             self._item(kind, index, frame.get("item"))
         elif kind in ("response.completed", "response.incomplete", "response.failed"):
@@ -228,7 +226,7 @@ class ResponsesStream(StreamReader):
         name = item.get("name") if item.get("type") == "function_call" else None
         if isinstance(name, str) and index not in self._names:
             self._names[index] = name
-            self.emit(Delta("call", "", index, name))
+            self._emit(Delta("call", "", index, name))
         if kind == "response.output_item.done":
             self._items[index] = item
 

@@ -14,22 +14,31 @@ from __future__ import annotations
 import json
 import threading
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from typing import TypeAlias
 
 from minipi.ai.types import (
+    Delta,
     FunctionCall,
     Item,
     JsonObject,
     Message,
     ModelRequest,
     ModelResponse,
+    Reasoning,
     Usage,
 )
 from minipi.errors import ModelProtocolError
 
-__all__ = ["ScriptedCall", "ScriptedModel", "ScriptedReply", "reply_calls", "reply_text"]
+__all__ = [
+    "ScriptedCall",
+    "ScriptedModel",
+    "ScriptedReply",
+    "reply_calls",
+    "reply_text",
+    "stream_deltas",
+]
 
 ScriptedReply: TypeAlias = ModelResponse | Callable[[ModelRequest], ModelResponse]
 """A canned response, or a function of the request that makes one."""
@@ -45,6 +54,10 @@ class ScriptedModel:
     to the caller's history do not rewrite it. Asking for more responses than the script has
     raises ``ModelProtocolError`` (the loop ends the run failed), never a hang or a bare
     ``StopIteration``.
+
+    A request with ``on_delta`` is answered as a stream would be: before the response is
+    returned, the sink sees its reasoning and text in a few pieces each, then each call's
+    name and its arguments in pieces (``Delta``s, as ``stream.py`` reports them).
     """
 
     def __init__(self, script: Iterable[ScriptedReply], model: str = "scripted-model") -> None:
@@ -70,7 +83,11 @@ class ScriptedModel:
                 )
             reply = self._script[self._next]
             self._next += 1
-        return reply(request) if callable(reply) else reply
+        response = reply(request) if callable(reply) else reply
+        if request.on_delta is not None:
+            for delta in stream_deltas(response.items):
+                request.on_delta(delta)
+        return response
 
     def assert_complete(self) -> None:
         """Fail (AssertionError) if the script still has replies: the run ended early."""
@@ -82,6 +99,28 @@ class ScriptedModel:
 
     def close(self) -> None:
         """Nothing to release; present for the ``ModelClient`` protocol."""
+
+
+def stream_deltas(items: Iterable[Item], pieces: int = 3) -> Iterator[Delta]:
+    """The ``Delta``s a stream of a reply made of ``items`` reports: reasoning and assistant
+    text cut into ``pieces`` pieces, each call's name (with no text), then its arguments in
+    pieces; ``index`` is the call's position among the reply's calls."""
+    calls = 0
+    for item in items:
+        if isinstance(item, Reasoning):
+            yield from (Delta("reasoning", piece) for piece in _pieces(item.text, pieces))
+        elif isinstance(item, Message) and item.role == "assistant":
+            yield from (Delta("text", piece) for piece in _pieces(item.text, pieces))
+        elif isinstance(item, FunctionCall):
+            yield Delta("call", "", calls, item.name)
+            for piece in _pieces(item.arguments, pieces):
+                yield Delta("call", piece, calls, item.name)
+            calls += 1
+
+
+def _pieces(text: str, n: int) -> list[str]:
+    size = max(1, -(-len(text) // n))
+    return [text[i : i + size] for i in range(0, len(text), size)]
 
 
 def reply_text(text: str) -> ModelResponse:

@@ -11,9 +11,10 @@ decoded at all, nor out of ``reasoning_content``):
   ``arguments`` is a call; the name is kept as sent (an unregistered one gets the loop's
   ``unknown_tool`` error) and a string ``arguments`` is passed on for the loop to check;
 - any other block (not JSON, a key given twice, not an object, no name, no arguments, no
-  closing tag) becomes a call named ``invalid_tool_call`` with the block's text as its
-  arguments: the loop answers it with an ``unknown_tool`` error listing the real tools, which
-  nudges the model and counts toward the run's budgets, and it can never execute;
+  closing tag) becomes a call named ``invalid_tool_call`` (``INVALID_CALL_NAME``) with the
+  block's text as its arguments: the loop answers it with an ``invalid_tool_call`` error that
+  shows the expected form and lists the real tools, which nudges the model and counts toward
+  the run's budgets, and it can never execute;
 - the blocks are cut out of the message text, so text holding a block is never a final answer
   (a reply with calls is not an answer at all); the prose around them is kept.
 

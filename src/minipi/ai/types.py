@@ -132,6 +132,24 @@ class Usage:
         )
 
 
+RESERVED_OPTIONS = frozenset(
+    {
+        "model",
+        "instructions",
+        "input",
+        "messages",
+        "tools",
+        "tool_choice",
+        "parallel_tool_calls",
+        "previous_response_id",
+        "store",
+        "stream",
+    }
+)
+"""Request keys the wires build from a ``ModelRequest`` (on either wire): its ``options`` may
+not set them (``ConfigError`` with code ``reserved_option``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class ModelRequest:
     """One request to the model, in neutral form (the model's name is the client's: see
@@ -139,7 +157,7 @@ class ModelRequest:
 
     ``tool_choice`` is ``"auto"``, ``"none"``, ``"required"`` or the name of one tool that must
     be called. ``options`` are extra wire keys (temperature, max_output_tokens, reasoning...);
-    they may not override the keys the request is built from.
+    they may not set a key of ``RESERVED_OPTIONS``.
     """
 
     items: Sequence[Item]
