@@ -130,7 +130,9 @@ def test_trace_records_every_request_and_result(fake_server: FakeServer, tmp_pat
     assert record["result"] == events[-1]
     assert record["result"]["status"] == "succeeded"
     names = ["list_files", "read_file", "search_files", "move_file"]
-    assert [t["name"] for t in record["tools"]] == names
+    assert [
+        t["function"]["name"] for t in record["tools"]
+    ] == names  # as the chat wire declares them
 
 
 def fake_server_again(server: FakeServer) -> FakeServer:

@@ -79,7 +79,7 @@ def test_schemas_are_strict_objects_with_the_contract_names(tools: dict[str, Age
         assert list(parameters["properties"]) == properties
         assert parameters["required"] == required
         assert parameters["additionalProperties"] is False
-        assert tools[name].schema()["name"] == name
+        assert tools[name].spec().name == name
         assert tools[name].description.isascii()
     path_help = tools["list_files"].parameters["properties"]["path"]["description"]
     assert "relative to the project root; use . for the root" in path_help

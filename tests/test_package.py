@@ -21,6 +21,8 @@ _WIRES = (
     "minipi.ai.http",
     "minipi.ai.answers",
     "minipi.ai.wire",
+    "minipi.ai.client",
+    "minipi.ai.chain",
     "httpx",
 )
 """The HTTP side of the model layer: only ``minipi.ai`` itself and the CLI/engine reach it."""

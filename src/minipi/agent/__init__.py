@@ -1,6 +1,6 @@
 """The agent layer ("pi_agent"): tools, the loop, its events and its result."""
 
-from minipi.agent.config import RESERVED_REQUEST_KEYS, AgentConfig
+from minipi.agent.config import AgentConfig
 from minipi.agent.events import (
     AgentEvent,
     AssistantText,
@@ -31,7 +31,6 @@ from minipi.agent.tools import (
 )
 
 __all__ = [
-    "RESERVED_REQUEST_KEYS",
     "AgentConfig",
     "AgentEvent",
     "AgentTool",

@@ -6,28 +6,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from minipi.ai.types import RESERVED_OPTIONS
 from minipi.errors import AgentError
 
 if TYPE_CHECKING:
     from minipi.agent.rules import Rule
     from minipi.agent.tools import AgentTool
 
-__all__ = ["RESERVED_REQUEST_KEYS", "AgentConfig", "checked_tools"]
-
-RESERVED_REQUEST_KEYS = frozenset(
-    {
-        "model",
-        "instructions",
-        "input",
-        "messages",
-        "tools",
-        "tool_choice",
-        "parallel_tool_calls",
-        "store",
-        "stream",
-    }
-)
-"""Request keys the loop builds itself; ``request_options`` may not override them."""
+__all__ = ["AgentConfig", "checked_tools"]
 
 
 @dataclass(frozen=True)
@@ -96,7 +82,7 @@ def _check_config(config: AgentConfig, tools: dict[str, AgentTool]) -> None:
             f"registered: {', '.join(sorted(tools))}",
             code="unknown_required_tool",
         )
-    reserved = sorted(RESERVED_REQUEST_KEYS & set(config.request_options))
+    reserved = sorted(RESERVED_OPTIONS & set(config.request_options))
     if reserved:
         raise AgentError(
             f"request options may not override the loop's own keys: {', '.join(reserved)}",

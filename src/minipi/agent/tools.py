@@ -89,23 +89,8 @@ class AgentTool:
     mutating: bool = False
     choices: Mapping[str, ChoiceSpec] = field(default_factory=dict)
 
-    def schema(self) -> JsonObject:
-        """The Responses-style declaration of this tool (the seed's format).
-
-        ``strict`` only when every property is required: OpenAI's strict mode refuses
-        optional properties.
-        """
-        properties = self.parameters.get("properties", {})
-        required = set(self.parameters.get("required", ()))
-        return {
-            "type": "function",
-            "name": self.name,
-            "description": self.description,
-            "parameters": self.parameters,
-            "strict": set(properties) <= required,
-        }
-
     def spec(self) -> ToolSpec:
+        """What the model is told (``minipi.ai.declare.declare_tool`` makes the wire's JSON)."""
         return ToolSpec(self.name, self.description, self.parameters, self.choices, self.mutating)
 
     def validate(self, arguments: Mapping[str, Any]) -> str | None:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from minipi.agent import AgentConfig, AgentEvent, AgentTool, RunResult, run_agent
 from minipi.agent.ends import EXIT_CODES
+from minipi.ai.declare import declare_tool
 from minipi.ai.types import Item, Message, ModelClient
 from minipi.cli.approve import make_approver
 from minipi.cli.embedded import ModelHandle, open_model
@@ -94,7 +95,7 @@ def _sinks(
             },
             "project": str(options.project),
             "instructions": session.config.instructions,
-            "tools": [t.schema() for t in tools],
+            "tools": [declare_tool(t.spec(), session.settings.wire) for t in tools],
         }
         sinks.append(TraceRecorder(options.trace, header))
 
