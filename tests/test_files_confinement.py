@@ -24,6 +24,8 @@ from support.files import (
     refused,
 )
 
+pytestmark = pytest.mark.reliability
+
 
 @pytest.fixture
 def project(tmp_path: Path) -> Project:

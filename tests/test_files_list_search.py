@@ -13,6 +13,8 @@ from minipi.files import ProjectFiles
 from minipi.files.tools import format_listing, format_search
 from support.files import Project, make_project, refused
 
+pytestmark = pytest.mark.reliability
+
 
 @pytest.fixture
 def project(tmp_path: Path) -> Project:
@@ -73,10 +75,8 @@ def test_listing_is_bounded_with_an_exact_count(project: Project) -> None:
     big.mkdir()
     for n in range(5000):
         (big / f"f{n:05d}.txt").touch()
-    start = time.monotonic()
     with project.open() as files:
         listing = files.list_dir("big")
-    assert time.monotonic() - start < 2.0
     assert len(listing.entries) == 200
     assert listing.more == 4800
     text = format_listing(listing).splitlines()
@@ -175,19 +175,17 @@ def test_many_matches_are_capped_with_an_exact_count(project: Project) -> None:
     )
 
 
-@pytest.mark.timeout(10)
+@pytest.mark.timeout(30)  # a hang guard: 5000 files are written first, on a loaded machine too
 def test_a_huge_tree_is_cut_with_a_notice(project: Project) -> None:
     for d in range(5):
         directory = project.root / "tree" / f"d{d}"
         directory.mkdir(parents=True)
         for n in range(1000):
             (directory / f"f{n:04d}.txt").write_text("hit\n" if n % 100 == 0 else "miss\n")
-    start = time.monotonic()
     with project.open(max_visits=2000) as files:
         cut = files.search("hit", "tree")
     with project.open() as files:
         full = files.search("hit", "tree")
-    assert time.monotonic() - start < 5.0
     assert not cut.complete
     assert cut.visited == 2000
     assert "[search stopped after visiting 2000 entries" in format_search(cut)

@@ -15,6 +15,8 @@ from minipi.errors import FileAccessError
 from minipi.files import Moved, ProjectFiles
 from support.files import SECRET, Approvals, Project, make_project, moved, refused
 
+pytestmark = pytest.mark.reliability
+
 CAT = "inbox/猫咪小花.txt"
 
 

@@ -18,6 +18,8 @@ from minipi.files.paths import (
 )
 from support.files import refused
 
+pytestmark = pytest.mark.reliability
+
 
 @pytest.mark.parametrize(
     ("raw", "code"),

@@ -15,6 +15,8 @@ from minipi.files import ProjectFiles
 from minipi.files.tools import format_text
 from support.files import DAILY, OpenSpy, Project, ReadSpy, make_project, refused
 
+pytestmark = pytest.mark.reliability
+
 
 @pytest.fixture
 def project(tmp_path: Path) -> Project:

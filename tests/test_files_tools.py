@@ -269,6 +269,7 @@ def _build_tree(base: Path) -> Path:
     return root
 
 
+@pytest.mark.reliability
 def test_any_accepted_path_reads_a_regular_file_inside_the_root() -> None:
     with tempfile.TemporaryDirectory() as base:
         root = _build_tree(Path(base))

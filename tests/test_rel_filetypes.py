@@ -30,6 +30,8 @@ from support.rel import (
     tool_contents,
 )
 
+pytestmark = pytest.mark.reliability
+
 LIMIT = 32 * 1024  # ProjectFiles' default max_bytes, what the CLI uses
 
 
@@ -209,9 +211,7 @@ def test_b13_a_big_tree_is_cut_with_exact_counts(tree: Tree) -> None:
     big.mkdir()
     for n in range(1200):
         (big / f"f{n:04d}.txt").write_bytes(b"hit\n" if n % 10 == 0 else b"")
-    start = time.monotonic()
     run = checked(tree, [ls("big"), grep("hit", "big")], [None, None])
-    assert time.monotonic() - start < 10
     listing, search = (line.splitlines() for line in run.contents())
     assert len(listing) == 201
     assert listing[-1] == "[truncated: 1000 more entries; list a subdirectory]"

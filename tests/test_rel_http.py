@@ -1,6 +1,6 @@
 """RELIABILITY group E (HTTP faults), through the real client and the real ``minipi`` command.
 
-Every case runs on both wires against ``FaultServer`` (real HTTP on 127.0.0.1). The client
+Every case runs on both wires against ``FakeServer`` (real HTTP on 127.0.0.1). The client
 cases count what the server saw (exactly ``1 + max_retries`` attempts for a fault worth
 retrying, exactly one otherwise), bound the time taken, and check the error's ``code`` and
 that its message says what to do. The CLI cases check the exit code, that no answer is
@@ -24,13 +24,11 @@ from minipi.ai import ClientConfig, Endpoint, Message, ModelClient, ModelRequest
 from minipi.errors import ModelError
 from minipi.local.ports import free_port
 from support.cli import json_lines
-from support.fake import Call, Turn
+from support.fake import Call, FakeServer, RawReply, Turn
 from support.faults import (
-    Body,
     Cut,
     Drip,
     Events,
-    FaultServer,
     Reset,
     Stall,
     data,
@@ -41,6 +39,8 @@ from support.faults import (
 )
 from support.rel import ask_cli
 
+pytestmark = pytest.mark.reliability
+
 FAST = ClientConfig(connect_timeout=1.0, read_timeout=2.0, max_retries=2, backoff_base=0.01)
 """The real retry policy with a tiny backoff."""
 STALLING = ClientConfig(connect_timeout=1.0, read_timeout=0.3, max_retries=1, backoff_base=0.01)
@@ -48,13 +48,13 @@ STALLING = ClientConfig(connect_timeout=1.0, read_timeout=0.3, max_retries=1, ba
 
 
 @pytest.fixture
-def server() -> Iterator[FaultServer]:
-    with FaultServer() as fault_server:
-        yield fault_server
+def server() -> Iterator[FakeServer]:
+    with FakeServer() as fake_server:
+        yield fake_server
 
 
 def client_of(
-    server: FaultServer, wire: Wire, config: ClientConfig = FAST, model: str = "fake-model"
+    server: FakeServer, wire: Wire, config: ClientConfig = FAST, model: str = "fake-model"
 ) -> ModelClient:
     return connect(Endpoint(server.base_url, model, wire=wire), config)
 
@@ -66,7 +66,7 @@ def ask(client: ModelClient, model: str = "fake-model") -> str:
 
 
 def answer(
-    server: FaultServer, wire: Wire, config: ClientConfig = FAST, model: str = "fake-model"
+    server: FakeServer, wire: Wire, config: ClientConfig = FAST, model: str = "fake-model"
 ) -> str:
     """The reply's text to one request, from a client closed afterwards."""
     with closing(client_of(server, wire, config, model)) as client:
@@ -74,7 +74,7 @@ def answer(
 
 
 def fails(
-    server: FaultServer, wire: Wire, config: ClientConfig = FAST, model: str = "fake-model"
+    server: FakeServer, wire: Wire, config: ClientConfig = FAST, model: str = "fake-model"
 ) -> tuple[ModelError, float]:
     """The ModelError one request ends with, and the seconds it took."""
     started = time.monotonic()
@@ -96,7 +96,7 @@ def cli_failure(proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:
 # --- E1, E2: 429 and Retry-After ----------------------------------------------------------
 
 
-def test_e1_429_with_retry_after_1_is_waited_for(server: FaultServer, wire: Wire) -> None:
+def test_e1_429_with_retry_after_1_is_waited_for(server: FakeServer, wire: Wire) -> None:
     server.add(error_status(429, "slow down", retry_after="1"), Turn("ok"))
     started = time.monotonic()
     assert answer(server, wire) == "ok"
@@ -104,9 +104,7 @@ def test_e1_429_with_retry_after_1_is_waited_for(server: FaultServer, wire: Wire
     assert server.posts == 2
 
 
-def test_e1_cli_run_succeeds_after_the_wait(
-    server: FaultServer, wire: Wire, tmp_path: Path
-) -> None:
+def test_e1_cli_run_succeeds_after_the_wait(server: FakeServer, wire: Wire, tmp_path: Path) -> None:
     server.add(error_status(429, "slow down", retry_after="1"), Turn("all good"))
     started = time.monotonic()
     proc = ask_cli(server, wire, tmp_path)
@@ -117,7 +115,7 @@ def test_e1_cli_run_succeeds_after_the_wait(
 
 
 def test_e2_long_retry_after_fails_at_once_showing_the_delay(
-    server: FaultServer, wire: Wire
+    server: FakeServer, wire: Wire
 ) -> None:
     server.add(error_status(429, "quota exceeded", retry_after="3600"), Turn("never"))
     error, seconds = fails(server, wire)
@@ -128,7 +126,7 @@ def test_e2_long_retry_after_fails_at_once_showing_the_delay(
     assert server.posts == 1
 
 
-def test_e2_cli_is_not_a_success(server: FaultServer, wire: Wire, tmp_path: Path) -> None:
+def test_e2_cli_is_not_a_success(server: FakeServer, wire: Wire, tmp_path: Path) -> None:
     server.add(error_status(429, "quota exceeded", retry_after="3600"))
     end = cli_failure(ask_cli(server, wire, tmp_path, "--json"))
     assert end["code"] == "rate_limited"
@@ -143,7 +141,7 @@ def test_e2_cli_is_not_a_success(server: FaultServer, wire: Wire, tmp_path: Path
 
 
 def test_e2_a_429_every_time_fails_rate_limited_after_the_retries(
-    server: FaultServer, wire: Wire
+    server: FakeServer, wire: Wire
 ) -> None:
     server.add(*[error_status(429, "busy")] * 4)
     error, _ = fails(server, wire)
@@ -153,14 +151,14 @@ def test_e2_a_429_every_time_fails_rate_limited_after_the_retries(
 
 
 @pytest.mark.parametrize("status", [408, 409])
-def test_e3_408_and_409_are_retried_like_5xx(server: FaultServer, wire: Wire, status: int) -> None:
+def test_e3_408_and_409_are_retried_like_5xx(server: FakeServer, wire: Wire, status: int) -> None:
     server.add(error_status(status, "try later"), Turn("ok"))
     assert answer(server, wire) == "ok"
     assert server.posts == 2
 
 
-def test_e1_retry_after_ms_is_honoured(server: FaultServer, wire: Wire) -> None:
-    busy = Body(b'{"error": {"message": "busy"}}', 429, headers=(("retry-after-ms", "400"),))
+def test_e1_retry_after_ms_is_honoured(server: FakeServer, wire: Wire) -> None:
+    busy = RawReply(429, b'{"error": {"message": "busy"}}', {"retry-after-ms": "400"})
     server.add(busy, Turn("ok"))
     started = time.monotonic()
     assert answer(server, wire) == "ok"
@@ -173,7 +171,7 @@ def test_e1_retry_after_ms_is_honoured(server: FaultServer, wire: Wire) -> None:
 @pytest.mark.parametrize("status", [500, 502, 503])
 @pytest.mark.parametrize("retries", [0, 1, 3])
 def test_e3_5xx_is_tried_exactly_1_plus_max_retries_times(
-    server: FaultServer, wire: Wire, status: int, retries: int
+    server: FakeServer, wire: Wire, status: int, retries: int
 ) -> None:
     server.add(*[error_status(status, "upstream down")] * (retries + 2))
     config = ClientConfig(max_retries=retries, backoff_base=0.01, read_timeout=2.0)
@@ -187,14 +185,14 @@ def test_e3_5xx_is_tried_exactly_1_plus_max_retries_times(
     assert seconds < 2
 
 
-def test_e3_5xx_then_success_is_transparent(server: FaultServer, wire: Wire) -> None:
+def test_e3_5xx_then_success_is_transparent(server: FakeServer, wire: Wire) -> None:
     server.add(error_status(502), error_status(503), Turn("ok"))
     assert answer(server, wire) == "ok"
     assert server.posts == 3
 
 
 def test_e3_cli_fails_after_the_default_retries_in_bounded_time(
-    server: FaultServer, wire: Wire, tmp_path: Path
+    server: FakeServer, wire: Wire, tmp_path: Path
 ) -> None:
     server.add(*[error_status(503, "overloaded")] * 4)
     started = time.monotonic()
@@ -206,7 +204,7 @@ def test_e3_cli_fails_after_the_default_retries_in_bounded_time(
 
 
 def test_e3_run_agent_fails_with_the_code_and_a_valid_history(
-    server: FaultServer, wire: Wire
+    server: FakeServer, wire: Wire
 ) -> None:
     server.add(*[error_status(500)] * 3)
     with closing(client_of(server, wire)) as client:
@@ -232,7 +230,7 @@ def test_e3_run_agent_fails_with_the_code_and_a_valid_history(
     ],
 )
 def test_e4_4xx_is_not_retried_and_says_what_to_change(
-    server: FaultServer, wire: Wire, status: int, message: str, code: str, advice: str
+    server: FakeServer, wire: Wire, status: int, message: str, code: str, advice: str
 ) -> None:
     server.add(error_status(status, message), Turn("never"))
     error, _ = fails(server, wire)
@@ -244,7 +242,7 @@ def test_e4_4xx_is_not_retried_and_says_what_to_change(
 
 
 def test_e4_unknown_model_names_it_and_lists_the_served_ones(
-    server: FaultServer, wire: Wire
+    server: FakeServer, wire: Wire
 ) -> None:
     error, _ = fails(server, wire, model="qwen3:0.6b")
     assert error.code == "model_not_found"
@@ -253,7 +251,7 @@ def test_e4_unknown_model_names_it_and_lists_the_served_ones(
     assert server.posts == 1
 
 
-def test_e4_wrong_base_url_points_at_it(server: FaultServer, wire: Wire) -> None:
+def test_e4_wrong_base_url_points_at_it(server: FakeServer, wire: Wire) -> None:
     endpoint = Endpoint(server.base_url.removesuffix("/v1") + "/api", "fake-model", wire=wire)
     with closing(connect(endpoint, FAST)) as client, pytest.raises(ModelError) as caught:
         ask(client)
@@ -262,7 +260,7 @@ def test_e4_wrong_base_url_points_at_it(server: FaultServer, wire: Wire) -> None
     assert len(server.requests) == 1
 
 
-def test_e4_cli_unknown_model_and_bad_key(server: FaultServer, wire: Wire, tmp_path: Path) -> None:
+def test_e4_cli_unknown_model_and_bad_key(server: FakeServer, wire: Wire, tmp_path: Path) -> None:
     proc = ask_cli(server, wire, tmp_path, model="qwen3:0.6b")
     assert proc.returncode == 1
     assert proc.stdout == ""
@@ -275,8 +273,8 @@ def test_e4_cli_unknown_model_and_bad_key(server: FaultServer, wire: Wire, tmp_p
     assert "sk-wrong-key" not in proc.stderr
 
 
-def test_e4_a_redirect_is_not_followed_nor_retried(server: FaultServer, wire: Wire) -> None:
-    server.add(Body(b"", 302, headers=(("location", "https://example.com/v1/x"),)), Turn("no"))
+def test_e4_a_redirect_is_not_followed_nor_retried(server: FakeServer, wire: Wire) -> None:
+    server.add(RawReply(302, b"", {"location": "https://example.com/v1/x"}), Turn("no"))
     error, _ = fails(server, wire)
     assert server.posts == 1
     assert "302" in error.message
@@ -286,7 +284,7 @@ def test_e4_a_redirect_is_not_followed_nor_retried(server: FaultServer, wire: Wi
 
 
 def test_e5_a_connection_cut_mid_answer_is_not_called_unreachable(
-    server: FaultServer, wire: Wire
+    server: FakeServer, wire: Wire
 ) -> None:
     server.add(*[Cut(PARTIAL, then="close", chunked=False)] * 3)
     error, _ = fails(server, wire)
@@ -318,7 +316,7 @@ def test_e5_unknown_host_fails_within_the_connect_budget(wire: Wire) -> None:
     assert "no-such-host.invalid" in caught.value.message
 
 
-def test_e5_reset_every_time_is_retried_then_fails(server: FaultServer, wire: Wire) -> None:
+def test_e5_reset_every_time_is_retried_then_fails(server: FakeServer, wire: Wire) -> None:
     server.add(Reset(), Reset(), Reset(), Turn("never"))
     error, seconds = fails(server, wire)
     assert server.posts == 3
@@ -326,7 +324,7 @@ def test_e5_reset_every_time_is_retried_then_fails(server: FaultServer, wire: Wi
     assert seconds < 2
 
 
-def test_e5_one_reset_is_transparent(server: FaultServer, wire: Wire) -> None:
+def test_e5_one_reset_is_transparent(server: FakeServer, wire: Wire) -> None:
     server.add(Reset(), Turn("ok"))
     assert answer(server, wire) == "ok"
     assert server.posts == 2
@@ -344,7 +342,7 @@ def test_e5_cli_server_down(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
 def test_e5_a_keep_alive_connection_the_server_closed_is_not_an_error(
-    server: FaultServer, wire: Wire, stream: bool
+    server: FakeServer, wire: Wire, stream: bool
 ) -> None:
     server.add(Turn("one"), Turn("two"))
     with closing(client_of(server, wire, replace(FAST, stream=stream))) as client:
@@ -360,7 +358,7 @@ def test_e5_a_keep_alive_connection_the_server_closed_is_not_an_error(
 
 @pytest.mark.parametrize("headers", [False, True], ids=["before-headers", "after-headers"])
 def test_e6_a_stall_times_out_retries_once_then_fails(
-    server: FaultServer, wire: Wire, headers: bool
+    server: FakeServer, wire: Wire, headers: bool
 ) -> None:
     server.add(Stall(30, headers=headers), Stall(30, headers=headers), Turn("never"))
     error, seconds = fails(server, wire, STALLING)
@@ -371,13 +369,13 @@ def test_e6_a_stall_times_out_retries_once_then_fails(
     assert server.wait_idle() == 0  # the client hung up on both stalled connections
 
 
-def test_e6_a_stall_then_an_answer(server: FaultServer, wire: Wire) -> None:
+def test_e6_a_stall_then_an_answer(server: FakeServer, wire: Wire) -> None:
     server.add(Stall(30), Turn("ok"))
     assert answer(server, wire, STALLING) == "ok"
     assert server.posts == 2
 
 
-def test_e7_half_a_body_then_silence_is_never_the_answer(server: FaultServer, wire: Wire) -> None:
+def test_e7_half_a_body_then_silence_is_never_the_answer(server: FakeServer, wire: Wire) -> None:
     partial = Turn("PARTIAL " * 40)
     server.add(Cut(partial, then="stall"), Cut(partial, then="stall"), Turn("never"))
     error, seconds = fails(server, wire, STALLING)
@@ -388,7 +386,7 @@ def test_e7_half_a_body_then_silence_is_never_the_answer(server: FaultServer, wi
 
 
 @pytest.mark.parametrize("then", ["close", "reset"])
-def test_e7_half_a_body_then_hang_up(server: FaultServer, wire: Wire, then: Any) -> None:
+def test_e7_half_a_body_then_hang_up(server: FakeServer, wire: Wire, then: Any) -> None:
     partial = Turn("PARTIAL " * 40)
     server.add(*[Cut(partial, then=then)] * 3, Turn("never"))
     error, _ = fails(server, wire)
@@ -428,9 +426,9 @@ MALFORMED: dict[str, dict[str, bytes]] = {
 )
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream-asked"])
 def test_e12_a_body_that_is_no_answer_is_a_clean_protocol_error(
-    server: FaultServer, wire: Wire, case: str, stream: bool
+    server: FakeServer, wire: Wire, case: str, stream: bool
 ) -> None:
-    server.add(Body(MALFORMED[wire][case]), Turn("never"))
+    server.add(RawReply(200, MALFORMED[wire][case]), Turn("never"))
     error, _ = fails(server, wire, replace(FAST, stream=stream))
     assert error.code == "protocol_error"
     assert server.base_url in error.message
@@ -439,7 +437,7 @@ def test_e12_a_body_that_is_no_answer_is_a_clean_protocol_error(
 
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream-asked"])
 def test_e12_html_page_with_200_points_at_a_proxy(
-    server: FaultServer, wire: Wire, stream: bool
+    server: FakeServer, wire: Wire, stream: bool
 ) -> None:
     server.add(html_page(), Turn("never"))
     error, _ = fails(server, wire, replace(FAST, stream=stream))
@@ -449,7 +447,7 @@ def test_e12_html_page_with_200_points_at_a_proxy(
     assert server.posts == 1
 
 
-def test_e12_html_page_with_502_is_retried_and_named(server: FaultServer, wire: Wire) -> None:
+def test_e12_html_page_with_502_is_retried_and_named(server: FakeServer, wire: Wire) -> None:
     server.add(*[html_page(502)] * 3)
     error, _ = fails(server, wire)
     assert error.code == "endpoint_unavailable"
@@ -460,7 +458,7 @@ def test_e12_html_page_with_502_is_retried_and_named(server: FaultServer, wire: 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream-asked"])
 def test_e11_in_band_error_with_200_is_a_model_error(
-    server: FaultServer, wire: Wire, stream: bool
+    server: FakeServer, wire: Wire, stream: bool
 ) -> None:
     server.add(inband_error("boom"), Turn("never"))
     error, _ = fails(server, wire, replace(FAST, stream=stream))
@@ -471,11 +469,11 @@ def test_e11_in_band_error_with_200_is_a_model_error(
 
 @pytest.mark.parametrize("case", ["html", "no-answer", "in-band"])
 def test_e10_e12_cli_reports_a_clean_error(
-    server: FaultServer, wire: Wire, tmp_path: Path, case: str
+    server: FakeServer, wire: Wire, tmp_path: Path, case: str
 ) -> None:
     body = MALFORMED[wire]["truncated-json"] if case == "no-answer" else b""
-    step = {"html": html_page(), "no-answer": Body(body), "in-band": inband_error("boom")}[case]
-    server.add(step)
+    steps = {"html": html_page(), "no-answer": RawReply(200, body), "in-band": inband_error()}
+    server.add(steps[case])
     proc = ask_cli(server, wire, tmp_path)
     assert proc.returncode == 1
     assert proc.stdout == ""
@@ -488,7 +486,7 @@ def test_e10_e12_cli_reports_a_clean_error(
 
 
 def test_e15_no_connection_is_left_open_after_faults_and_retries(
-    server: FaultServer, wire: Wire
+    server: FakeServer, wire: Wire
 ) -> None:
     server.add(
         *(Stall(30), Stall(30, headers=True), error_status(503), Reset()),
@@ -532,7 +530,7 @@ item and part added."""
 
 
 def agent_run(
-    server: FaultServer, wire: Wire, config: ClientConfig = STREAMING
+    server: FakeServer, wire: Wire, config: ClientConfig = STREAMING
 ) -> tuple[Any, list[Any]]:
     """``run_agent`` without tools: its result and the text deltas it saw."""
     texts: list[Any] = []
@@ -547,7 +545,7 @@ def agent_run(
 
 
 def test_e6_streamed_stall_before_headers_is_retried_by_the_client(
-    server: FaultServer, wire: Wire
+    server: FakeServer, wire: Wire
 ) -> None:
     server.add(Stall(30), Stall(30), Turn("never"))
     error, seconds = fails(server, wire, STREAMING)
@@ -558,7 +556,7 @@ def test_e6_streamed_stall_before_headers_is_retried_by_the_client(
 
 
 def test_e6_streamed_stall_after_headers_is_asked_once_more_then_fails(
-    server: FaultServer, wire: Wire
+    server: FakeServer, wire: Wire
 ) -> None:
     server.add(Stall(30, headers=True), Stall(30, headers=True), Turn("never"))
     started = time.monotonic()
@@ -571,7 +569,7 @@ def test_e6_streamed_stall_after_headers_is_asked_once_more_then_fails(
     assert server.wait_idle() == 0
 
 
-def test_e7_a_stream_stalled_midway_is_never_the_answer(server: FaultServer, wire: Wire) -> None:
+def test_e7_a_stream_stalled_midway_is_never_the_answer(server: FakeServer, wire: Wire) -> None:
     cut = Cut(PARTIAL, THREE_DELTAS[wire], then="stall")
     server.add(cut, cut, Turn("never"))
     result, texts = agent_run(server, wire)
@@ -583,7 +581,7 @@ def test_e7_a_stream_stalled_midway_is_never_the_answer(server: FaultServer, wir
     assert server.posts == 2
 
 
-def test_e7_after_a_stalled_stream_the_retry_answers(server: FaultServer, wire: Wire) -> None:
+def test_e7_after_a_stalled_stream_the_retry_answers(server: FakeServer, wire: Wire) -> None:
     server.add(Cut(PARTIAL, THREE_DELTAS[wire], then="stall"), Turn("the whole answer"))
     result, _ = agent_run(server, wire)
     assert result.status == "succeeded"
@@ -602,9 +600,7 @@ def test_e7_after_a_stalled_stream_the_retry_answers(server: FaultServer, wire: 
     ],
     ids=["no-end-marker", "no-end-marker-unchunked", "no-finish-unchunked", "reset"],
 )
-def test_e10_a_stream_without_its_end_is_not_used(
-    server: FaultServer, wire: Wire, cut: Cut
-) -> None:
+def test_e10_a_stream_without_its_end_is_not_used(server: FakeServer, wire: Wire, cut: Cut) -> None:
     server.add(cut, cut, Turn("never"))
     result, _ = agent_run(server, wire)
     assert result.status == "failed"
@@ -615,7 +611,7 @@ def test_e10_a_stream_without_its_end_is_not_used(
 
 
 def test_e10_no_tool_runs_from_a_stream_cut_after_a_whole_call(
-    server: FaultServer, wire: Wire
+    server: FakeServer, wire: Wire
 ) -> None:
     ran: list[str] = []
 
@@ -634,9 +630,7 @@ def test_e10_no_tool_runs_from_a_stream_cut_after_a_whole_call(
     assert result.code == "stream_incomplete"
 
 
-def test_e6_a_stream_of_keep_alives_only_is_never_an_answer(
-    server: FaultServer, wire: Wire
-) -> None:
+def test_e6_a_stream_of_keep_alives_only_is_never_an_answer(server: FakeServer, wire: Wire) -> None:
     """Keep-alive comments are not events: a stream that only sends them goes silent after
     the idle timeout (0.3 s here) however long the server would drip."""
     server.add(Drip(30, every=0.05), Drip(30, every=0.05), Turn("never"))
@@ -658,7 +652,7 @@ MALFORMED_SSE = {
 
 
 @pytest.mark.parametrize("case", MALFORMED_SSE)
-def test_e10_a_malformed_frame_is_a_clean_error(server: FaultServer, wire: Wire, case: str) -> None:
+def test_e10_a_malformed_frame_is_a_clean_error(server: FakeServer, wire: Wire, case: str) -> None:
     server.add(Events(MALFORMED_SSE[case]), Turn("never"))
     result, _ = agent_run(server, wire)
     assert result.status == "failed"
@@ -667,7 +661,7 @@ def test_e10_a_malformed_frame_is_a_clean_error(server: FaultServer, wire: Wire,
     assert server.posts == 1
 
 
-def test_e10_unknown_events_and_comments_are_skipped(server: FaultServer, wire: Wire) -> None:
+def test_e10_unknown_events_and_comments_are_skipped(server: FakeServer, wire: Wire) -> None:
     frames = sse_recording(Turn("hello there"), wire).decode().split("\n\n")[:-1]
     noise = [
         ": keep-alive",
@@ -690,7 +684,7 @@ def test_e10_unknown_events_and_comments_are_skipped(server: FaultServer, wire: 
     ],
 )
 def test_e11_an_in_band_error_in_the_stream_ends_the_run_with_its_message(
-    server: FaultServer, wire: Wire, case: str
+    server: FakeServer, wire: Wire, case: str
 ) -> None:
     frame = {
         "data-error": data({"error": {"message": "boom"}}),
@@ -713,7 +707,7 @@ def test_e11_an_in_band_error_in_the_stream_ends_the_run_with_its_message(
 
 
 def test_e15_no_connection_is_left_open_after_streamed_faults(
-    server: FaultServer, wire: Wire
+    server: FakeServer, wire: Wire
 ) -> None:
     server.add(
         Stall(30),
@@ -741,7 +735,7 @@ def test_e15_no_connection_is_left_open_after_streamed_faults(
 
 
 def test_e7_cli_stalled_streams_exit_1_without_an_answer(
-    server: FaultServer, wire: Wire, tmp_path: Path
+    server: FakeServer, wire: Wire, tmp_path: Path
 ) -> None:
     cut = Cut(PARTIAL, THREE_DELTAS[wire], then="stall")
     server.add(cut, cut)
@@ -755,9 +749,7 @@ def test_e7_cli_stalled_streams_exit_1_without_an_answer(
     assert server.posts == 2
 
 
-def test_e6_cli_timeout_flag_bounds_a_stall(
-    server: FaultServer, wire: Wire, tmp_path: Path
-) -> None:
+def test_e6_cli_timeout_flag_bounds_a_stall(server: FakeServer, wire: Wire, tmp_path: Path) -> None:
     server.add(Stall(30), Turn("late but whole"))
     started = time.monotonic()
     proc = ask_cli(server, wire, tmp_path, "--timeout", "0.3")
@@ -768,9 +760,7 @@ def test_e6_cli_timeout_flag_bounds_a_stall(
 
 
 @pytest.mark.parametrize("stream", ["--stream", "--no-stream"])
-def test_e11_cli_in_band_error(
-    server: FaultServer, wire: Wire, tmp_path: Path, stream: str
-) -> None:
+def test_e11_cli_in_band_error(server: FakeServer, wire: Wire, tmp_path: Path, stream: str) -> None:
     server.add(
         Events(data({"error": {"message": "boom"}})) if stream == "--stream" else inband_error()
     )

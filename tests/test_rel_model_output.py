@@ -1,5 +1,5 @@
 """RELIABILITY group D (malformed model output), through the real client, the real loop and
-the real project tools, on both wires, against ``FaultServer`` (real HTTP on 127.0.0.1); and
+the real project tools, on both wires, against ``FakeServer`` (real HTTP on 127.0.0.1); and
 through ``minipi ask --json``, whose ``tool_result`` events carry each refusal's ``code``.
 
 What every case checks: a malformed call is answered with a tool error the model can act on
@@ -46,10 +46,12 @@ from minipi.ai import (
 )
 from minipi.files import ProjectFiles, create_project_tools
 from support.cli import json_lines, tool_outputs
-from support.fake import Call, Turn
-from support.faults import Cut, Edited, Events, FaultServer, Recorded, Split, data, sse_recording
+from support.fake import Call, FakeServer, Turn
+from support.faults import Cut, Edited, Events, Split, data, sse_recording
 from support.files import Approvals, snapshot
 from support.rel import ask_cli
+
+pytestmark = pytest.mark.reliability
 
 FAST = ClientConfig(
     connect_timeout=1.0,
@@ -62,9 +64,9 @@ ALPHA = "alpha\n"
 
 
 @pytest.fixture
-def server() -> Iterator[FaultServer]:
-    with FaultServer() as fault_server:
-        yield fault_server
+def server() -> Iterator[FakeServer]:
+    with FakeServer() as fake_server:
+        yield fake_server
 
 
 @pytest.fixture(params=[False, True], ids=["plain", "streamed"])
@@ -89,7 +91,7 @@ class Run:
     result: RunResult
     events: list[AgentEvent]
     approvals: Approvals
-    server: FaultServer
+    server: FakeServer
     ran: list[str]
     """Names of the tools whose handler ran, in order."""
 
@@ -107,7 +109,7 @@ class Run:
 
 
 def run(
-    server: FaultServer,
+    server: FakeServer,
     wire: Wire,
     base: Path,
     stream: bool = False,
@@ -196,7 +198,7 @@ BAD_ARGUMENTS = {
 
 @pytest.mark.parametrize("case", BAD_ARGUMENTS)
 def test_d1_bad_arguments_are_answered_and_nothing_runs(
-    server: FaultServer, wire: Wire, base: Path, stream: bool, case: str
+    server: FakeServer, wire: Wire, base: Path, stream: bool, case: str
 ) -> None:
     bad = BAD_ARGUMENTS[case]
     server.add(
@@ -222,7 +224,7 @@ def test_d1_bad_arguments_are_answered_and_nothing_runs(
 
 
 def test_d1_parser_messages_say_what_is_wrong(
-    server: FaultServer, wire: Wire, base: Path, stream: bool
+    server: FakeServer, wire: Wire, base: Path, stream: bool
 ) -> None:
     server.add(
         calls(*(Call("read_file", BAD_ARGUMENTS[c]) for c in ("unclosed", "null", "nan"))),
@@ -235,7 +237,7 @@ def test_d1_parser_messages_say_what_is_wrong(
 
 
 def test_d1_empty_arguments_are_an_empty_object_for_a_tool_without_parameters(
-    server: FaultServer, wire: Wire, base: Path, stream: bool
+    server: FakeServer, wire: Wire, base: Path, stream: bool
 ) -> None:
     def clock() -> str:
         """The time."""
@@ -252,7 +254,7 @@ def test_d1_empty_arguments_are_an_empty_object_for_a_tool_without_parameters(
 
 
 def test_d2_arguments_sent_as_an_object_are_accepted(
-    server: FaultServer, wire: Wire, base: Path, stream: bool
+    server: FakeServer, wire: Wire, base: Path, stream: bool
 ) -> None:
     server.add(
         edit_calls(calls(Call("read_file", "{}")), set_arguments({"path": "a.txt"})), Turn("ok")
@@ -274,7 +276,7 @@ def test_d2_arguments_sent_as_an_object_are_accepted(
     ids=["list", "null", "number", "object-with-a-list", "missing"],
 )
 def test_d2_arguments_of_another_kind_are_answered(
-    server: FaultServer, wire: Wire, base: Path, stream: bool, value: Any, code: str
+    server: FakeServer, wire: Wire, base: Path, stream: bool, value: Any, code: str
 ) -> None:
     server.add(
         edit_calls(calls(Call("read_file", "{}"), Call("move_file", "{}")), set_arguments(value)),
@@ -304,7 +306,7 @@ def test_d2_arguments_of_another_kind_are_answered(
     ids=["missing-target", "empty", "number", "extra-key", "nested", "below-minimum", "list"],
 )
 def test_d5_schema_violations_name_the_field_and_nothing_runs(
-    server: FaultServer, wire: Wire, base: Path, stream: bool, call: Call, named: str
+    server: FakeServer, wire: Wire, base: Path, stream: bool, call: Call, named: str
 ) -> None:
     server.add(calls(call), Turn("ok"))
     before = snapshot(base)
@@ -326,7 +328,7 @@ def test_d5_schema_violations_name_the_field_and_nothing_runs(
     "name", ["read_fle", "delete_file", " read_file ", "functions.read_file", "READ_FILE"]
 )
 def test_d6_unknown_names_get_the_list_of_tools(
-    server: FaultServer, wire: Wire, base: Path, stream: bool, name: str
+    server: FakeServer, wire: Wire, base: Path, stream: bool, name: str
 ) -> None:
     server.add(calls(Call(name, {"path": "a.txt"})), Turn("ok"))
     outcome = run(server, wire, base, stream)
@@ -339,7 +341,7 @@ def test_d6_unknown_names_get_the_list_of_tools(
 
 
 def test_d6_unknown_names_count_toward_the_budgets(
-    server: FaultServer, wire: Wire, base: Path, stream: bool
+    server: FakeServer, wire: Wire, base: Path, stream: bool
 ) -> None:
     server.add(*[calls(Call("delete_file", {"path": "a.txt"}))] * 4)
     outcome = run(server, wire, base, stream)
@@ -354,7 +356,7 @@ def test_d6_unknown_names_count_toward_the_budgets(
 
 @pytest.mark.parametrize("name", ["", None])
 def test_d6_a_call_without_a_name_ends_the_run_with_a_clear_code(
-    server: FaultServer, wire: Wire, base: Path, stream: bool, name: str | None
+    server: FakeServer, wire: Wire, base: Path, stream: bool, name: str | None
 ) -> None:
     """README's documented policy (RELIABILITY says TE ``unknown_tool``): a nameless call
     cannot be answered, so the run ends ``malformed_call``; nothing runs."""
@@ -389,7 +391,7 @@ def _pairs(body: dict[str, Any] | None) -> tuple[list[str], list[str]]:
 
 @pytest.mark.parametrize("call_id", [None, "", "same"], ids=["missing", "empty", "duplicated"])
 def test_d7_a_unique_id_is_made_and_used_on_both_sides(
-    server: FaultServer, wire: Wire, base: Path, stream: bool, call_id: str | None
+    server: FakeServer, wire: Wire, base: Path, stream: bool, call_id: str | None
 ) -> None:
     first = Call("read_file", {"path": "a.txt"}, call_id=call_id)
     second = Call("list_files", {"path": "."}, call_id=call_id)
@@ -404,7 +406,7 @@ def test_d7_a_unique_id_is_made_and_used_on_both_sides(
 
 
 def test_d7_none_ids_through_the_raw_json(
-    server: FaultServer, wire: Wire, base: Path, stream: bool
+    server: FakeServer, wire: Wire, base: Path, stream: bool
 ) -> None:
     def change(entry: dict[str, Any]) -> None:
         entry["call_id" if "call_id" in entry else "id"] = None
@@ -459,7 +461,7 @@ D9_STREAMS = {
 
 
 @pytest.mark.parametrize("case", D9_STREAMS)
-def test_d9_chat_call_deltas_make_one_call(server: FaultServer, base: Path, case: str) -> None:
+def test_d9_chat_call_deltas_make_one_call(server: FakeServer, base: Path, case: str) -> None:
     frames = [chunk({"role": "assistant", "content": None})]
     frames += [chunk(delta) for delta in D9_STREAMS[case]]
     server.add(Events(*frames, chunk({}, "tool_calls"), "data: [DONE]"), Turn("It says alpha."))
@@ -475,7 +477,7 @@ def test_d9_chat_call_deltas_make_one_call(server: FaultServer, base: Path, case
 
 
 def test_d9_parallel_calls_all_at_index_0_are_told_apart_by_id(
-    server: FaultServer, base: Path
+    server: FakeServer, base: Path
 ) -> None:
     deltas = [
         call_delta("", index=0, id="c1", name="read_file"),
@@ -491,7 +493,7 @@ def test_d9_parallel_calls_all_at_index_0_are_told_apart_by_id(
 
 
 def test_d9_responses_completed_without_output_uses_the_items_it_streamed(
-    server: FaultServer, base: Path
+    server: FakeServer, base: Path
 ) -> None:
     turn = calls(Call("read_file", {"path": "a.txt"}, call_id="c1"))
     frames = sse_recording(turn, "responses").decode().split("\n\n")[:-1]
@@ -522,7 +524,8 @@ def _awkward_cuts(recording: bytes) -> list[int]:
 @settings(
     max_examples=30,
     deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
+    # the wire fixture stays the same for every example; too_slow as in the profile (conftest)
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(crlf=st.booleans(), draw=st.data())
 def test_d11_a_stream_split_anywhere_gives_the_same_reply(
@@ -535,7 +538,7 @@ def test_d11_a_stream_split_anywhere_gives_the_same_reply(
         st.integers(1, len(recording) - 1), st.sampled_from(_awkward_cuts(recording))
     )
     cuts = draw.draw(st.lists(offset, max_size=30))
-    with FaultServer([Split(recording, tuple(cuts))]) as server:
+    with FakeServer([Split(recording, tuple(cuts))]) as server:
         endpoint = Endpoint(server.base_url, "fake-model", wire=wire)
         with closing(connect(endpoint, replace(FAST, stream=True))) as client:
             response = client.create(ModelRequest([Message("user", "q")]))
@@ -551,7 +554,7 @@ TEXT_CALL = '<tool_call>\n{"name": "read_file", "arguments": {"path": "a.txt"}}\
 
 
 def test_d12_a_text_call_is_parsed_strictly_and_never_the_answer(
-    server: FaultServer, wire: Wire, base: Path, stream: bool
+    server: FakeServer, wire: Wire, base: Path, stream: bool
 ) -> None:
     server.add(Turn("Let me look.\n" + TEXT_CALL), Turn("It says alpha."))
     outcome = run(server, wire, base, stream)
@@ -562,7 +565,7 @@ def test_d12_a_text_call_is_parsed_strictly_and_never_the_answer(
 
 
 def test_d12_a_text_call_beside_an_empty_tool_calls_list(
-    server: FaultServer, base: Path, stream: bool
+    server: FakeServer, base: Path, stream: bool
 ) -> None:
     def empty_calls(data: dict[str, Any]) -> dict[str, Any]:
         data["choices"][0]["message"]["tool_calls"] = []
@@ -584,7 +587,7 @@ def test_d12_a_text_call_beside_an_empty_tool_calls_list(
     ids=["two-names", "two-paths", "two-argument-objects"],
 )
 def test_d12_an_ambiguous_text_call_runs_nothing(
-    server: FaultServer, wire: Wire, base: Path, stream: bool, block: str
+    server: FakeServer, wire: Wire, base: Path, stream: bool, block: str
 ) -> None:
     """Duplicate keys: parsers disagree on which one wins, so nothing may be chosen."""
     server.add(Turn(f"<tool_call>{block}</tool_call>"), Turn("ok"))
@@ -595,7 +598,7 @@ def test_d12_an_ambiguous_text_call_runs_nothing(
 
 
 def test_d12_a_malformed_text_call_is_a_nudge_not_an_answer(
-    server: FaultServer, wire: Wire, base: Path, stream: bool
+    server: FakeServer, wire: Wire, base: Path, stream: bool
 ) -> None:
     server.add(
         Turn('<tool_call>{"name": "read_file", "arguments": {"path": </tool_call>'), Turn("ok")
@@ -608,7 +611,7 @@ def test_d12_a_malformed_text_call_is_a_nudge_not_an_answer(
 
 
 def test_d12_a_text_call_inside_think_is_not_acted_on_nor_shown(
-    server: FaultServer, wire: Wire, base: Path, stream: bool
+    server: FakeServer, wire: Wire, base: Path, stream: bool
 ) -> None:
     server.add(Turn(f"<think>{TEXT_CALL}</think>"), Turn(f"<think>{TEXT_CALL}</think>"))
     outcome = run(server, wire, base, stream)
@@ -620,7 +623,7 @@ def test_d12_a_text_call_inside_think_is_not_acted_on_nor_shown(
 
 
 def test_d12_a_text_write_still_needs_approval(
-    server: FaultServer, wire: Wire, base: Path, stream: bool
+    server: FakeServer, wire: Wire, base: Path, stream: bool
 ) -> None:
     arguments = {"source": "a.txt", "target": "archive/"}
     move = f"<tool_call>{json.dumps({'name': 'move_file', 'arguments': arguments})}</tool_call>"
@@ -637,7 +640,7 @@ def test_d12_a_text_write_still_needs_approval(
 
 
 def test_d13_think_only_is_asked_again_once_then_fails_empty_output(
-    server: FaultServer, wire: Wire, base: Path, stream: bool
+    server: FakeServer, wire: Wire, base: Path, stream: bool
 ) -> None:
     server.add(Turn("<think>hmm</think>"), Turn("<think>still thinking</think>\n"), Turn("x"))
     outcome = run(server, wire, base, stream)
@@ -647,7 +650,7 @@ def test_d13_think_only_is_asked_again_once_then_fails_empty_output(
 
 
 def test_d13_think_then_answer_succeeds_on_the_retry(
-    server: FaultServer, wire: Wire, base: Path, stream: bool
+    server: FakeServer, wire: Wire, base: Path, stream: bool
 ) -> None:
     server.add(Turn("<think>hmm</think>"), Turn("<think>ok</think>The answer."))
     outcome = run(server, wire, base, stream)
@@ -656,7 +659,7 @@ def test_d13_think_then_answer_succeeds_on_the_retry(
 
 @pytest.mark.parametrize("field_name", ["reasoning_content", "reasoning"])
 def test_d13_chat_reasoning_fields_are_never_the_answer(
-    server: FaultServer, base: Path, field_name: str
+    server: FakeServer, base: Path, field_name: str
 ) -> None:
     def move_reasoning(data: dict[str, Any]) -> dict[str, Any]:
         message = data["choices"][0]["message"]
@@ -680,7 +683,7 @@ CUT_MOVES = ['{"source": "a.txt", "tar', '{"source": "a.txt", "target": "archive
 
 @pytest.mark.parametrize("arguments", CUT_MOVES, ids=["half", "whole"])
 def test_d14_a_call_cut_off_at_the_limit_never_runs(
-    server: FaultServer, wire: Wire, base: Path, stream: bool, arguments: str
+    server: FakeServer, wire: Wire, base: Path, stream: bool, arguments: str
 ) -> None:
     cut = Turn(calls=[Call("move_file", arguments)], finish="length")
     server.add(cut, cut, Turn("never"))
@@ -698,7 +701,7 @@ def test_d14_a_call_cut_off_at_the_limit_never_runs(
 
 @pytest.mark.parametrize("then", ["close", "reset", "stall"])
 def test_d14_a_stream_broken_off_mid_arguments_never_runs(
-    server: FaultServer, wire: Wire, base: Path, then: Any
+    server: FakeServer, wire: Wire, base: Path, then: Any
 ) -> None:
     move = calls(Call("move_file", {"source": "a.txt", "target": "archive/"}))
     mid_arguments = {"chat": 4, "responses": 5}[wire]  # the call's head and a first piece
@@ -716,7 +719,7 @@ def test_d14_a_stream_broken_off_mid_arguments_never_runs(
 
 
 def test_d14_after_a_cut_off_the_retry_asks_for_more_tokens(
-    server: FaultServer, wire: Wire, base: Path, stream: bool
+    server: FakeServer, wire: Wire, base: Path, stream: bool
 ) -> None:
     server.add(
         Turn(calls=[Call("move_file", CUT_MOVES[0])], finish="length"),
@@ -745,7 +748,7 @@ def limit_of(body: dict[str, Any] | None) -> int:
 
 
 def test_d14_a_text_cut_off_at_the_limit_is_not_an_answer(
-    server: FaultServer, wire: Wire, base: Path, stream: bool
+    server: FakeServer, wire: Wire, base: Path, stream: bool
 ) -> None:
     server.add(Turn("The revenue was 96", finish="length"))
     server.add(Turn("The revenue was 96", finish="length"))
@@ -784,7 +787,7 @@ def assert_valid_history(result: RunResult) -> None:
     ids=["1MB", "100k-deep", "20k-deep"],
 )
 def test_d15_huge_or_deep_arguments_are_refused_before_parsing(
-    server: FaultServer, wire: Wire, base: Path, stream: bool, arguments: str, code: str, words: str
+    server: FakeServer, wire: Wire, base: Path, stream: bool, arguments: str, code: str, words: str
 ) -> None:
     server.add(calls(Call("read_file", arguments)), Turn("ok"))
     outcome = run(server, wire, base, stream)
@@ -795,7 +798,7 @@ def test_d15_huge_or_deep_arguments_are_refused_before_parsing(
 
 
 def test_d15_deep_json_in_a_text_call(
-    server: FaultServer, wire: Wire, base: Path, stream: bool
+    server: FakeServer, wire: Wire, base: Path, stream: bool
 ) -> None:
     deep = "[" * 20_000 + "]" * 20_000
     server.add(
@@ -810,7 +813,7 @@ def test_d15_deep_json_in_a_text_call(
 
 
 def test_d16_text_beside_calls_is_not_the_answer(
-    server: FaultServer, wire: Wire, base: Path, stream: bool
+    server: FakeServer, wire: Wire, base: Path, stream: bool
 ) -> None:
     server.add(
         Turn("I moved the file.", calls=[Call("read_file", {"path": "a.txt"})]),
@@ -822,7 +825,7 @@ def test_d16_text_beside_calls_is_not_the_answer(
 
 
 def test_d16_a_claim_without_a_call_changes_nothing_and_the_record_shows_it(
-    server: FaultServer, wire: Wire, base: Path, tmp_path: Path
+    server: FakeServer, wire: Wire, base: Path, tmp_path: Path
 ) -> None:
     server.add(Turn("I moved a.txt into archive/."))
     before = snapshot(base)
@@ -833,7 +836,7 @@ def test_d16_a_claim_without_a_call_changes_nothing_and_the_record_shows_it(
 
 
 def test_d17_a_spurious_read_is_harmless_and_a_spurious_write_asks(
-    server: FaultServer, wire: Wire, base: Path, stream: bool
+    server: FakeServer, wire: Wire, base: Path, stream: bool
 ) -> None:
     server.add(
         calls(Call("read_file", {"path": "a.txt"})),
@@ -858,7 +861,7 @@ def tool_results(proc: subprocess.CompletedProcess[str]) -> list[Mapping[str, An
 
 
 def test_cli_json_reports_each_malformed_call_with_its_code(
-    server: FaultServer, wire: Wire, base: Path
+    server: FakeServer, wire: Wire, base: Path
 ) -> None:
     server.add(
         calls(
@@ -890,7 +893,7 @@ def test_cli_json_reports_each_malformed_call_with_its_code(
 
 
 def test_cli_truncated_call_exits_1_and_runs_nothing(
-    server: FaultServer, wire: Wire, base: Path
+    server: FakeServer, wire: Wire, base: Path
 ) -> None:
     cut = Turn(calls=[Call("move_file", CUT_MOVES[0])], finish="length")
     server.add(cut, cut)
@@ -905,12 +908,12 @@ def test_cli_truncated_call_exits_1_and_runs_nothing(
 
 
 def test_cli_nameless_call_exits_1_with_a_message(
-    server: FaultServer, wire: Wire, base: Path
+    server: FakeServer, wire: Wire, base: Path
 ) -> None:
     def change(entry: dict[str, Any]) -> None:
         entry.get("function", entry)["name"] = None
 
-    def answer(request: Recorded) -> Edited:
+    def answer(body: dict[str, Any]) -> Edited:
         return edit_calls(calls(Call("read_file", {"path": "a.txt"})), change)
 
     server.add(answer)
@@ -921,7 +924,7 @@ def test_cli_nameless_call_exits_1_with_a_message(
 
 
 def test_d_arguments_are_never_echoed_unbounded(
-    server: FaultServer, wire: Wire, base: Path, stream: bool
+    server: FakeServer, wire: Wire, base: Path, stream: bool
 ) -> None:
     huge = json.dumps({"path": "a.txt", "pad": "x" * 100_000})
     server.add(calls(Call("read_file", huge)), Turn("ok"))

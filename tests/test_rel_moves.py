@@ -24,6 +24,8 @@ from support.rel import (
     tool_contents,
 )
 
+pytestmark = pytest.mark.reliability
+
 CAT = "inbox/猫咪小花.txt"
 DOG = "inbox/狗狗旺财.txt"
 

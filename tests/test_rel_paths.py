@@ -29,6 +29,8 @@ from support.rel import (
     tool_contents,
 )
 
+pytestmark = pytest.mark.reliability
+
 DAILY_PATH = "reports/daily-2026-09-06.json"
 
 

@@ -29,6 +29,8 @@ from minipi.files import ProjectFiles, create_project_tools, sandbox, search
 from support.files import SECRET, walk
 from support.rel import inv
 
+pytestmark = pytest.mark.reliability
+
 ALPHABET = ["a", "b", ".", "..", "/", "\\", "\x00", "\u2024", "\uff0e", " "]
 TOKENS = st.lists(st.sampled_from(ALPHABET), max_size=10)
 PATHS = st.one_of(TOKENS.map("".join), TOKENS.map("/".join))

@@ -28,6 +28,8 @@ from minipi.errors import FileAccessError
 from minipi.files import ProjectFiles, move
 from support.files import SECRET, Approvals, Project, make_project
 
+pytestmark = pytest.mark.reliability
+
 SEED = 20_260_906
 ITERATIONS = 5000  # per race, at most; a race also stops after SECONDS
 SECONDS = 1.0

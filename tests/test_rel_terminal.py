@@ -18,6 +18,8 @@ from support.cli import tool_outputs
 from support.fake import Call, RawReply, Reply, Turn
 from support.rel import Tree, assert_confined, grep, ls, make_tree, mv, read
 
+pytestmark = pytest.mark.reliability
+
 ESC = "\x1b"
 EVIL_NAMES = [
     f"red{ESC}[31mALERT{ESC}[0m.txt",

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from support.cli import clean_env, json_lines, minipi
-from support.fake import Call, FakeServer, RecordedRequest, Reply, ServerThread, Turn
+from support.fake import Call, FakeServer, RecordedRequest, Reply, Turn
 from support.files import SECRET, Project, make_project, walk
 
 __all__ = [
@@ -317,7 +317,7 @@ def _read(fd: int) -> bytes:
 
 
 def ask_cli(
-    server: ServerThread | str, wire: str, project: Path, *flags: str, model: str = "fake-model"
+    server: FakeServer | str, wire: str, project: Path, *flags: str, model: str = "fake-model"
 ) -> subprocess.CompletedProcess[str]:
     """``minipi ask QUESTION --project PROJECT --wire WIRE FLAGS`` against ``server`` (or a
     base URL); a traceback fails the test."""
