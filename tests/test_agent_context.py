@@ -6,12 +6,16 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from minipi.agent import AgentConfig, Notice, run_agent, tool_from_function
 from minipi.agent.context import ContextWindow
 from minipi.ai.testing import ScriptedModel, reply_calls, reply_text
 from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, Message, ModelRequest
 from support.cli import json_lines, minipi
 from support.fake import Call, FakeServer, Turn
+
+pytestmark = pytest.mark.reliability
 
 
 def chapter(n: int) -> str:

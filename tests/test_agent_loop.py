@@ -297,6 +297,7 @@ def test_a_change_makes_reads_runnable_again() -> None:
     assert ran == ["a", "w", "a"]
 
 
+@pytest.mark.reliability
 def test_stuck_loop_and_repeated_errors_fail() -> None:
     ran: list[str] = []
     same = [reply_calls(("probe", {"x": "a"})) for _ in range(5)]
@@ -307,6 +308,7 @@ def test_stuck_loop_and_repeated_errors_fail() -> None:
     assert (result.status, result.code, result.turns) == ("failed", "repeated_tool_error", 3)
 
 
+@pytest.mark.reliability
 def test_tool_call_budget() -> None:
     ran: list[str] = []
     model = ScriptedModel([reply_calls(("probe", {"x": "a"}), ("probe", {"x": "b"}))])

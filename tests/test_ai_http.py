@@ -32,6 +32,8 @@ from minipi.errors import (
 from minipi.local.ports import free_port
 from support.fake import FakeServer, RawReply, Turn
 
+pytestmark = pytest.mark.reliability
+
 FAST = ClientConfig(backoff_base=0.01, read_timeout=10.0)
 
 

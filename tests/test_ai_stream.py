@@ -17,7 +17,16 @@ from minipi.ai.stream import ChatStream, ResponsesStream, StreamReader
 from minipi.ai.testing import ScriptedModel, reply_text
 from minipi.ai.types import FunctionCall, ModelResponse, ToolSpec, Wire
 from minipi.errors import ModelError, ModelProtocolError, ModelStreamError
-from support.fake import Call, FakeServer, RawReply, Turn, chat_sse, responses_sse
+from support.fake import (
+    Call,
+    FakeServer,
+    RawReply,
+    Turn,
+    chat_sse,
+    render_chat,
+    render_responses,
+    responses_sse,
+)
 
 TOOLS = (ToolSpec("read_file", "Read a file.", {"type": "object"}),)
 
@@ -93,6 +102,7 @@ def test_an_unterminated_last_event_is_still_delivered() -> None:
     assert _parse([b"data: tail"]) == [("message", "tail")]
 
 
+@pytest.mark.reliability
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.integers(min_value=0, max_value=4000), max_size=10), st.booleans())
 def test_any_split_of_a_recorded_stream_yields_the_same_calls(cuts: list[int], chat: bool) -> None:
@@ -100,12 +110,7 @@ def test_any_split_of_a_recorded_stream_yields_the_same_calls(cuts: list[int], c
     turn = Turn(
         "Let me look.", [Call("read_file", {"path": "数据/a b.txt"}), Call("list_files", {})]
     )
-    server = FakeServer()
-    body = (
-        chat_sse(_render(server, turn, chat=True))
-        if chat
-        else responses_sse(_render(server, turn, chat=False))
-    )
+    body = chat_sse(render_chat(turn)) if chat else responses_sse(render_responses(turn))
     points = sorted({c % (len(body) + 1) for c in cuts})
     chunks = [body[a:b] for a, b in zip([0, *points], [*points, len(body)], strict=True)]
     whole = _read(body, chat, [body])
@@ -114,13 +119,6 @@ def test_any_split_of_a_recorded_stream_yields_the_same_calls(cuts: list[int], c
         ("read_file", '{"path":"数据/a b.txt"}'),
         ("list_files", "{}"),
     ]
-
-
-def _render(server: FakeServer, turn: Turn, *, chat: bool) -> dict[str, Any]:
-    from support.fake import _render_chat, _render_responses
-
-    render = _render_chat if chat else _render_responses
-    return render(turn, "m", 100, server._ids)
 
 
 def _read(body: bytes, chat: bool, chunks: list[bytes]) -> list[tuple[str, str, str]]:

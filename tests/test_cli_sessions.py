@@ -19,6 +19,8 @@ from minipi.cli.sessions import data_dir
 from support.cli import clean_env, copy_example, minipi, tool_outputs
 from support.fake import Call, FakeServer, RawReply, Turn
 
+pytestmark = pytest.mark.reliability
+
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:

@@ -128,17 +128,18 @@ def test_json_lines_escape_what_a_terminal_would_act_on(fake_server: FakeServer)
     assert json_lines(proc.stdout)[-1]["answer"] == text
 
 
+@pytest.mark.reliability
 def test_max_seconds_stops_a_reply_that_streams_forever() -> None:
     """F6: text keeps coming (the idle timer never fires); the run's budget still ends it."""
     import json
     import time
 
-    from support.faults import Drip, FaultServer
+    from support.faults import Drip
 
     piece = {"choices": [{"index": 0, "delta": {"content": "more "}, "finish_reason": None}]}
-    with FaultServer([Drip(60, every=0.05, frame=f"data: {json.dumps(piece)}")]) as server:
+    with FakeServer([Drip(60, every=0.05, frame=f"data: {json.dumps(piece)}")]) as server:
         started = time.monotonic()
-        proc = _ask(server, "--max-seconds", "1", "--json")  # type: ignore[arg-type]
+        proc = _ask(server, "--max-seconds", "1", "--json")
         elapsed = time.monotonic() - started
     assert proc.returncode == 3, proc.stderr
     end = json_lines(proc.stdout)[-1]

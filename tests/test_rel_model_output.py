@@ -297,9 +297,9 @@ def test_d2_arguments_of_another_kind_are_answered(
     [
         (Call("move_file", {"source": "a.txt"}), "'target' is required"),
         (Call("move_file", {}), "'source' is required"),
-        (Call("read_file", {"path": 5}), "path: 5 is not of type 'string'"),
+        (Call("read_file", {"path": 5}), "path: 5 must be string"),
         (Call("read_file", {"path": "a.txt", "mode": "r"}), "unexpected field(s) 'mode'"),
-        (Call("read_file", {"path": {"p": "a"}}), "is not of type 'string'"),
+        (Call("read_file", {"path": {"p": "a"}}), 'path: {"p": "a"} must be string'),
         (Call("read_file", {"path": "a.txt", "offset": 0}), "offset"),
         (Call("move_file", {"source": "a.txt", "target": ["archive/"]}), "target"),
     ],

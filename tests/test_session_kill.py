@@ -30,6 +30,8 @@ from minipi.session import OUTCOME_UNKNOWN, Entry, SessionStore
 from support.cli import clean_env, copy_example, minipi, tool_outputs
 from support.fake import Call, FakeServer, RawReply, Turn
 
+pytestmark = pytest.mark.reliability
+
 CAT = "inbox/猫咪小花.txt"
 MOVE = Call("move_file", {"source": CAT, "target": "archive"}, call_id="call_move")
 PROMPT = b"Allow? [y/N] "

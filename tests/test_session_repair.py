@@ -30,6 +30,8 @@ from minipi.session import NOT_RUN, OUTCOME_UNKNOWN, Entry, OpenSession, open_se
 from support.cli import copy_example
 from support.files import Approvals
 
+pytestmark = pytest.mark.reliability
+
 CONFIG = AgentConfig()
 CAT = "inbox/猫咪小花.txt"
 MOVE = ("move_file", {"source": CAT, "target": "archive"}, "call_move")

@@ -16,6 +16,8 @@ from minipi.errors import ConfigError, SessionBusyError, SessionError, SessionSt
 from minipi.session import SCHEMA_VERSION, SessionLock, SessionStore, open_session
 from minipi.session.location import check_outside_project
 
+pytestmark = pytest.mark.reliability
+
 EVIL = "EVIL\x1b]0;pwned\x07"
 QUESTION = {"type": "items", "turn": 0, "items": [{"type": "message", "role": "user", "text": "q"}]}
 

@@ -25,6 +25,8 @@ from minipi.ai.types import ToolSpec
 from minipi.files import ProjectFiles, create_project_tools
 from support.fake import Call, FakeServer, Turn
 
+pytestmark = pytest.mark.reliability
+
 NAMES = frozenset({"read_file", "list_files"})
 
 

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from support.fake import Exchange, FakeServer, RawReply
+from support.fake import Exchange, RawReply
 from support.render import JsonDict, Turn, WireName, compact_json, render, stream_frames
 
 __all__ = [
@@ -39,7 +39,6 @@ __all__ = [
     "Drip",
     "Edited",
     "Events",
-    "FaultServer",
     "Normal",
     "Reset",
     "Split",
@@ -50,9 +49,6 @@ __all__ = [
     "inband_error",
     "sse_recording",
 ]
-
-FaultServer = FakeServer
-"""The name ``tests/test_cli_stream.py`` imports; ``support.fake.FakeServer`` is the one server."""
 
 
 @dataclass(frozen=True)
