@@ -467,7 +467,12 @@ TRAPS = [
     case(
         "truncation-notice-is-not-content",
         "请看第 201 行",
-        (read("a.json", DAILY + "[truncated: 412 more lines; call read_file again with offset=201]"),),
+        (
+            read(
+                "a.json",
+                DAILY + "[truncated: 412 more lines; call read_file again with offset=201]",
+            ),
+        ),
         "201 行",
         "unsupported",
     ),
@@ -494,8 +499,20 @@ TRAPS = [
         "exact",
         (At(1, "200", line=1),),
     ),
-    case("phone-number-part", "是 1234", (read("p.txt", "电话 138-1234-5678"),), "1234", "unsupported"),
-    case("minutes-of-a-time", "用了 30 分钟", (read("t.txt", "开始 10:30"),), "30 分钟", "unsupported"),
+    case(
+        "phone-number-part",
+        "是 1234",
+        (read("p.txt", "电话 138-1234-5678"),),
+        "1234",
+        "unsupported",
+    ),
+    case(
+        "minutes-of-a-time",
+        "用了 30 分钟",
+        (read("t.txt", "开始 10:30"),),
+        "30 分钟",
+        "unsupported",
+    ),
     case("version-part", "版本 1.2", (read("v.txt", "version 1.2.3"),), "1.2", "unsupported"),
 ]
 
@@ -508,9 +525,18 @@ DATES = [
     case("month-day-no-year", "9月6日的日报", (R,), "9月6日", "normalized", (DATE,)),
     case("year-month", "2026年9月的日报", (R,), "2026年9月", "normalized", (DATE,)),
     case("han-numerals", "二〇二六年九月六日", (R,), "二〇二六年九月六日", "normalized", (DATE,)),
-    case("en-month-day-year", "on September 6, 2026", (R,), "September 6, 2026", "normalized", (DATE,)),
+    case(
+        "en-month-day-year",
+        "on September 6, 2026",
+        (R,),
+        "September 6, 2026",
+        "normalized",
+        (DATE,),
+    ),
     case("en-short", "on Sep 6 2026", (R,), "Sep 6 2026", "normalized", (DATE,)),
-    case("en-day-month-year", "on 6 September 2026", (R,), "6 September 2026", "normalized", (DATE,)),
+    case(
+        "en-day-month-year", "on 6 September 2026", (R,), "6 September 2026", "normalized", (DATE,)
+    ),
     case(
         "english-in-source",
         "日期 2026-09-06",
