@@ -231,6 +231,7 @@ EXTRACTED = [
         id="signs",
     ),
     pytest.param("10点30分", [("10点30分", "time", "10:30", None)], id="zh-time"),
+    pytest.param("'9600' 元", [("9600", "number", "9600", None)], id="quoted-figure"),
 ]
 
 
@@ -356,6 +357,18 @@ def test_search_results_split_into_path_and_content() -> None:
     assert output.origin_at(text.index("96")) == "content"
     assert output.origin_at(text.index("4:")) is None
     assert output.origin_at(text.index("no matches")) is None
+
+
+def test_system_and_assistant_text_are_never_sources() -> None:
+    items: list[Item] = [
+        Message("system", "营收是 9600 元"),
+        Message("user", "营收多少？"),
+        Message("assistant", "我先读文件，营收大概是 9600。"),
+        FunctionCall("c1", "read_file", '{"path": "a.json"}'),
+        FunctionCallOutput("c1", '{"orders": 128}'),
+    ]
+    (claim,) = check_evidence("营收 9600 元", items).claims
+    assert (claim.status, claim.sources) == ("unsupported", ())
 
 
 def test_without_a_user_message_the_whole_history_is_the_run() -> None:

@@ -241,6 +241,14 @@ NUMBERS = [
         nearest=At(1, "-5.2", "/change", 1),
     ),
     case(
+        "negative-not-supported-by-positive",
+        "环比 -5.2%",
+        (read("c.json", as_json({"change": 5.2})),),
+        "-5.2%",
+        "unsupported",
+        nearest=At(1, "5.2", "/change", 1),
+    ),
+    case(
         "trailing-zeros",
         "营收 9600 元",
         (read("a.json", '{"revenue": 9600.00}'),),
@@ -611,6 +619,14 @@ TIMES = [
         "10:30:00Z",
         "exact",
         (At(1, "10:30:00", "/at", 1),),
+    ),
+    case(
+        "time-zh-in-source",
+        "10:30 开始",
+        (read("t.txt", "上午10点30分开始"),),
+        "10:30",
+        "normalized",
+        (At(1, "10点30分", line=1),),
     ),
     case("time-wrong", "10:35 开始", (read("t.txt", "开始 10:30"),), "10:35", "unsupported"),
 ]

@@ -24,11 +24,11 @@ __all__ = ["extract_claims", "find_composites", "find_identifiers", "find_quotes
 Finder = Callable[[str], Iterator[Found]]
 
 _LIST_MARKER = re.compile(
-    r"(?m)^[ \t>]*(?:[-*+•][ \t]+)?(?:#+[ \t]*)?(?:\d{1,3}[.)、]|\(\d{1,3}\))"
+    r"(?m)^[ \t>]*(?:[-*+•][ \t]+)?(?:#+[ \t]*)?(?:[0-9]{1,3}[.)、]|\([0-9]{1,3}\))"
     r"(?=[ \t]|[^\x00-\x7f]|$)"
 )
-_SMALL_PAREN = re.compile(r"\((?:[1-9]|1\d|20)\)")
-_CITATION = re.compile(r"\[\^?\d{1,3}(?:[,\-–]\s?\d{1,3})*\]|【\d{1,3}】")
+_SMALL_PAREN = re.compile(r"\((?:[1-9]|1[0-9]|20)\)")
+_CITATION = re.compile(r"\[\^?[0-9]{1,3}(?:[,\-–]\s?[0-9]{1,3})*\]|【[0-9]{1,3}】")
 _QUOTES = (
     # (opening, closing, always a claim); curly and book quotes are also used for emphasis in
     # Chinese, so they make a claim only around text that has an ASCII letter or digit.
@@ -56,13 +56,15 @@ _QUOTE_RES = tuple(
     )
     for opening, closing, always in _QUOTES
 )
-_LONE_FIGURE = re.compile(r"[\d\s.,:/\-+%~年月日号点时分秒元¥$零〇一二两三四五六七八九十百千万亿]+")
+_LONE_FIGURE = re.compile(
+    r"[0-9\s.,:/\-+%~年月日号点时分秒元¥$零〇一二两三四五六七八九十百千万亿]+"
+)
 _IDENTIFIER = re.compile(r"(?<![A-Za-z0-9_./\\-])[A-Za-z0-9_]+(?:[-_./][A-Za-z0-9_]+)*")
 _NUMBER_WORD = re.compile(
-    r"[\d.,]+(?:st|nd|rd|th|k|K|M|bn|mn|x|kg|km|cm|mm|ms|s|sec|min|h|hr|hrs|g|m|B|KB|MB"
+    r"[0-9.,]+(?:st|nd|rd|th|k|K|M|bn|mn|x|kg|km|cm|mm|ms|s|sec|min|h|hr|hrs|g|m|B|KB|MB"
     r"|GB|TB|pct|am|pm)"
 )
-_COMPOSITE = re.compile(r"(?<![\d.\-/:])\d+(?:[.\-/:]\d+){2,}(?![\d])(?!\.\d)")
+_COMPOSITE = re.compile(r"(?<![0-9.\-/:])[0-9]+(?:[.\-/:][0-9]+){2,}(?![0-9])(?!\.[0-9])")
 
 
 def extract_claims(answer: str) -> tuple[Claim, ...]:
@@ -151,7 +153,7 @@ def find_identifiers(text: str) -> Iterator[Found]:
 def _is_identifier(token: str) -> bool:
     if not re.search(r"[A-Za-z]", token) or _NUMBER_WORD.fullmatch(token):
         return False
-    if re.search(r"\d", token) or "_" in token:
+    if re.search(r"[0-9]", token) or "_" in token:
         return True
     parts = re.split(r"[-./]", token)
     return "-" in token and any(len(p) >= 2 and p.isupper() for p in parts)

@@ -21,10 +21,10 @@ __all__ = ["date_value", "find_dates", "find_datetimes", "find_times", "valid_da
 
 _HAN_DIGIT = "〇零一二三四五六七八九"
 _HAN_SMALL = "一二三四五六七八九十"
-_YMD = re.compile(r"(?<![\d.\-/])(\d{4})([-/.])(\d{1,2})\2(\d{1,2})(?![\d]|[.\-/]\d)")
-_CN_YMD = re.compile(r"(?<!\d)(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]")
-_CN_YM = re.compile(r"(?<!\d)(\d{4})\s*年\s*(\d{1,2})\s*月(?!\s*\d)")
-_CN_MD = re.compile(r"(?<![\d年])(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]")
+_YMD = re.compile(r"(?<![0-9.\-/])([0-9]{4})([-/.])([0-9]{1,2})\2([0-9]{1,2})(?![0-9]|[.\-/][0-9])")
+_CN_YMD = re.compile(r"(?<![0-9])([0-9]{4})\s*年\s*([0-9]{1,2})\s*月\s*([0-9]{1,2})\s*[日号]")
+_CN_YM = re.compile(r"(?<![0-9])([0-9]{4})\s*年\s*([0-9]{1,2})\s*月(?!\s*[0-9])")
+_CN_MD = re.compile(r"(?<![0-9年])([0-9]{1,2})\s*月\s*([0-9]{1,2})\s*[日号]")
 _HAN_YMD = re.compile(
     rf"([{_HAN_DIGIT}]{{4}})年([{_HAN_SMALL}]{{1,3}})月(?:([{_HAN_SMALL}]{{1,3}})[日号])?"
 )
@@ -33,19 +33,19 @@ _HAN_MD = re.compile(
 )
 _ORD = r"(?:st|nd|rd|th)?"
 _EN_MDY = re.compile(
-    rf"\b({MONTH_NAMES})\.?\s+(\d{{1,2}}){_ORD}(?:,\s*|\s+)(\d{{4}})(?!\d)", re.IGNORECASE
+    rf"\b({MONTH_NAMES})\.?\s+([0-9]{{1,2}}){_ORD}(?:,\s*|\s+)([0-9]{{4}})(?![0-9])", re.IGNORECASE
 )
 _EN_DMY = re.compile(
-    rf"(?<![\d])(\d{{1,2}}){_ORD}\s+({MONTH_NAMES})\.?,?\s+(\d{{4}})(?!\d)", re.IGNORECASE
+    rf"(?<![0-9])([0-9]{{1,2}}){_ORD}\s+({MONTH_NAMES})\.?,?\s+([0-9]{{4}})(?![0-9])", re.IGNORECASE
 )
-_EN_MD = re.compile(rf"\b({MONTH_NAMES})\.?\s+(\d{{1,2}}){_ORD}\b(?!,?\s*\d)", re.IGNORECASE)
-_EN_MY = re.compile(rf"\b({MONTH_NAMES})\.?,?\s+(\d{{4}})(?!\d)", re.IGNORECASE)
+_EN_MD = re.compile(rf"\b({MONTH_NAMES})\.?\s+([0-9]{{1,2}}){_ORD}\b(?!,?\s*[0-9])", re.IGNORECASE)
+_EN_MY = re.compile(rf"\b({MONTH_NAMES})\.?,?\s+([0-9]{{4}})(?![0-9])", re.IGNORECASE)
 _DATETIME = re.compile(
-    r"(?<![\d])(\d{4})-(\d{1,2})-(\d{1,2})[T ]((\d{1,2}):(\d{2})(?::(\d{2}))?)"
-    r"(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?(?![\d])"
+    r"(?<![0-9])([0-9]{4})-([0-9]{1,2})-([0-9]{1,2})[T ](([0-9]{1,2}):([0-9]{2})(?::([0-9]{2}))?)"
+    r"(?:\.[0-9]+)?(?:Z|[+-][0-9]{2}:?[0-9]{2})?(?![0-9])"
 )
-_TIME = re.compile(r"(?<![\d:.])(\d{1,2}):(\d{2})(?::(\d{2}))?(?![\d:])")
-_CN_TIME = re.compile(r"(?<!\d)(\d{1,2})\s*[点时]\s*(\d{1,2})\s*分(?!钟)")
+_TIME = re.compile(r"(?<![0-9:.])([0-9]{1,2}):([0-9]{2})(?::([0-9]{2}))?(?![0-9:])")
+_CN_TIME = re.compile(r"(?<![0-9])([0-9]{1,2})\s*[点时]\s*([0-9]{1,2})\s*分(?!钟)")
 
 
 def valid_date(year: int | None, month: int | None, day: int | None) -> bool:

@@ -100,8 +100,8 @@ class JsonIndex:
         if pos not in self._children:
             try:
                 self._children[pos] = _members(self.text, pos)
-            except (ValueError, IndexError, StopIteration):
-                self._children[pos] = None  # broken JSON: no pointer in it
+            except (ValueError, IndexError, StopIteration, RecursionError):
+                self._children[pos] = None  # broken (or absurdly deep) JSON: no pointer
         return self._children[pos]
 
 

@@ -155,10 +155,10 @@ def _content(places: list[_Place]) -> list[_Place]:
 def _supported(content: list[_Place], locator: Locator) -> Verdict:
     best = [p for p in content if p.hit.tier in ("exact", "normalized")]
     group = best or [p for p in content if p.hit.tier == "rounded"]
-    unique = list(
-        {(p.output.identity, p.hit.start, p.hit.end): p for p in reversed(group)}.values()
-    )
-    unique.reverse()
+    places: dict[tuple[str, int, int], _Place] = {}
+    for place in group:  # the same file read twice is one place
+        places.setdefault((place.output.identity, place.hit.start, place.hit.end), place)
+    unique = list(places.values())
     status: Status = "ambiguous" if len(unique) > 1 else _STATUS_OF[unique[0].hit.tier]
     sources = tuple(locator.source(p.output, p.hit, p.origin) for p in unique[:MAX_SOURCES])
     return Verdict(status, sources)

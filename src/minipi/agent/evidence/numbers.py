@@ -18,8 +18,8 @@ from minipi.agent.evidence.types import Found, NumberFigure
 
 __all__ = ["digit_unit", "find_chinese_numbers", "find_numbers"]
 
-_NUMBER = re.compile(r"(?P<sign>[-+])?(?P<int>\d+(?:,\d+)*)(?P<frac>\.\d+)?")
-_GROUPED = re.compile(r"\d{1,3}(?:,\d{3})+")
+_NUMBER = re.compile(r"(?P<sign>[-+])?(?P<int>[0-9]+(?:,[0-9]+)*)(?P<frac>\.[0-9]+)?")
+_GROUPED = re.compile(r"[0-9]{1,3}(?:,[0-9]{3})+")
 _CHINESE = re.compile(r"(?P<pct>百分之)?(?P<num>[零〇一二两三四五六七八九十百千万亿]+)")
 _CN_FIRST = "一二两三四五六七八九十"
 _CN_VAGUE = "几数上成好千"  # 几十万, 数百, 上万, 成千: not a figure

@@ -154,7 +154,7 @@ _MAG = (
 )
 
 SUFFIX = re.compile(
-    r"(?P<more>多|余|\+(?![\d]))?"
+    r"(?P<more>多|余|\+(?![0-9]))?"
     r"(?:(?P<unit>\s?(?:" + _UNIT + r"))|(?P<mag>" + _MAG + r")(?P<unit2>\s?(?:" + _UNIT + r"))?)?"
     r"(?P<more2>多|余)?"
 )

@@ -14,7 +14,7 @@ from __future__ import annotations
 import bisect
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +38,7 @@ class Output:
 
     call_id: str
     tool: str | None
+    arguments: Mapping[str, Any]
     path: str | None
     identity: str
     """What makes two results the same place: the path read, else the tool and arguments."""
@@ -123,6 +124,7 @@ def _output(item: FunctionCallOutput, call: FunctionCall | None) -> Output:
     return Output(
         call_id=item.call_id,
         tool=tool,
+        arguments=arguments,
         path=path,
         identity=f"{tool}\x00{identity}",
         text=item.output,
