@@ -473,6 +473,20 @@ TRAPS = [
         "unsupported",
     ),
     case(
+        "number-glued-to-letters-in-source",
+        "卖了 42 件，共 128 个",
+        (read("s.txt", "货号 SKU-42，编号 x128、y_128、128_z"),),
+        "42 件",
+        "unsupported",
+    ),
+    case(
+        "number-glued-to-letters-in-source-2",
+        "卖了 42 件，共 128 个",
+        (read("s.txt", "货号 SKU-42，编号 x128、y_128、128_z"),),
+        "128 个",
+        "unsupported",
+    ),
+    case(
         "truncation-notice-is-not-content",
         "请看第 201 行",
         (

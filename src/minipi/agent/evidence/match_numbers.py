@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from minipi.agent.evidence.hits import Hit, find_all
 from minipi.agent.evidence.numerals import CN_DIGITS, canonical, render_chinese
@@ -141,11 +141,20 @@ class NumberMatcher:
         else:
             self.needles = number_needles(figure)
         self._windows = _windows(figure)
-        self._other = _other_scripts(figure, self.needles)
-        self._support = tuple(r for a, b in self._windows for r in range_regexes(a, b))
         target = abs(figure.value)
         self._hint = (math.floor(target * Decimal("0.9")), math.floor(target * Decimal("1.1")))
-        self._wide = tuple(dict.fromkeys(self._support + range_regexes(*self._hint)))
+
+    @cached_property
+    def _support(self) -> tuple[re.Pattern[str], ...]:
+        return tuple(r for a, b in self._windows for r in range_regexes(a, b))
+
+    @cached_property
+    def _wide(self) -> tuple[re.Pattern[str], ...]:
+        return _covering((*self._windows, self._hint))
+
+    @cached_property
+    def _other(self) -> tuple[Needle, ...]:
+        return _other_scripts(self.figure, self.needles)
 
     def hits(self, text: str) -> Iterator[Hit]:
         yield from self._read(text, self.needles)
@@ -208,6 +217,17 @@ class NumberMatcher:
                 tier = compare_number(self.figure, token)
                 if tier is not None:
                     yield Hit(token.start, token.end, tier, token.value)
+
+
+def _covering(windows: tuple[tuple[int, int], ...]) -> tuple[re.Pattern[str], ...]:
+    """Regexes for windows, overlapping ones merged (fewer passes over the text)."""
+    merged: list[tuple[int, int]] = []
+    for low, high in sorted(windows):
+        if merged and low <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], high))
+        else:
+            merged.append((low, high))
+    return tuple(dict.fromkeys(r for low, high in merged for r in range_regexes(low, high)))
 
 
 def _windows(figure: NumberFigure) -> tuple[tuple[int, int], ...]:
