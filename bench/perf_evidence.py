@@ -114,6 +114,7 @@ def build_run(turns: int, kb: int) -> tuple[list[Item], int]:
             "revenue_yuan": 96345.5,
             "refund_rate": 0.0425,
             "returns": 63,
+            "opened_at": "10:30",
             "note": "促销日",
         },
         ensure_ascii=False,
@@ -126,7 +127,7 @@ def build_run(turns: int, kb: int) -> tuple[list[Item], int]:
 
 ANSWER = (
     "2026年9月6日，「北京朝阳店」（SKU-7731）订单数为 1,287 单，营收 96,345.5 元（约 9.6万），"
-    "退款率 4.25%，退货 63 件，客流两万人次，促销日。"
+    "退款率 4.25%，退货 63 件，客流两万人次，10:30 开门。"
 )
 WRONG = ANSWER + "另有 1,356 单待发货，库存 48,213 件。"
 

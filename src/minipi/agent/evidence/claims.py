@@ -9,6 +9,7 @@ identifier (``SKU-0042``) or a date is not a claim of its own.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -71,12 +72,13 @@ def extract_claims(answer: str) -> tuple[Claim, ...]:
     """The claims of ``answer`` in answer order (see the package docstring for the rules)."""
     folded = fold(answer)
     text = folded.text
-    taken: list[tuple[int, int]] = [m.span() for m in _reserved(text)]
+    taken = _Taken()
+    for match in _reserved(text):
+        taken.take(*match.span())
     found: list[Found] = []
     for finder in _FINDERS:
         for item in finder(text):
-            if item.end > item.start and not _overlaps(taken, item.start, item.end):
-                taken.append((item.start, item.end))
+            if item.end > item.start and taken.take(item.start, item.end):
                 found.append(item)
     claims = [_to_claim(answer, folded.span, item) for item in found]
     return tuple(sorted(claims, key=lambda c: c.span))
@@ -88,8 +90,23 @@ def _reserved(text: str) -> Iterator[re.Match[str]]:
     yield from _CITATION.finditer(text)
 
 
-def _overlaps(taken: list[tuple[int, int]], start: int, end: int) -> bool:
-    return any(start < t_end and t_start < end for t_start, t_end in taken)
+class _Taken:
+    """Disjoint spans of the answer already taken, sorted by start."""
+
+    def __init__(self) -> None:
+        self._starts: list[int] = []
+        self._ends: list[int] = []
+
+    def take(self, start: int, end: int) -> bool:
+        """Take ``[start, end)`` unless it overlaps a span taken before; say whether it did."""
+        index = bisect.bisect_left(self._starts, start)
+        if index < len(self._starts) and self._starts[index] < end:
+            return False
+        if index and self._ends[index - 1] > start:
+            return False
+        self._starts.insert(index, start)
+        self._ends.insert(index, end)
+        return True
 
 
 def _to_claim(answer: str, span: Callable[[int, int], tuple[int, int]], item: Found) -> Claim:

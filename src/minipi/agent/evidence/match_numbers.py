@@ -57,11 +57,12 @@ def _suffix_needle(plain: str, grouped: str) -> Needle | None:
 
 def number_needles(figure: NumberFigure) -> tuple[Needle, ...]:
     """The usual renderings of a number, in as few passes as possible: as the answer wrote
-    it, plain digits (``9600``) and grouped (``9,600``) together, and as a fraction of a
-    percentage or the other way round (``4.25%``, ``0.0425``)."""
+    it if that is ASCII, plain digits (``9600``) and grouped (``9,600``) together, and as a
+    fraction of a percentage or the other way round (``4.25%``, ``0.0425``)."""
     magnitude = abs(figure.value)
     plain = canonical(magnitude)
-    renderings = {figure.literal.lstrip("+-"), plain}
+    literal = figure.literal.lstrip("+-")
+    renderings = {plain} | ({literal} if literal.isascii() else set())
     if figure.percent:
         renderings.add(canonical(magnitude / 100))
     elif figure.decimals and magnitude < 1:
@@ -242,12 +243,16 @@ def _windows(figure: NumberFigure) -> tuple[tuple[int, int], ...]:
 
 
 def _other_scripts(figure: NumberFigure, known: tuple[Needle, ...]) -> tuple[Needle, ...]:
-    """Full-width digits, and the Chinese numeral of a whole number."""
+    """The figure as the answer wrote it when that is not ASCII (``一百二十八``, ``９６００``),
+    full-width digits, and the Chinese numeral of a whole number."""
     magnitude = abs(figure.value)
-    texts = [canonical(magnitude).translate(_FULLWIDTH)]
+    literal = figure.literal.lstrip("+-−－")
+    texts = [literal] if not literal.isascii() else []
+    texts.append(canonical(magnitude).translate(_FULLWIDTH))
     if magnitude == magnitude.to_integral_value() and 10 < magnitude < 10**12:
         texts.append(render_chinese(int(magnitude)))
-    return tuple(Needle(t) for t in texts if t not in {n.text for n in known})
+    texts = [t for t in dict.fromkeys(texts) if t not in {n.text for n in known}]
+    return tuple(Needle(t) for t in texts)
 
 
 def nearest(hits: Iterable[Hit], value: Decimal) -> Hit | None:
