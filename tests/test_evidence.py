@@ -359,6 +359,18 @@ def test_search_results_split_into_path_and_content() -> None:
     assert output.origin_at(text.index("no matches")) is None
 
 
+def test_a_ranged_read_gives_the_file_line(tmp_path: Path) -> None:
+    (tmp_path / "log.txt").write_text("".join(f"第 {n} 行：订单 {n * 7}\n" for n in range(1, 40)))
+    calls = [("read_file", {"path": "log.txt", "offset": 20, "limit": 5})]
+    items = tool_run(tmp_path, "第 21 行的订单是多少？", calls)
+    (claim,) = check_evidence("订单 147", items).claims
+    (source,) = claim.sources
+    output = items[-1]
+    assert isinstance(output, FunctionCallOutput)
+    assert (claim.status, source.line, source.column) == ("exact", 21, 11)
+    assert output.output.splitlines()[21 - 20] == "第 21 行：订单 147"
+
+
 def test_system_and_assistant_text_are_never_sources() -> None:
     items: list[Item] = [
         Message("system", "营收是 9600 元"),

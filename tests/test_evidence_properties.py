@@ -96,7 +96,7 @@ def test_every_locator_points_at_its_text(
         for source in sources:
             where = _where(source, question, results)
             assert where[source.range[0] : source.range[1]] == source.text
-            if source.line is not None:
+            if source.line is not None:  # no offset argument here: output lines are file lines
                 assert line_column(where, source.range[0]) == (source.line, source.column)
             if source.pointer:
                 try:

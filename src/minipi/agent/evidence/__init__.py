@@ -65,7 +65,8 @@ Locators
     ``range`` is a 0-based, end-exclusive code-point range into the exact output; into the question
     for ``from_question``, into the ``path`` argument for a path argument (which has no line).
     ``pointer`` is given for content that is a JSON object or array (also one cut short),
-    ``line``/``column`` always. ``path`` is the call's ``path`` argument, or None.
+    ``line``/``column`` always; ``line`` is the file's line for a ``read_file`` called with an
+    ``offset``. ``path`` is the call's ``path`` argument, or None.
 ``unsupported``
     For a number, the nearest value within 10% is a hint (``CheckedClaim.nearest``). It is not in
     ``to_json()``, whose shape is EVIDENCE.md's.

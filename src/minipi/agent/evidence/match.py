@@ -72,6 +72,7 @@ class Locator:
 
     def source(self, output: Output, hit: Hit, origin: Origin) -> Source:
         line, column = line_column(output.text, hit.start)
+        line += output.first_line - 1  # the file's line when read_file started at an offset
         pointer = self.pointer(output, hit.start) if origin == "content" else None
         return Source(
             call_id=output.call_id,

@@ -44,6 +44,8 @@ class Output:
     """What makes two results the same place: the path read, else the tool and arguments."""
     text: str
     regions: tuple[Region, ...]
+    first_line: int = 1
+    """The file's line number of the output's first line (``read_file`` with ``offset``)."""
     _starts: tuple[int, ...] = field(default=(), repr=False, compare=False)
 
     @property
@@ -129,8 +131,15 @@ def _output(item: FunctionCallOutput, call: FunctionCall | None) -> Output:
         identity=f"{tool}\x00{identity}",
         text=item.output,
         regions=regions,
+        first_line=_first_line(tool, arguments),
         _starts=tuple(r[0] for r in regions),
     )
+
+
+def _first_line(tool: str | None, arguments: Mapping[str, Any]) -> int:
+    offset = arguments.get("offset")
+    ranged = tool == "read_file" and isinstance(offset, int) and not isinstance(offset, bool)
+    return offset if ranged and offset > 0 else 1
 
 
 def _arguments(call: FunctionCall | None) -> dict[str, Any]:

@@ -133,8 +133,9 @@ class Source:
     """Where a claim's figure was found.
 
     ``origin`` ``content``: in a tool's output; ``range`` indexes that output (the exact
-    ``FunctionCallOutput.output``), ``line``/``column`` are 1-based, ``pointer`` is an RFC 6901
-    JSON Pointer when the output is JSON. ``path``: in a listed path (``range`` indexes the
+    ``FunctionCallOutput.output``), ``line``/``column`` are 1-based (``line`` is the file's for
+    a ``read_file`` that started at an ``offset``), ``pointer`` is an RFC 6901 JSON Pointer
+    when the output is JSON. ``path``: in a listed path (``range`` indexes the
     output) or in a call's ``path`` argument (``range`` indexes that argument; no line).
     ``question``: in the user's question (``range`` indexes the question). ``path`` is the
     call's ``path`` argument when it has one. ``text`` is the source's text at ``range``.
