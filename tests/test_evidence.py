@@ -5,6 +5,7 @@ claims it extracts, its JSON shape, its parts (numerals, locators, sources), and
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from decimal import Decimal
@@ -19,16 +20,22 @@ from minipi.agent.evidence.numerals import fold, parse_chinese, render_chinese
 from minipi.agent.evidence.sources import collect_sources, file_text_end
 from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, Message
 from minipi.files import ProjectFiles, create_project_tools
+from support.files import Approvals
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 QUESTION = "帮我看看 reports 目录里的日报，告诉我这份日报的日期、订单数和营收。"
 
 
-def tool_run(root: Path, question: str, calls: list[tuple[str, dict[str, Any]]]) -> list[Item]:
+def tool_run(
+    root: Path,
+    question: str,
+    calls: list[tuple[str, dict[str, Any]]],
+    approve: Approvals | None = None,
+) -> list[Item]:
     """The items of a run whose calls the real project tools executed on ``root``."""
     items: list[Item] = [Message("system", "你是助手。9600"), Message("user", question)]
     with ProjectFiles(root) as files:
-        tools = {tool.name: tool for tool in create_project_tools(files)}
+        tools = {tool.name: tool for tool in create_project_tools(files, approve)}
         for number, (name, arguments) in enumerate(calls, 1):
             result = tools[name].execute(arguments)
             call_id = f"call_{number}"
@@ -167,6 +174,20 @@ def test_the_treasure_hunt_halves_are_exact_and_an_unquoted_word_is_no_claim() -
 def test_a_wrong_password_is_unsupported() -> None:
     evidence = check_evidence("密码是 'AgentLoops'", treasure_run())
     assert evidence.unsupported_figures() == ("'AgentLoops'",)
+
+
+def test_the_shelter_answer_makes_no_false_alarm(tmp_path: Path) -> None:
+    shutil.copytree(EXAMPLES / "shelter", tmp_path / "shelter")
+    calls = [
+        ("list_files", {"path": "inbox"}),
+        ("read_file", {"path": "inbox/猫咪小花.txt"}),
+        ("move_file", {"source": "inbox/猫咪小花.txt", "target": "archive"}),
+    ]
+    items = tool_run(tmp_path / "shelter", "把猫咪小花送去领养区。", calls, Approvals())
+    answer = "已把 inbox/猫咪小花.txt 移到 archive/，它是 2 岁的中华田园猫。"
+    evidence = check_evidence(answer, items)
+    assert [(c.claim.text, c.status) for c in evidence.claims] == [("2 岁", "weak")]
+    assert (evidence.supported, evidence.unsupported, evidence.tool_results) == (0, 0, 3)
 
 
 EXTRACTED = [

@@ -414,6 +414,20 @@ TRAPS = [
         (At(1, "128", "/orders", 2), At(1, "128", "/items/0/qty", 3, nth=1)),
     ),
     case(
+        "9,6-is-two-small-numbers",
+        "增长 9,6",
+        (read("a.json", as_json({"a": 96, "b": 9.6})),),
+        "9",
+        "weak",
+    ),
+    case(
+        "12,34-is-not-1234",
+        "共 12,34 笔",
+        (read("a.json", as_json({"n": 1234})),),
+        "34 笔",
+        "unsupported",
+    ),
+    case(
         "same-file-read-twice-is-one-place",
         "营收 9600 元",
         (R, R),
