@@ -428,6 +428,14 @@ TRAPS = [
         "unsupported",
     ),
     case(
+        "full-width-comma-lists-in-source",
+        "订单 128 笔",
+        (read("a.txt", "两天的订单：128，256 笔"),),
+        "128 笔",
+        "exact",
+        (At(1, "128", line=1),),
+    ),
+    case(
         "same-file-read-twice-is-one-place",
         "营收 9600 元",
         (R, R),

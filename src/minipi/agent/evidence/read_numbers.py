@@ -18,7 +18,8 @@ __all__ = ["SourceNumber", "Tier", "compare_number", "read_chinese", "read_numbe
 
 Tier: TypeAlias = Literal["exact", "normalized", "rounded"]
 
-_DIGITS = frozenset("0123456789０１２３４５６７８９")
+_FULLWIDTH_DIGITS = frozenset("０１２３４５６７８９")
+_DIGITS = frozenset("0123456789") | _FULLWIDTH_DIGITS
 _SEPARATORS = frozenset(",.，．")
 _JOINERS = frozenset("-/:")
 _MINUS = frozenset("-−－")
@@ -55,17 +56,23 @@ def _letter(char: str) -> bool:
     return char.isascii() and (char.isalpha() or char == "_")
 
 
+def _inner(text: str, index: int) -> bool:
+    """``text[index]`` separates digits of one number: ``,`` ``.`` ``．`` between digits, ``，``
+    only between full-width ones (``128，256`` is a list, as in the answer)."""
+    if not 0 < index < len(text) - 1 or text[index] not in _SEPARATORS:
+        return False
+    before, after = text[index - 1], text[index + 1]
+    if text[index] == "，":
+        return before in _FULLWIDTH_DIGITS and after in _FULLWIDTH_DIGITS
+    return before in _DIGITS and after in _DIGITS
+
+
 def _extend(text: str, start: int) -> tuple[int, int]:
     """The run of digits and inner separators around ``start``."""
     a = b = start
-    while a > 0 and (
-        text[a - 1] in _DIGITS or (text[a - 1] in _SEPARATORS and a >= 2 and text[a - 2] in _DIGITS)
-    ):
+    while a > 0 and (text[a - 1] in _DIGITS or _inner(text, a - 1)):
         a -= 1
-    n = len(text)
-    while b < n and (
-        text[b] in _DIGITS or (text[b] in _SEPARATORS and b + 1 < n and text[b + 1] in _DIGITS)
-    ):
+    while b < len(text) and (text[b] in _DIGITS or _inner(text, b)):
         b += 1
     return a, b
 

@@ -138,8 +138,9 @@ def _output(item: FunctionCallOutput, call: FunctionCall | None) -> Output:
 
 def _first_line(tool: str | None, arguments: Mapping[str, Any]) -> int:
     offset = arguments.get("offset")
-    ranged = tool == "read_file" and isinstance(offset, int) and not isinstance(offset, bool)
-    return offset if ranged and offset > 0 else 1
+    if tool != "read_file" or not isinstance(offset, int) or isinstance(offset, bool):
+        return 1
+    return max(offset, 1)
 
 
 def _arguments(call: FunctionCall | None) -> dict[str, Any]:
