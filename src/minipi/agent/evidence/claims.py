@@ -1,0 +1,204 @@
+"""The claims of an answer: the figures a reader would check against the files.
+
+The answer is folded first (``numerals.fold``: NFKC per code point); spans map back to the
+answer as given. Finders run in order and a later one never takes text an earlier one took:
+list markers and citations (never claims), quoted text, ISO date-times, identifiers, dates,
+times, other digit groups (``192.168.1.1``), numbers, Chinese numerals. So a number inside an
+identifier (``SKU-0042``) or a date is not a claim of its own.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+
+from minipi.agent.evidence.dates import find_dates, find_datetimes, find_times
+from minipi.agent.evidence.numbers import find_chinese_numbers, find_numbers
+from minipi.agent.evidence.numerals import fold
+from minipi.agent.evidence.types import Claim, Found, TextFigure
+
+__all__ = ["extract_claims", "find_composites", "find_identifiers", "find_quotes"]
+
+
+Finder = Callable[[str], Iterator[Found]]
+
+_LIST_MARKER = re.compile(
+    r"(?m)^[ \t>]*(?:[-*+•][ \t]+)?(?:#+[ \t]*)?(?:[0-9]{1,3}[.)、]|\([0-9]{1,3}\))"
+    r"(?=[ \t]|[^\x00-\x7f]|$)"
+)
+_SMALL_PAREN = re.compile(r"\((?:[1-9]|1[0-9]|20)\)")
+_CITATION = re.compile(r"\[\^?[0-9]{1,3}(?:[,\-–]\s?[0-9]{1,3})*\]|【[0-9]{1,3}】")
+_QUOTES = (
+    # (opening, closing, always a claim); curly and book quotes are also used for emphasis in
+    # Chinese, so they make a claim only around text that has an ASCII letter or digit.
+    ("'", "'", True),
+    ('"', '"', True),
+    ("`", "`", True),
+    ("「", "」", True),
+    ("『", "』", True),
+    ("‘", "’", False),
+    ("“", "”", False),
+    ("《", "》", False),
+)
+_QUOTE_RES = tuple(
+    (
+        re.compile(
+            (r"(?<![A-Za-z0-9])" if opening.isascii() else "")
+            + re.escape(opening)
+            + r"([^"
+            + re.escape(closing)
+            + r"\n]{1,200})"
+            + re.escape(closing)
+            + (r"(?![A-Za-z0-9])" if closing.isascii() else "")
+        ),
+        always,
+    )
+    for opening, closing, always in _QUOTES
+)
+_LONE_FIGURE = re.compile(
+    r"[0-9\s.,:/\-+%~年月日号点时分秒元¥$零〇一二两三四五六七八九十百千万亿]+"
+)
+_IDENTIFIER = re.compile(r"(?<![A-Za-z0-9_./\\-])[A-Za-z0-9_]+(?:[-_./][A-Za-z0-9_]+)*")
+_NUMBER_WORD = re.compile(
+    r"[0-9.,]+(?:st|nd|rd|th|k|K|M|bn|mn|x|kg|km|cm|mm|ms|s|sec|min|h|hr|hrs|g|m|B|KB|MB"
+    r"|GB|TB|pct|am|pm)"
+)
+_COMPOSITE = re.compile(r"(?<![0-9.\-/:])[0-9]+(?:[.\-/:][0-9]+){2,}(?![0-9])(?!\.[0-9])")
+
+
+def extract_claims(answer: str) -> tuple[Claim, ...]:
+    """The claims of ``answer`` in answer order (see the package docstring for the rules)."""
+    folded = fold(answer)
+    text = folded.text
+    taken = _Taken()
+    for match in _reserved(text):
+        taken.take(*match.span())
+    found: list[Found] = []
+    for finder in _FINDERS:
+        for item in finder(text):
+            if item.end > item.start and taken.take(item.start, item.end):
+                found.append(item)
+    claims = [_to_claim(answer, folded.span, item) for item in found]
+    return tuple(sorted(claims, key=lambda c: c.span))
+
+
+def _reserved(text: str) -> Iterator[re.Match[str]]:
+    yield from _LIST_MARKER.finditer(text)
+    yield from _SMALL_PAREN.finditer(text)
+    yield from _CITATION.finditer(text)
+
+
+class _Taken:
+    """Disjoint spans of the answer already taken, sorted by start."""
+
+    def __init__(self) -> None:
+        self._starts: list[int] = []
+        self._ends: list[int] = []
+
+    def take(self, start: int, end: int) -> bool:
+        """Take ``[start, end)`` unless it overlaps a span taken before; say whether it did."""
+        index = bisect.bisect_left(self._starts, start)
+        if index < len(self._starts) and self._starts[index] < end:
+            return False
+        if index and self._ends[index - 1] > start:
+            return False
+        self._starts.insert(index, start)
+        self._ends.insert(index, end)
+        return True
+
+
+def _to_claim(answer: str, span: Callable[[int, int], tuple[int, int]], item: Found) -> Claim:
+    start, end = span(item.start, item.end)
+    lit_start, lit_end = span(*item.literal)
+    figure = replace(item.figure, literal=answer[lit_start:lit_end])
+    return Claim(
+        text=answer[start:end],
+        kind=item.kind,
+        value=item.value,
+        unit=item.unit,
+        span=(start, end),
+        figure=figure,
+        weak=item.weak,
+    )
+
+
+def find_quotes(text: str) -> Iterator[Found]:
+    """Text between quotes; a quoted lone figure (``'9600'``) is left to its own finder."""
+    matches = sorted(
+        ((m, always) for regex, always in _QUOTE_RES for m in regex.finditer(text)),
+        key=lambda pair: pair[0].start(),
+    )
+    for match, always in matches:
+        inner = match.group(1)
+        stripped = inner.strip()
+        if not stripped or _LONE_FIGURE.fullmatch(stripped):
+            continue
+        if not always and not re.search(r"[A-Za-z0-9]", stripped):
+            continue
+        start = match.start(1) + inner.index(stripped)
+        end = start + len(stripped)
+        yield Found(
+            match.start(),
+            match.end(),
+            "quote",
+            stripped,
+            None,
+            TextFigure(stripped, ""),
+            (start, end),
+        )
+
+
+def find_identifiers(text: str) -> Iterator[Found]:
+    """Tokens that mix letters and digits or join parts with ``_`` (``A-17``, ``step2.txt``,
+    ``revenue_yuan``); a hyphen alone does not make one (``well-known``)."""
+    for match in _IDENTIFIER.finditer(text):
+        token = match.group()
+        if _is_identifier(token):
+            yield Found(
+                match.start(),
+                match.end(),
+                "identifier",
+                token,
+                None,
+                TextFigure(token, ""),
+                match.span(),
+            )
+
+
+def _is_identifier(token: str) -> bool:
+    if not re.search(r"[A-Za-z]", token) or _NUMBER_WORD.fullmatch(token):
+        return False
+    if re.search(r"[0-9]", token) or "_" in token:
+        return True
+    parts = re.split(r"[-./]", token)
+    return "-" in token and any(len(p) >= 2 and p.isupper() for p in parts)
+
+
+def find_composites(text: str) -> Iterator[Found]:
+    """Three or more digit groups that are not a date or time (``192.168.1.1``, ``1.2.3``,
+    ``138-1234-5678``): matched as they are written, like an identifier."""
+    for match in _COMPOSITE.finditer(text):
+        token = match.group()
+        yield Found(
+            match.start(),
+            match.end(),
+            "identifier",
+            token,
+            None,
+            TextFigure(token, ""),
+            match.span(),
+        )
+
+
+_FINDERS: tuple[Finder, ...] = (
+    find_quotes,
+    find_datetimes,
+    find_identifiers,
+    find_dates,
+    find_times,
+    find_composites,
+    find_numbers,
+    find_chinese_numbers,
+)

@@ -1,0 +1,261 @@
+"""Finding a number claim in a text: the needles to look for, and the slower search for
+other scripts, rounded values and the nearest value."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from decimal import Decimal
+from functools import cached_property, lru_cache
+
+from minipi.agent.evidence.hits import Hit, find_all
+from minipi.agent.evidence.numerals import CN_DIGITS, canonical, render_chinese
+from minipi.agent.evidence.read_numbers import compare_number, read_chinese, read_number
+from minipi.agent.evidence.types import NumberFigure
+
+__all__ = ["Needle", "NumberMatcher", "nearest", "number_needles"]
+
+_FULLWIDTH = str.maketrans("0123456789,.", "０１２３４５６７８９，．")
+
+
+def _grouped(plain: str) -> str:
+    whole, _, fraction = plain.partition(".")
+    text = f"{int(whole):,}"
+    return f"{text}.{fraction}" if fraction else text
+
+
+def _minimal(renderings: Iterable[str]) -> list[str]:
+    """Drop a rendering that contains another digit rendering: the shorter one finds it too,
+    and a hit reads as the whole token around it either way."""
+    kept: list[str] = []
+    for text in sorted(set(renderings), key=len):
+        if not any(k[0].isdigit() and k in text for k in kept):
+            kept.append(text)
+    return kept
+
+
+@dataclass(frozen=True, slots=True)
+class Needle:
+    """Text to look for, and what must stand right before a hit for it to be the start of
+    the number: ``287`` after ``1`` or ``1,`` finds 1287 and 1,287 in one pass of the text."""
+
+    text: str
+    prefixes: tuple[str, ...] = ("",)
+
+
+def _suffix_needle(plain: str, grouped: str) -> Needle | None:
+    size = 0
+    while size < min(len(plain), len(grouped)) and plain[-1 - size] == grouped[-1 - size]:
+        size += 1
+    suffix = plain[-size:] if size else ""
+    if len(suffix.strip("0.")) < 2:
+        return None  # 20,000 and 20000 share only "000": too common to look for
+    return Needle(suffix, (plain[:-size], grouped[:-size]))
+
+
+def number_needles(figure: NumberFigure) -> tuple[Needle, ...]:
+    """The usual renderings of a number, in as few passes as possible: as the answer wrote
+    it if that is ASCII, plain digits (``9600``) and grouped (``9,600``) together, and as a
+    fraction of a percentage or the other way round (``4.25%``, ``0.0425``)."""
+    magnitude = abs(figure.value)
+    plain = canonical(magnitude)
+    literal = figure.literal.lstrip("+-")
+    renderings = {plain} | ({literal} if literal.isascii() else set())
+    if figure.percent:
+        renderings.add(canonical(magnitude / 100))
+    elif figure.decimals and magnitude < 1:
+        renderings.add(canonical(magnitude * 100))
+    kept = _minimal(r for r in renderings if r)
+    needles = [Needle(r) for r in kept]
+    if len(plain.partition(".")[0]) >= 4:
+        grouped = _grouped(plain)
+        pair = _suffix_needle(plain, grouped)
+        if pair is not None and plain in kept:
+            needles = [n for n in needles if n.text not in (plain, grouped)] + [pair]
+        elif grouped not in kept:
+            needles.append(Needle(grouped))
+    return tuple(needles)
+
+
+def _same_length(low: str, high: str) -> re.Pattern[str]:
+    """Numbers of ``len(low)`` whole digits from about ``low`` to ``high``: their common
+    leading digits, then a range for the next one (``9,?[5-6]`` and three more digits,
+    each maybe after a comma). The lookbehind sits after the first digit so that ``re``
+    can skip ahead to it."""
+    size = 0
+    while size < len(low) and low[size] == high[size]:
+        size += 1
+    lead = list(low[:size]) + ([f"[{low[size]}-{high[size]}]"] if size < len(low) else [])
+    rest = len(low) - len(lead)
+    first = lead[0]
+    body = "".join(",?" + c for c in lead[1:]) + (f"(?:,?[0-9]){{{rest}}}" if rest else "")
+    return re.compile(f"{first}(?<![0-9.,]{first}){body}(?![0-9])")
+
+
+@lru_cache(maxsize=256)
+def range_regexes(low: int, high: int) -> tuple[re.Pattern[str], ...]:
+    """Regexes that find (at least) every number whose whole part is in ``[low, high]``."""
+    low, high = max(0, low), max(0, high)
+    regexes = []
+    while low <= high:
+        top = 10 ** len(str(low)) - 1
+        regexes.append(_same_length(str(low), str(min(high, top))))
+        low = top + 1
+    return tuple(regexes)
+
+
+_DIGITS = frozenset("0123456789０１２３４５６７８９")
+
+
+def _inside_larger(text: str, start: int, end: int) -> bool:
+    """A cheap first look: digits right before or after a hit make it part of a larger
+    number (``63`` in ``1637``). Most hits of a short needle end here, before the reader."""
+    before = text[start - 1] if start else ""
+    if before in _DIGITS or (before in ".,，．" and start >= 2 and text[start - 2] in _DIGITS):
+        return bool(before)
+    return end < len(text) and text[end] in _DIGITS
+
+
+def _start(text: str, index: int, needle: Needle) -> int | None:
+    for prefix in needle.prefixes:
+        start = index - len(prefix)
+        if start >= 0 and text.startswith(prefix, start):
+            return start
+    return None
+
+
+class NumberMatcher:
+    """Finds a ``NumberFigure`` in a text.
+
+    A scaled figure (``9.6万``) is looked for as written and by the numbers of its
+    magnitude (what lies in its interval, its centre included); any other by its needles,
+    and only where those found nothing, in other scripts and by magnitude (rounded values,
+    and the nearest value for a hint).
+    """
+
+    def __init__(self, figure: NumberFigure) -> None:
+        self.figure = figure
+        if figure.scaled:
+            self.needles: tuple[Needle, ...] = (Needle(figure.literal.lstrip("+-")),)
+        else:
+            self.needles = number_needles(figure)
+        self._windows = _windows(figure)
+        target = abs(figure.value)
+        self._hint = (math.floor(target * Decimal("0.9")), math.floor(target * Decimal("1.1")))
+
+    @cached_property
+    def _support(self) -> tuple[re.Pattern[str], ...]:
+        return tuple(r for a, b in self._windows for r in range_regexes(a, b))
+
+    @cached_property
+    def _wide(self) -> tuple[re.Pattern[str], ...]:
+        return _covering((*self._windows, self._hint))
+
+    @cached_property
+    def _other(self) -> tuple[Needle, ...]:
+        return _other_scripts(self.figure, self.needles)
+
+    def hits(self, text: str) -> Iterator[Hit]:
+        yield from self._read(text, self.needles)
+        if self.figure.scaled and self.figure.interval is not None:
+            yield from self._by_regex(text, self._support, hint=False)
+
+    def more_hits(self, text: str) -> Iterator[Hit]:
+        yield from self._read(text, self._other)
+        yield from self._by_regex(text, self._wide, hint=True)
+
+    def _by_regex(
+        self, text: str, regexes: Iterable[re.Pattern[str]], *, hint: bool
+    ) -> Iterator[Hit]:
+        """Numbers the regexes find whose whole part falls in the figure's window, read and
+        compared; with ``hint``, then the one nearest the figure (a ``near`` hit). Thousands
+        of numbers may share a first digit, so the others are only converted to ``int``."""
+        windows = self._windows
+        target = abs(self.figure.value)
+        seen: set[int] = set()
+        near: list[tuple[Decimal, int]] = []
+        for regex in regexes:
+            for match in regex.finditer(text):
+                start = match.start()
+                if start in seen:
+                    continue
+                seen.add(start)
+                whole = int(match.group().replace(",", ""))
+                hit = self._check(text, start) if any(a <= whole <= b for a, b in windows) else None
+                if hit is not None:
+                    yield hit
+                elif hint and self._hint[0] <= whole <= self._hint[1]:
+                    near.append((abs(whole - target), start))
+        if hint:
+            yield from self._nearest(text, sorted(near))
+
+    def _check(self, text: str, start: int) -> Hit | None:
+        token = read_number(text, start)
+        tier = compare_number(self.figure, token) if token is not None else None
+        return Hit(token.start, token.end, tier, token.value) if token and tier else None
+
+    def _nearest(self, text: str, candidates: list[tuple[Decimal, int]]) -> Iterator[Hit]:
+        for _, start in candidates[:8]:
+            token = read_number(text, start)
+            if token is not None:
+                yield Hit(token.start, token.end, "near", token.value)
+                return
+
+    def _read(self, text: str, needles: Iterable[Needle]) -> Iterator[Hit]:
+        seen: set[int] = set()
+        for needle in needles:
+            chinese = needle.text[0] in CN_DIGITS or needle.text[0] == "十"
+            for index in find_all(text, needle.text):
+                start = _start(text, index, needle)
+                if start is None or _inside_larger(text, start, index + len(needle.text)):
+                    continue
+                token = read_chinese(text, start) if chinese else read_number(text, start)
+                if token is None or token.start in seen:
+                    continue
+                seen.add(token.start)
+                tier = compare_number(self.figure, token)
+                if tier is not None:
+                    yield Hit(token.start, token.end, tier, token.value)
+
+
+def _covering(windows: tuple[tuple[int, int], ...]) -> tuple[re.Pattern[str], ...]:
+    """Regexes for windows, overlapping ones merged (fewer passes over the text)."""
+    merged: list[tuple[int, int]] = []
+    for low, high in sorted(windows):
+        if merged and low <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], high))
+        else:
+            merged.append((low, high))
+    return tuple(dict.fromkeys(r for low, high in merged for r in range_regexes(low, high)))
+
+
+def _windows(figure: NumberFigure) -> tuple[tuple[int, int], ...]:
+    """Whole-number ranges where a supporting value can be: the figure's interval, or the
+    values that round to it; also as a fraction for a percentage."""
+    half = Decimal(5) * Decimal(10) ** -(figure.decimals + 1)
+    low, high = figure.interval or (figure.value - half, figure.value + half)
+    spans = [(low, high)] + ([(low / 100, high / 100)] if figure.percent else [])
+    return tuple(
+        (math.floor(min(abs(a), abs(b))), math.floor(max(abs(a), abs(b)))) for a, b in spans
+    )
+
+
+def _other_scripts(figure: NumberFigure, known: tuple[Needle, ...]) -> tuple[Needle, ...]:
+    """The figure as the answer wrote it when that is not ASCII (``一百二十八``, ``９６００``),
+    full-width digits, and the Chinese numeral of a whole number."""
+    magnitude = abs(figure.value)
+    literal = figure.literal.lstrip("+-−－")
+    texts = [literal] if not literal.isascii() else []
+    texts.append(canonical(magnitude).translate(_FULLWIDTH))
+    if magnitude == magnitude.to_integral_value() and 10 < magnitude < 10**12:
+        texts.append(render_chinese(int(magnitude)))
+    texts = [t for t in dict.fromkeys(texts) if t not in {n.text for n in known}]
+    return tuple(Needle(t) for t in texts)
+
+
+def nearest(hits: Iterable[Hit], value: Decimal) -> Hit | None:
+    """The hit whose value is closest to ``value`` (the first of equals)."""
+    scored = [(abs(h.value - value), i, h) for i, h in enumerate(hits) if h.value is not None]
+    return min(scored, key=lambda s: (s[0], s[1]))[2] if scored else None

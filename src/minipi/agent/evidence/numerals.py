@@ -1,0 +1,182 @@
+"""Folding text for extraction (NFKC with a map back), Chinese numerals, decimal helpers."""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+from decimal import Decimal
+
+__all__ = [
+    "CN_DIGITS",
+    "CN_UNITS",
+    "Folded",
+    "canonical",
+    "fold",
+    "parse_chinese",
+    "render_chinese",
+    "to_ascii_digits",
+]
+
+CN_DIGITS = {
+    "零": 0,
+    "〇": 0,
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+}
+_SMALL = {"十": 10, "百": 100, "千": 1000}
+_BIG = {"万": 10**4, "亿": 10**8}
+CN_UNITS = "".join((*_SMALL, *_BIG))
+
+_SPECIAL = {
+    "\u2212": "-",  # minus sign: NFKC keeps it, readers mean "-"
+    "\u301c": "~",  # wave dash, a range or "about"
+    "\uff0c": "、",  # full-width comma: see fold()
+}
+_FULLWIDTH_DIGITS = "０１２３４５６７８９"
+_TO_ASCII = str.maketrans(_FULLWIDTH_DIGITS + "，．－", "0123456789,.-")
+
+
+@dataclass(frozen=True, slots=True)
+class Folded:
+    """NFKC-folded text and, for each of its code points, the index of the original one."""
+
+    text: str
+    origin: tuple[int, ...] | None
+    """None when folding changed nothing (ASCII text)."""
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        """The original span of the folded span ``[start, end)``."""
+        if self.origin is None:
+            return start, end
+        if end <= start:
+            return self.origin[start], self.origin[start]
+        return self.origin[start], self.origin[end - 1] + 1
+
+
+def fold(text: str) -> Folded:
+    """``text`` with NFKC applied per code point (full-width digits, ％, ．, ￥ become ASCII).
+
+    Characters whose compatibility form holds a digit but are not digits (①, ⑴, ², ½) become
+    ``•``: they are list markers or notation, never figures. The full-width comma becomes a
+    thousands separator only between full-width digits (``９，６００``); after ASCII digits it
+    separates items of a list (``128，256`` is two numbers), so it becomes ``、``.
+    """
+    if text.isascii():
+        return Folded(text, None)
+    out: list[str] = []
+    origin: list[int] = []
+    for index, char in enumerate(text):
+        folded = _fold_char(text, index, char)
+        out.append(folded)
+        origin.extend([index] * len(folded))
+    origin.append(len(text))
+    return Folded("".join(out), tuple(origin))
+
+
+def _fold_char(text: str, index: int, char: str) -> str:
+    if char < "\x80":
+        return char
+    if char == "\uff0c" and _fullwidth_digit_around(text, index):
+        return ","
+    special = _SPECIAL.get(char)
+    if special is not None:
+        return special
+    folded = unicodedata.normalize("NFKC", char)
+    if char not in _FULLWIDTH_DIGITS and any("0" <= c <= "9" for c in folded):
+        return "•"
+    return folded
+
+
+def _fullwidth_digit_around(text: str, index: int) -> bool:
+    before = text[index - 1] if index else ""
+    after = text[index + 1] if index + 1 < len(text) else ""
+    return before in _FULLWIDTH_DIGITS and after in _FULLWIDTH_DIGITS and bool(before)
+
+
+def to_ascii_digits(text: str) -> str:
+    """Full-width digits, comma, point and hyphen as ASCII (for tool output tokens)."""
+    return text.translate(_TO_ASCII)
+
+
+def canonical(value: Decimal) -> str:
+    """A value as plain digits: no exponent, no trailing fractional zeros (``9600``, ``12.5``)."""
+    text = format(value, "f")
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def parse_chinese(text: str) -> int | None:
+    """The value of a positional Chinese numeral, or None if ``text`` is not one.
+
+    ``一百二十八`` 128, ``九千六百`` 9600, ``两万`` 20000, ``一百零八`` 108, ``十二`` 12; a
+    last digit right after 百/千/万/亿 is read the colloquial way (``一万二`` 12000,
+    ``三千五`` 3500). Digit strings without units (``五六``) are not positional: None.
+    """
+    total, section, pending = 0, 0, None
+    last_small, last_unit, zero = 10**4, 1, False
+    for char in text:
+        if char in CN_DIGITS:
+            digit = CN_DIGITS[char]
+            if pending is not None:
+                return None
+            zero = zero or digit == 0
+            pending = None if digit == 0 else digit
+        elif char in _SMALL:
+            unit = _SMALL[char]
+            if unit >= last_small:
+                return None
+            section += (1 if pending is None else pending) * unit
+            pending, last_small, last_unit, zero = None, unit, unit, False
+        elif char in _BIG:
+            section += pending or 0
+            if section == 0:
+                return None
+            big = _BIG[char]
+            total = (total + section) * big if big > total else total + section * big
+            section, pending, last_small, last_unit, zero = 0, None, 10**4, big, False
+        else:
+            return None
+    if pending is not None:
+        section += pending * (1 if zero or last_unit <= 10 else last_unit // 10)
+    return total + section
+
+
+def render_chinese(number: int) -> str:
+    """The usual written form of a whole number below 10**12 (9600 -> 九千六百)."""
+    if number == 0:
+        return "零"
+    parts: list[str] = []
+    for big, name in ((10**8, "亿"), (10**4, "万"), (1, "")):
+        group, number = divmod(number, big)
+        if group:
+            if parts and group < 1000:
+                parts.append("零")
+            parts.append(_render_group(group) + name)
+        elif parts and number:
+            parts.append("零")
+    text = "".join(parts)
+    while "零零" in text:
+        text = text.replace("零零", "零")
+    text = text.rstrip("零")
+    return text[1:] if text.startswith("一十") else text
+
+
+def _render_group(group: int) -> str:
+    digits = "零一二三四五六七八九"
+    out: list[str] = []
+    for unit, name in ((1000, "千"), (100, "百"), (10, "十"), (1, "")):
+        digit, group = divmod(group, unit)
+        if digit:
+            out.append(digits[digit] + name)
+        elif out and group:
+            out.append("零")
+    return "".join(out).replace("零零", "零")
