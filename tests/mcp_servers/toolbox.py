@@ -3,8 +3,9 @@
     python tests/mcp_servers/toolbox.py [--http PORT [--token T]] [--many N] [--name-clash NAME]
                                         [--garbage] [--bad-schema]
 
-Tools: ``echo`` (read-only hint), ``add``, ``fail`` (an ``isError`` result), ``media`` (text,
-image, audio, embedded resources and a link in one result), ``big`` (a result of N MB),
+Tools: ``echo`` (read-only hint), ``add`` (counted), ``calls`` (the counts), ``fail`` (an
+``isError`` result), ``media`` (text, image, audio, embedded resources and a link in one
+result), ``big`` (a result of N MB),
 ``sleep`` (async; for call timeouts), ``block`` (blocks the server's event loop, so only a
 signal stops it), ``crash`` (writes to stderr, then exits mid-call), ``whoami`` (pid and
 process group), ``spawn`` (starts a grandchild ``sleep`` in the server's process group),
@@ -20,10 +21,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import subprocess
 import sys
 import time
+from collections import Counter
 from typing import Any
 
 import mcp_types as types
@@ -34,6 +37,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 READ_ONLY = types.ToolAnnotations(read_only_hint=True)
 PNG = bytes.fromhex("89504e470d0a1a0a") + b"\0" * 92  # 100 bytes; only the size matters
 CHILDREN: list[subprocess.Popen[bytes]] = []
+CALLS: Counter[str] = Counter()
 
 
 def build(options: argparse.Namespace) -> MCPServer:
@@ -58,7 +62,13 @@ def _core_tools(server: MCPServer) -> None:
     @server.tool()
     def add(a: int, b: int) -> str:
         """Add two integers."""
+        CALLS["add"] += 1
         return str(a + b)
+
+    @server.tool(annotations=READ_ONLY)
+    def calls() -> str:
+        """How many times each counted tool ran."""
+        return json.dumps(CALLS)
 
     @server.tool()
     def fail(reason: str) -> str:
@@ -105,8 +115,8 @@ def _fault_tools(server: MCPServer) -> None:
         return "slept"
 
     @server.tool()
-    def block(seconds: float) -> str:
-        """Block the whole server (its event loop) for ``seconds``."""
+    async def block(seconds: float) -> str:
+        """Block the whole server (its event loop: the SDK runs sync tools in threads)."""
         time.sleep(seconds)
         return "unblocked"
 

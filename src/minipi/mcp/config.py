@@ -147,7 +147,9 @@ def derive_name(argv: Iterable[str]) -> str:
         base = re.sub(r"\.(py|js|mjs|ts|exe)$", "", base)
         if word.startswith("-") or base.lower() in _RUNNERS or re.fullmatch(r"python[\d.]*", base):
             continue
-        base = re.sub(r"^(mcp[-_]server[-_]|server[-_]|mcp[-_])|([-_]mcp|[-_]server)$", "", base)
+        base = re.sub(r"^(mcp[-_]server[-_]|server[-_]|mcp[-_])", "", base)
+        while (shorter := re.sub(r"[-_](mcp|server)$", "", base)) != base:
+            base = shorter
         cleaned = re.sub(r"[^A-Za-z0-9_-]+", "-", base).strip("-")[:48]
         if cleaned:
             return cleaned
@@ -210,16 +212,21 @@ def _server(name: str, entry: dict[str, Any], expand: _Expander, base: Path) -> 
     if not isinstance(trust, bool):
         raise ConfigError(f"{expand.where}: trust must be true or false", code="mcp_config")
     cwd = expand.optional(entry, "cwd")
-    return McpServer(
-        name,
-        command=expand.optional(entry, "command"),
-        args=tuple(expand.strings(entry, "args")),
-        env=expand.mapping(entry, "env"),
-        cwd=str(base / cwd) if cwd is not None else None,
-        url=expand.optional(entry, "url"),
-        headers=expand.mapping(entry, "headers"),
-        trust=trust,
-    )
+    try:
+        return McpServer(
+            name,
+            command=expand.optional(entry, "command"),
+            args=tuple(expand.strings(entry, "args")),
+            env=expand.mapping(entry, "env"),
+            cwd=str(base / cwd) if cwd is not None else None,
+            url=expand.optional(entry, "url"),
+            headers=expand.mapping(entry, "headers"),
+            trust=trust,
+        )
+    except ConfigError as error:
+        if expand.where in error.message:
+            raise
+        raise ConfigError(f"{expand.where}: {error.message}", code="mcp_config") from None
 
 
 @dataclass(frozen=True)

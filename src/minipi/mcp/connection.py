@@ -58,12 +58,14 @@ async def own(
     connect_timeout: float,
     ready: Future[Connection],
     stop: anyio.Event,
+    refusals: list[int],
 ) -> None:
     """Connect, list the tools, publish them through ``ready``, then hold the session until
-    ``stop`` is set. A failure before that goes to ``ready`` as its exception."""
+    ``stop`` is set. A failure before that goes to ``ready`` as its exception. HTTP answers
+    >= 400 are noted in ``refusals``."""
     try:
         async with Client(
-            _transport(server, process, log, connect_timeout),
+            _transport(server, process, log, connect_timeout, refusals),
             mode="auto",
             cache=None,
             client_info=_CLIENT,
@@ -112,12 +114,13 @@ async def _transport(
     process: subprocess.Popen[bytes] | None,
     log: ServerLog | None,
     connect_timeout: float,
+    refusals: list[int],
 ) -> AsyncIterator[Streams]:
     if process is not None:
         async with pipe_transport(process, log) as streams:
             yield streams
     else:
-        async with http_transport(server, connect_timeout) as streams:
+        async with http_transport(server, connect_timeout, refusals) as streams:
             yield streams
 
 

@@ -55,6 +55,16 @@ class Link:
     connection: Connection | None = None
     gone: ToolResult | None = None
     """Once set, every call is answered with it (``server_exited``)."""
+    refusals: list[int] = field(default_factory=list)
+    """HTTP statuses >= 400 the server answered (for messages)."""
+
+    def refused(self) -> str:
+        """`` (HTTP 401)`` for the last refusal not yet reported, else ""."""
+        if not self.refusals:
+            return ""
+        status = self.refusals[-1]
+        self.refusals.clear()
+        return f" (HTTP {status})"
 
     def tail(self) -> str:
         return self.log.tail() if self.log is not None else ""
@@ -147,7 +157,14 @@ class Hub:
         for link in self.links.values():
             link.stop = portal.call(_new_event)
             link.owner = portal.start_task_soon(
-                own, link.server, link.process, link.log, timeout, link.ready, link.stop
+                own,
+                link.server,
+                link.process,
+                link.log,
+                timeout,
+                link.ready,
+                link.stop,
+                link.refusals,
             )
             link.owner.add_done_callback(functools.partial(self._ended, link))
         deadline = time.monotonic() + timeout
@@ -208,7 +225,7 @@ class Hub:
             return ToolResult.error(
                 "server_unreachable",
                 f"MCP server {name!r} ({link.server.label()}) could not be reached for {tool}: "
-                f"{str(error)[:300] or type(error).__name__}",
+                f"{str(error)[:300] or type(error).__name__}{link.refused()}",
             )
         return ToolResult.error(
             "tool_failure", f"{tool} on MCP server {name!r} failed: {type(error).__name__}"
@@ -256,7 +273,7 @@ def _why_not(link: Link, error: BaseException) -> str:
     error = leaf(error)
     if link.process is not None and (closed(error) or link.process.poll() is not None):
         return f"exited during start{_exit_code(link.process)}"
-    text = str(error)[:300] or type(error).__name__
+    text = (str(error)[:300] or type(error).__name__) + link.refused()
     if link.process is None:
         return f"could not be connected: {text}; check the url, its headers, and that it runs"
     return f"failed during start: {text}"

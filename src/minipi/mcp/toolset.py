@@ -128,13 +128,16 @@ def name_clashes(listed: Sequence[ServerTools], reserved: Sequence[str]) -> list
     messages = []
     for server in listed:
         for info in server.tools:
-            other = "minipi's built-in tool" if info.name in reserved else owners.get(info.name)
+            if info.name in reserved:
+                other: str | None = f"minipi's built-in tool {info.name!r}"
+            else:
+                other = owners.get(info.name)
             if other is None:
-                owners[info.name] = f"MCP server {server.server.name!r}"
+                owners[info.name] = f"the tool {info.name!r} of MCP server {server.server.name!r}"
                 continue
             messages.append(
                 f"the tool {info.name!r} of MCP server {server.server.name!r} has the same name as "
-                f"{other} {info.name!r}; pass {PREFIX_OPTION} to call MCP tools SERVER__TOOL "
+                f"{other}; pass {PREFIX_OPTION} to call MCP tools SERVER__TOOL "
                 f"({server.server.name}__{info.remote_name}), or leave one of them out"
             )
     return messages

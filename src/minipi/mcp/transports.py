@@ -75,14 +75,25 @@ async def pipe_transport(
 
 
 @asynccontextmanager
-async def http_transport(server: McpServer, connect_timeout: float) -> AsyncIterator[Streams]:
-    """The SDK's streamable-HTTP transport to ``server.url`` with ``server.headers``.
+async def http_transport(
+    server: McpServer, connect_timeout: float, refusals: list[int]
+) -> AsyncIterator[Streams]:
+    """The SDK's streamable-HTTP transport to ``server.url`` with ``server.headers``; the
+    status of each answer >= 400 is appended to ``refusals`` (the SDK's errors omit it).
 
     The read timeout is long: a call's own limit is enforced above the transport, and a
     server may keep its event stream open and quiet between messages."""
     timeout = httpx2.Timeout(connect_timeout, read=300.0)
+
+    async def note(response: httpx2.Response) -> None:
+        if response.status_code >= 400:
+            refusals.append(response.status_code)
+
+    hooks = {"response": [note]}
     async with (
-        httpx2.AsyncClient(headers=dict(server.headers), timeout=timeout) as http,
+        httpx2.AsyncClient(
+            headers=dict(server.headers), timeout=timeout, event_hooks=hooks
+        ) as http,
         streamable_http_client(server.url or "", http_client=http) as (read, write),
     ):
         yield read, write  # type: ignore[misc]  # the SDK's context-aware memory streams
