@@ -102,11 +102,28 @@ def test_a_server_that_crashes_mid_call_answers_server_exited_with_its_stderr(
     result = tool(box, "crash").execute({})
     assert time.monotonic() - started < 3
     assert (result.is_error, result.code) == (True, "server_exited")
-    assert "MCP server 'toolbox' exited (exit code 3) during the call of crash" in result.content
-    assert "toolbox: about to crash" in result.content
-    assert "Traceback: simulated failure" in result.content
+    assert "MCP server 'toolbox' exited (exit code 3) while crash ran" in result.content
+    assert "the outcome of this call is unknown" in result.content
+    stderr = "Its last stderr lines:\n  toolbox: about to crash\n  Traceback: simulated failure"
+    assert stderr in result.content
+    started = time.monotonic()
     later = tool(box, "echo").execute({"text": "anyone?"})
-    assert later == result  # every later call: the same answer, at once
+    assert time.monotonic() - started < 0.5  # answered at once, nothing sent
+    assert (later.code, later.is_error) == ("server_exited", True)
+    assert later.content.startswith(
+        "error [server_exited]: not run: MCP server 'toolbox' exited (exit code 3) earlier"
+    )
+    assert stderr in later.content
+    assert tool(box, "whoami").execute({}) == later
+
+
+def test_a_server_that_exits_between_calls_is_not_called_again(fast: McpConfig) -> None:
+    with open_mcp_tools([toolbox()], fast) as mcp:
+        assert tool(mcp, "quit_later").execute({"seconds": 0.1, "code": 5}).content == "bye"
+        time.sleep(1)
+        result = tool(mcp, "echo").execute({"text": "hello?"})
+    assert result.code == "server_exited"
+    assert "not run: MCP server 'toolbox' exited (exit code 5) earlier" in result.content
 
 
 def test_garbage_on_stdout_is_skipped_and_noted_in_the_log(fast: McpConfig) -> None:
@@ -151,6 +168,21 @@ def test_ctrl_c_during_a_call_interrupts_the_wait_and_cancels_the_call(box: McpT
         timer.cancel()
     assert time.monotonic() - started < 2
     assert tool(box, "echo").execute({"text": "after ctrl-c"}).content == "after ctrl-c"
+
+
+def test_ctrl_c_while_servers_start_stops_them_at_once(tmp_path: Path) -> None:
+    marker = f"--tag={uuid.uuid4()}"
+    config = McpConfig(connect_timeout=60, log_dir=tmp_path)
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    started = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt), open_mcp_tools([silent(marker)], config):
+            pass
+    finally:
+        timer.cancel()
+    assert time.monotonic() - started < 4
+    assert processes_with(marker) == []
 
 
 def test_the_runs_deadline_cuts_a_call_and_refuses_later_ones(tmp_path: Path) -> None:

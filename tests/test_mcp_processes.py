@@ -29,11 +29,12 @@ TESTS = Path(__file__).resolve().parent
 # the pid of a grandchild it started, then hang in a call that blocks the server.
 HOLDER = f"""
 import sys
+from pathlib import Path
 sys.path.insert(0, {str(TESTS)!r})
 from mcp_servers.helpers import toolbox
 from minipi.mcp import McpConfig, open_mcp_tools
 
-with open_mcp_tools([toolbox()], McpConfig(call_timeout=600)) as mcp:
+with open_mcp_tools([toolbox()], McpConfig(call_timeout=600, log_dir=Path(sys.argv[1]))) as mcp:
     tools = {{t.name: t for t in mcp.tools}}
     print(tools["whoami"].execute({{}}).content, tools["spawn"].execute({{}}).content, flush=True)
     tools["block"].execute({{"seconds": 600}})
@@ -64,7 +65,7 @@ def test_each_server_has_its_own_group_and_close_stops_it_with_its_children(
 def test_servers_die_with_minipi_even_when_it_is_killed(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     holder = subprocess.Popen(
-        [sys.executable, "-c", HOLDER],
+        [sys.executable, "-c", HOLDER, str(tmp_path)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -36,7 +36,7 @@ def by_name(mcp: McpTools) -> dict[str, AgentTool]:
 
 def test_tools_keep_their_names_descriptions_and_schemas(trusted: McpTools) -> None:
     tools = by_name(trusted)
-    assert {"echo", "add", "fail", "media", "big", "sleep", "crash"} <= set(tools)
+    assert {"echo", "add", "fail", "media", "big", "sleep", "crash", "quit_later"} <= set(tools)
     echo = tools["echo"]
     assert echo.description == "Return the text unchanged."
     assert echo.parameters["properties"] == {"text": {"title": "Text", "type": "string"}}
@@ -83,6 +83,12 @@ def test_a_run_calls_the_mcp_tool_and_the_result_reaches_the_model(trusted: McpT
         "argument a": "2",
         "argument b": "3",
     }
+
+
+def test_a_change_lets_earlier_reads_run_again(trusted: McpTools) -> None:
+    assert by_name(trusted)["add"].execute({"a": 1, "b": 2}).changed  # it may have changed things
+    assert not by_name(trusted)["echo"].execute({"text": "a"}).changed  # read-only, trusted
+    assert not by_name(trusted)["fail"].execute({"reason": "r"}).changed  # it failed
 
 
 def test_a_refused_approval_runs_nothing(trusted: McpTools) -> None:

@@ -5,11 +5,11 @@
 
 Tools: ``echo`` (read-only hint), ``add`` (counted), ``calls`` (the counts), ``fail`` (an
 ``isError`` result), ``media`` (text, image, audio, embedded resources and a link in one
-result), ``big`` (a result of N MB),
-``sleep`` (async; for call timeouts), ``block`` (blocks the server's event loop, so only a
-signal stops it), ``crash`` (writes to stderr, then exits mid-call), ``whoami`` (pid and
-process group), ``spawn`` (starts a grandchild ``sleep`` in the server's process group),
-``work`` (takes a given number of milliseconds: the bench's server time).
+result), ``big`` (a result of N MB), ``sleep`` (async; for call timeouts), ``block`` (blocks
+the server's event loop, so only a signal stops it), ``crash`` (writes to stderr, then exits
+mid-call), ``quit_later`` (exits after answering), ``whoami`` (pid and process group),
+``spawn`` (starts a grandchild ``sleep`` in the server's process group), ``work`` (takes a
+given number of milliseconds: the bench's server time).
 
 ``--garbage`` writes lines that are not JSON-RPC on stdout before serving; ``--many N`` adds N
 tools ``t0000``…; ``--name-clash NAME`` adds a read-only tool named NAME; ``--bad-schema`` adds a
@@ -25,6 +25,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from typing import Any
@@ -126,6 +127,12 @@ def _fault_tools(server: MCPServer) -> None:
         sys.stderr.write("toolbox: about to crash\nTraceback: simulated failure\n")
         sys.stderr.flush()
         os._exit(3)
+
+    @server.tool()
+    def quit_later(seconds: float, code: int) -> str:
+        """Answer, then exit with ``code`` after ``seconds`` (a server that dies while idle)."""
+        threading.Timer(seconds, os._exit, (code,)).start()
+        return "bye"
 
     @server.tool(annotations=READ_ONLY)
     def whoami() -> str:

@@ -107,6 +107,8 @@ class Hub:
         link = self.links[server]
         if link.gone is not None:
             return link.gone
+        if link.process is not None and link.process.poll() is not None:
+            return self._exited(link, None)
         timeout = self._time_left()
         if timeout <= 0:
             return ToolResult.error("budget_exhausted", "not run: the run's time is up")
@@ -129,10 +131,14 @@ class Hub:
         Idempotent."""
         owners = []
         for link in self.links.values():
-            if link.stop is not None and link.owner is not None and self._portal is not None:
+            if link.owner is None:
+                continue
+            owners.append(link.owner)
+            if not link.ready.done():
+                link.owner.cancel()  # still connecting (Ctrl-C at start): no need to wait
+            elif link.stop is not None and self._portal is not None:
                 with contextlib.suppress(RuntimeError):  # the loop is already gone
                     self._portal.call(link.stop.set)
-                owners.append(link.owner)
         _, stuck = concurrent.futures.wait(owners, _STOP_WAIT)
         for owner in stuck:
             owner.cancel()
@@ -207,7 +213,7 @@ class Hub:
         error = leaf(error)
         name = link.server.name
         if link.process is not None and (closed(error) or link.process.poll() is not None):
-            return self._exited(link, f"during the call of {tool}")
+            return self._exited(link, tool)
         if isinstance(error, TimeoutError):
             return ToolResult.error(
                 "call_timeout",
@@ -231,24 +237,33 @@ class Hub:
             "tool_failure", f"{tool} on MCP server {name!r} failed: {type(error).__name__}"
         )
 
-    def _exited(self, link: Link, when: str) -> ToolResult:
-        """Mark ``link`` gone (its process exited) and return the answer for every call."""
+    def _exited(self, link: Link, running: str | None) -> ToolResult:
+        """The answer to a call of ``running`` that the exit of ``link``'s server cut short
+        (its outcome is unknown), or, with None, to a call made after the exit (not run).
+        Every later call gets the second one."""
+        name, code = link.server.name, _exit_code(link.process)
+        tail = "".join(f"\n  {line}" for line in link.tail().splitlines())
+        stderr = f" Its last stderr lines:{tail}" if tail else " It wrote nothing to stderr."
         if link.gone is None:
-            code = _exit_code(link.process)
-            tail = "".join(f"\n  {line}" for line in link.tail().splitlines())
             link.gone = ToolResult.error(
                 "server_exited",
-                f"MCP server {link.server.name!r} exited{code} {when}; its tools cannot be "
-                "used for the rest of this run"
-                + (f". Its last stderr lines:{tail}" if tail else " (it wrote nothing to stderr)"),
+                f"not run: MCP server {name!r} exited{code} earlier in this run; its tools "
+                f"cannot be used until minipi starts it again.{stderr}",
             )
-        return link.gone
+        if running is None:
+            return link.gone
+        return ToolResult.error(
+            "server_exited",
+            f"MCP server {name!r} exited{code} while {running} ran: the outcome of this call "
+            f"is unknown (check before repeating it); its tools cannot be used for the rest "
+            f"of this run.{stderr}",
+        )
 
     def _ended(self, link: Link, owner: Future[None]) -> None:
         """The owner task ended: after a close that is expected; otherwise the session is
         gone and later calls are answered at once."""
         if link.process is not None and link.process.poll() is not None:
-            self._exited(link, "")
+            self._exited(link, None)
 
 
 def _new_event() -> anyio.Event:

@@ -16,7 +16,7 @@ import json
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -155,7 +155,7 @@ def _connected(
     _require_sdk()
     from minipi.mcp.hub import Hub
 
-    with _log_dir(config.log_dir) as log_dir:
+    with _log_dir(config.log_dir) as log_dir, _sdk_log(log_dir):
         hub = Hub.start(unique_servers(servers), config, log_dir)
         try:
             yield hub, tuple(_listed(hub, config))
@@ -176,6 +176,28 @@ def _log_dir(log_dir: Path | None) -> Iterator[Path]:
         yield temporary
     finally:
         shutil.rmtree(temporary, ignore_errors=True)
+
+
+@contextmanager
+def _sdk_log(log_dir: Path) -> Iterator[None]:
+    """The SDK's warnings go to ``log_dir/sdk.log`` while servers are open: with no handler
+    configured, Python would print them (tracebacks included) on the screen. Records still
+    reach the application's own handlers."""
+    import logging
+
+    log_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    handler = logging.FileHandler(log_dir / "sdk.log", encoding="utf-8", delay=True)
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    loggers = [logging.getLogger(name) for name in ("mcp", "client")]
+    for logger in loggers:
+        logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        for logger in loggers:
+            logger.removeHandler(handler)
+        handler.close()
 
 
 def _listed(hub: Hub, config: McpConfig) -> Iterator[ServerTools]:
@@ -240,7 +262,9 @@ def _unusable(name: str, schema: dict[str, Any], seen: set[str]) -> str | None:
 
 def _agent_tool(hub: Hub, info: ToolInfo) -> AgentTool:
     def handler(arguments: Mapping[str, Any]) -> ToolResult:
-        return hub.call(info.server, info.remote_name, arguments)
+        result = hub.call(info.server, info.remote_name, arguments)
+        # A tool that may have changed things makes earlier identical reads re-runnable.
+        return replace(result, changed=True) if info.mutating and not result.is_error else result
 
     description = info.description or f"{info.remote_name} (MCP server {info.server})"
     return AgentTool(info.name, description, info.parameters, handler, mutating=info.mutating)
