@@ -39,12 +39,12 @@ def test_mcp_list_shows_each_tool_read_only_or_not_and_its_tokens(tmp_path: Path
 
 def test_mcp_list_json_and_a_server_that_cannot_be_used(tmp_path: Path) -> None:
     out = io.StringIO()
-    options = McpOptions(
-        commands=(BOX, shlex.join([sys.executable, str(SILENT)])), connect_timeout=6
-    )
+    commands = (BOX, shlex.join([sys.executable, str(SILENT)]), "no-such-mcp-command")
+    options = McpOptions(commands=commands, connect_timeout=6)
     assert list_servers(options, {}, tmp_path, as_json=True, out=out) == 2
     report = json.loads(out.getvalue())
-    box, silent = report["servers"]
+    box, silent, ghost = report["servers"]
+    assert "command 'no-such-mcp-command' not found on PATH" in ghost["error"]
     assert (box["name"], box["trusted"], box["error"]) == ("toolbox", False, None)
     echo = next(t for t in box["tools"] if t["name"] == "echo")
     assert (echo["read_only_hint"], echo["asks"]) == (True, True)  # not trusted: it asks

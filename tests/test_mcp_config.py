@@ -163,6 +163,27 @@ def test_config_values_are_checked() -> None:
     assert derive_name(["--only-options"]) == "server"
 
 
+def test_without_the_mcp_extra_nothing_starts_and_the_message_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import importlib.util
+
+    from minipi.mcp import open_mcp_tools
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "mcp" else real(name, *a)
+    )
+    server = McpServer("s", command=sys.executable, args=("-c", "open('started', 'w')"))
+    with (
+        pytest.raises(ConfigError, match=r"pip install 'minipi\[mcp\]'") as raised,
+        open_mcp_tools([server], McpConfig(log_dir=tmp_path)),
+    ):
+        pass
+    assert raised.value.code == "missing_extra"
+    assert list(tmp_path.iterdir()) == []  # no log, no process
+
+
 def test_importing_minipi_mcp_loads_no_sdk() -> None:
     code = (
         "import sys, minipi.mcp, minipi.cli.mcp; "

@@ -87,11 +87,16 @@ class Hub:
     def start(cls, servers: Sequence[McpServer], config: McpConfig, log_dir: Path) -> Hub:
         """Start every server (stdio processes first, before the SDK is imported, so they
         boot meanwhile), connect them all in parallel within ``connect_timeout``, and list
-        their tools. A server that fails is in ``failures``; the others are connected."""
+        their tools. A server that fails (a command not found, no answer...) is in
+        ``failures``; the others are connected."""
         hub = cls(config)
         try:
             for server in servers:
-                hub.links[server.name] = _spawn(server, log_dir)
+                try:
+                    hub.links[server.name] = _spawn(server, log_dir)
+                except ConfigError as error:
+                    hub.links[server.name] = Link(server)
+                    hub.failures[server.name] = error
             hub._connect_all()
         except BaseException:
             hub.close()
@@ -160,7 +165,8 @@ class Hub:
         )
         self._portal = portal
         timeout = self.config.connect_timeout
-        for link in self.links.values():
+        links = [link for name, link in self.links.items() if name not in self.failures]
+        for link in links:
             link.stop = portal.call(_new_event)
             link.owner = portal.start_task_soon(
                 own,
@@ -174,7 +180,7 @@ class Hub:
             )
             link.owner.add_done_callback(functools.partial(self._ended, link))
         deadline = time.monotonic() + timeout
-        for link in self.links.values():
+        for link in links:
             self._await_ready(link, deadline)
 
     def _await_ready(self, link: Link, deadline: float) -> None:
@@ -218,7 +224,8 @@ class Hub:
             return ToolResult.error(
                 "call_timeout",
                 f"{tool} on MCP server {name!r} did not answer within {timeout:g} s and was "
-                "cancelled (the limit is --mcp-call-timeout, and the run's --max-seconds)",
+                "cancelled; its outcome is unknown, check before repeating it (the limit is "
+                "--mcp-call-timeout, and the run's --max-seconds)",
             )
         answer = rpc_error(error)
         if answer is not None and not closed(error):

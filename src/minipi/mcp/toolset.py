@@ -106,9 +106,11 @@ def open_mcp_tools(servers: Sequence[McpServer], config: McpConfig) -> Iterator[
     cannot be started or does not answer within ``connect_timeout``, or two tools would have
     the same name."""
     with _connected(servers, config) as (hub, listed):
-        failed = [s.error for s in listed if s.error is not None]
+        failed = list(hub.failures.values())
+        if len(failed) == 1:
+            raise failed[0]
         if failed:
-            raise ConfigError("\n".join(failed), code="mcp_server_failed")
+            raise ConfigError("\n".join(map(str, failed)), code="mcp_server_failed")
         clashes = name_clashes(listed, config.reserved_names)
         if clashes:
             raise ConfigError("\n".join(clashes), code="mcp_name_clash")
