@@ -27,13 +27,13 @@ def test_mcp_list_shows_each_tool_read_only_or_not_and_its_tokens(tmp_path: Path
     assert list_servers(options, {}, tmp_path, out=out) == 0
     text = out.getvalue()
     head, *lines = text.splitlines()
-    assert head.startswith(f"toolbox (stdio: {BOX}, trusted): 13 tools, ~")
+    assert head.startswith(f"toolbox (stdio: {BOX}, trusted): 14 tools, ~")
     rows = {line.split()[0]: line for line in lines if line.startswith("  ") and "log:" not in line}
     assert "read-only " in rows["echo"]
     assert "Return the text unchanged." in rows["echo"]
     assert "may change, asks" in rows["add"]
     assert f"  log: {tmp_path / 'mcp' / 'toolbox.log'}" in lines
-    assert lines[-1].startswith("13 tools, ~")
+    assert lines[-1].startswith("14 tools, ~")
     assert lines[-1].endswith("tokens added to every request (estimate: UTF-8 bytes / 3)")
 
 

@@ -91,6 +91,18 @@ def test_a_change_lets_earlier_reads_run_again(trusted: McpTools) -> None:
     assert not by_name(trusted)["fail"].execute({"reason": "r"}).changed  # it failed
 
 
+def test_read_only_calls_of_one_reply_run_together(trusted: McpTools) -> None:
+    model = ScriptedModel(
+        [reply_calls(*[("nap", {"seconds": 1.0 + n / 100}) for n in range(4)]), reply_text("ok")]
+    )
+    started = time.monotonic()
+    result = run_agent(model, trusted.with_approval(lambda r: False), AgentConfig(), "nap")
+    assert result.status == "succeeded"
+    assert time.monotonic() - started < 2.5  # four 1 s naps, at once, over one session
+    outputs = [i.output for i in model.requests[1].items if i.type == "function_call_output"]
+    assert outputs == ["rested"] * 4
+
+
 def test_a_refused_approval_runs_nothing(trusted: McpTools) -> None:
     before = json.loads(by_name(trusted)["calls"].execute({}).content)
     tools = {t.name: t for t in trusted.with_approval(lambda request: False)}

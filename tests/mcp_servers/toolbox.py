@@ -5,11 +5,11 @@
 
 Tools: ``echo`` (read-only hint), ``add`` (counted), ``calls`` (the counts), ``fail`` (an
 ``isError`` result), ``media`` (text, image, audio, embedded resources and a link in one
-result), ``big`` (a result of N MB), ``sleep`` (async; for call timeouts), ``block`` (blocks
-the server's event loop, so only a signal stops it), ``crash`` (writes to stderr, then exits
-mid-call), ``quit_later`` (exits after answering), ``whoami`` (pid and process group),
-``spawn`` (starts a grandchild ``sleep`` in the server's process group), ``work`` (takes a
-given number of milliseconds: the bench's server time).
+result), ``big`` (a result of N MB), ``sleep`` (async; for call timeouts), ``nap`` (the same,
+read-only), ``block`` (blocks the server's event loop, so only a signal stops it), ``crash``
+(writes to stderr, then exits mid-call), ``quit_later`` (exits after answering), ``whoami``
+(pid and process group), ``spawn`` (starts a grandchild ``sleep`` in the server's process
+group), ``work`` (takes a given number of milliseconds: the bench's server time).
 
 ``--garbage`` writes lines that are not JSON-RPC on stdout before serving; ``--many N`` adds N
 tools ``t0000``…; ``--name-clash NAME`` adds a read-only tool named NAME; ``--bad-schema`` adds a
@@ -114,6 +114,12 @@ def _fault_tools(server: MCPServer) -> None:
         """Sleep without blocking the server."""
         await asyncio.sleep(seconds)
         return "slept"
+
+    @server.tool(annotations=READ_ONLY)
+    async def nap(seconds: float) -> str:
+        """Sleep without blocking the server; marked read-only (runs in parallel batches)."""
+        await asyncio.sleep(seconds)
+        return "rested"
 
     @server.tool()
     async def block(seconds: float) -> str:
