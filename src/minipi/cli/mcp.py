@@ -1,0 +1,230 @@
+"""The MCP flags of ``ask`` / ``chat``, and ``minipi mcp list``: options -> servers -> tools.
+
+    with open_for_run(options, os.environ, data_dir, project, BUILTIN_TOOLS) as mcp:
+        ...  # mcp is None when no server is configured (the SDK is then never imported)
+
+Each stdio server's stderr goes to ``DATA_DIR/mcp/NAME.log``, never to the screen.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from minipi.cli.terminal import safe, safe_json
+from minipi.errors import ConfigError
+from minipi.mcp.config import (
+    DEFAULT_CALL_TIMEOUT,
+    DEFAULT_CONNECT_TIMEOUT,
+    McpConfig,
+    McpServer,
+    load_servers,
+    parse_server_command,
+    unique_servers,
+)
+
+if TYPE_CHECKING:
+    from minipi.mcp import McpTools, ServerTools, ToolInfo
+
+__all__ = [
+    "BUILTIN_TOOLS",
+    "TOKEN_ESTIMATE",
+    "McpOptions",
+    "configured_servers",
+    "list_servers",
+    "mcp_config",
+    "open_for_run",
+]
+
+BUILTIN_TOOLS = ("list_files", "read_file", "search_files", "move_file")
+TOKEN_ESTIMATE = "estimate: UTF-8 bytes / 3"
+
+
+@dataclass(frozen=True)
+class McpOptions:
+    """The MCP flags, as parsed."""
+
+    commands: tuple[str, ...] = ()
+    """``--mcp 'COMMAND ARGS…'`` (repeatable): stdio servers."""
+    config_file: Path | None = None
+    """``--mcp-config FILE``: an ``mcpServers`` JSON file."""
+    trusted: tuple[str, ...] = ()
+    """``--mcp-trust NAME`` (repeatable): believe these servers' read-only hints."""
+    prefix: bool = False
+    """``--mcp-prefix``: call MCP tools SERVER__TOOL."""
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
+    """``--mcp-connect-timeout SECONDS``."""
+    call_timeout: float = DEFAULT_CALL_TIMEOUT
+    """``--mcp-call-timeout SECONDS``."""
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.commands) or self.config_file is not None
+
+
+def configured_servers(options: McpOptions, env: Mapping[str, str]) -> tuple[McpServer, ...]:
+    """The servers of ``--mcp-config`` then ``--mcp``, names made unique, ``--mcp-trust``
+    applied (ConfigError for a name that is not configured)."""
+    from_file = load_servers(options.config_file, env) if options.config_file else ()
+    servers = unique_servers([*from_file, *(parse_server_command(c) for c in options.commands)])
+    names = {s.name for s in servers}
+    unknown = sorted(set(options.trusted) - names)
+    if unknown:
+        raise ConfigError(
+            f"--mcp-trust {', '.join(unknown)}: no such MCP server; configured: "
+            f"{', '.join(sorted(names)) or 'none'}",
+            code="mcp_config",
+        )
+    return tuple(replace(s, trust=True) if s.name in options.trusted else s for s in servers)
+
+
+def mcp_config(
+    options: McpOptions, data_dir: Path, project: Path | None, reserved: Sequence[str] = ()
+) -> McpConfig:
+    """The library's settings; logs in ``data_dir/mcp``, which must lie outside the project
+    (the file tools could read the logs otherwise)."""
+    log_dir = data_dir / "mcp"
+    if project is not None:
+        logs, root = Path(os.path.realpath(log_dir)), Path(os.path.realpath(project))
+        if logs == root or logs.is_relative_to(root):
+            raise ConfigError(
+                f"the MCP server logs would go to {log_dir}, inside the project root {root}; "
+                "set MINIPI_DATA_DIR to a directory outside the project",
+                code="mcp_config",
+            )
+    return McpConfig(
+        connect_timeout=options.connect_timeout,
+        call_timeout=options.call_timeout,
+        log_dir=log_dir,
+        prefix_names=options.prefix,
+        reserved_names=tuple(reserved),
+    )
+
+
+@contextmanager
+def open_for_run(
+    options: McpOptions,
+    env: Mapping[str, str],
+    data_dir: Path,
+    project: Path | None,
+    reserved: Sequence[str] = BUILTIN_TOOLS,
+) -> Iterator[McpTools | None]:
+    """The configured servers' tools for ``ask``/``chat`` (None when none is configured),
+    stopped on exit. ConfigError (exit 2) when one cannot be used, naming it."""
+    if not options.configured:
+        yield None
+        return
+    from minipi.mcp import open_mcp_tools
+
+    servers = configured_servers(options, env)
+    with open_mcp_tools(servers, mcp_config(options, data_dir, project, reserved)) as tools:
+        yield tools
+
+
+def list_servers(
+    options: McpOptions,
+    env: Mapping[str, str],
+    data_dir: Path,
+    *,
+    as_json: bool = False,
+    out: TextIO | None = None,
+) -> int:
+    """``minipi mcp list``: each server, its tools, descriptions, read-only or not, and the
+    tokens their declarations take. 0 when every server can be used as configured, 2 when
+    one cannot (it did not start, or a name clashes)."""
+    from minipi.mcp import inspect_servers
+    from minipi.mcp.toolset import name_clashes
+
+    stream = out or sys.stdout
+    if not options.configured:
+        raise ConfigError("no MCP server configured: give --mcp 'COMMAND' or --mcp-config FILE")
+    config = mcp_config(options, data_dir, None, BUILTIN_TOOLS)
+    listed = inspect_servers(configured_servers(options, env), config)
+    clashes = name_clashes(listed, BUILTIN_TOOLS)
+    if as_json:
+        stream.write(safe_json(json.dumps(_report(listed, clashes), ensure_ascii=False)) + "\n")
+    else:
+        _print(listed, clashes, stream)
+    ok = not clashes and all(s.error is None for s in listed)
+    return 0 if ok else 2
+
+
+def _print(listed: Sequence[ServerTools], clashes: Sequence[str], out: TextIO) -> None:
+    for server in listed:
+        _print_server(server, out)
+    total = sum(t.tokens for s in listed for t in s.tools)
+    count = sum(len(s.tools) for s in listed)
+    out.write(f"{count} tools, ~{total:,} tokens added to every request ({TOKEN_ESTIMATE})\n")
+    for clash in clashes:
+        out.write(safe(f"name clash: {clash}") + "\n")
+
+
+def _print_server(server: ServerTools, out: TextIO) -> None:
+    trust = "trusted" if server.server.trust else "not trusted"
+    head = f"{server.server.name} ({server.server.label()}, {trust})"
+    if server.error is not None:
+        out.write(safe(f"{head}: cannot be used\n  {server.error}") + "\n\n")
+        return
+    tokens = sum(t.tokens for t in server.tools)
+    out.write(safe(f"{head}: {len(server.tools)} tools, ~{tokens:,} tokens") + "\n")
+    width = max((len(t.name) for t in server.tools), default=0)
+    for tool in server.tools:
+        line = f"  {tool.name.ljust(width)}  {_kind(tool):<22} ~{tool.tokens:<5,} {_first(tool)}"
+        out.write(safe(line.rstrip()) + "\n")
+    for name, why in server.left_out:
+        out.write(safe(f"  left out: {name}: {why}") + "\n")
+    if server.log_path is not None:
+        out.write(safe(f"  log: {server.log_path}") + "\n")
+    out.write("\n")
+
+
+def _kind(tool: ToolInfo) -> str:
+    if not tool.mutating:
+        return "read-only"
+    return "read-only hint, asks" if tool.read_only_hint else "may change, asks"
+
+
+def _first(tool: ToolInfo) -> str:
+    line = tool.description.strip().split("\n", 1)[0]
+    return line if len(line) <= 80 else line[:79] + "…"
+
+
+def _report(listed: Sequence[ServerTools], clashes: Sequence[str]) -> dict[str, Any]:
+    return {
+        "servers": [_server_json(s) for s in listed],
+        "tokens": sum(t.tokens for s in listed for t in s.tools),
+        "token_estimate": TOKEN_ESTIMATE,
+        "clashes": list(clashes),
+    }
+
+
+def _server_json(server: ServerTools) -> dict[str, Any]:
+    return {
+        "name": server.server.name,
+        "transport": server.server.transport,
+        "label": server.server.label(),
+        "trusted": server.server.trust,
+        "protocol": server.protocol,
+        "error": server.error,
+        "log": str(server.log_path) if server.log_path is not None else None,
+        "tokens": sum(t.tokens for t in server.tools),
+        "tools": [
+            {
+                "name": t.name,
+                "server_name": t.remote_name,
+                "description": t.description,
+                "read_only_hint": t.read_only_hint,
+                "asks": t.mutating,
+                "tokens": t.tokens,
+                "parameters": t.parameters,
+            }
+            for t in server.tools
+        ],
+        "left_out": [{"name": n, "why": w} for n, w in server.left_out],
+    }

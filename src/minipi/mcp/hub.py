@@ -1,0 +1,317 @@
+"""The one background event-loop thread that owns every MCP session, and the sync calls into it.
+
+minipi's core is synchronous, the SDK is async: an anyio blocking portal (one thread running
+one asyncio loop) owns all sessions; a tool handler, on whatever thread the loop runs it,
+submits a call and waits on a ``concurrent.futures.Future`` with a timeout. The wait is a
+plain lock wait, so Ctrl-C interrupts it in the main thread; the call is then cancelled on
+the loop (the server is told) and KeyboardInterrupt goes on up.
+
+Nothing here raises for a call: a timeout, a server that exited, an error answer are tool
+errors the model sees (``call_timeout``, ``server_exited``, ``server_error``, ...).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import functools
+import os
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from minipi.agent.tools import ToolResult
+from minipi.errors import ConfigError
+from minipi.mcp.config import McpConfig, McpServer
+from minipi.mcp.process import GRACE, ServerLog, start_process, stop_process
+
+if TYPE_CHECKING:
+    import anyio
+    from anyio.from_thread import BlockingPortal
+
+    from minipi.mcp.connection import Connection
+
+__all__ = ["Hub", "Link"]
+
+_MARGIN = 5.0  # the loop's own timeout fires first; this only guards a stuck loop
+_STOP_WAIT = 4 * GRACE + 5.0  # a server's full stop escalation, with room to spare
+
+
+@dataclass
+class Link:
+    """One server as the hub holds it: its process and log, its session, why it is gone."""
+
+    server: McpServer
+    process: subprocess.Popen[bytes] | None = None
+    log: ServerLog | None = None
+    ready: Future[Connection] = field(default_factory=Future)
+    owner: Future[None] | None = None
+    stop: anyio.Event | None = None
+    connection: Connection | None = None
+    gone: ToolResult | None = None
+    """Once set, every call is answered with it (``server_exited``)."""
+    refusals: list[int] = field(default_factory=list)
+    """HTTP statuses >= 400 the server answered (for messages)."""
+
+    def refused(self) -> str:
+        """`` (HTTP 401)`` for the last refusal not yet reported, else ""."""
+        if not self.refusals:
+            return ""
+        status = self.refusals[-1]
+        self.refusals.clear()
+        return f" (HTTP {status})"
+
+    def tail(self) -> str:
+        return self.log.tail() if self.log is not None else ""
+
+
+class Hub:
+    """Started servers and their sessions. Build it with ``Hub.start``; ``close`` stops all."""
+
+    def __init__(self, config: McpConfig) -> None:
+        self.config = config
+        self.links: dict[str, Link] = {}
+        self.failures: dict[str, ConfigError] = {}
+        """Servers that could not be connected, and why (they have no session)."""
+        self.deadline: float | None = None
+        """A ``time.monotonic()`` after which calls are refused (the run's max_seconds)."""
+        self._stack = ExitStack()
+        self._portal: BlockingPortal | None = None
+
+    @classmethod
+    def start(cls, servers: Sequence[McpServer], config: McpConfig, log_dir: Path) -> Hub:
+        """Start every server (stdio processes first, before the SDK is imported, so they
+        boot meanwhile), connect them all in parallel within ``connect_timeout``, and list
+        their tools. A server that fails (a command not found, no answer...) is in
+        ``failures``; the others are connected."""
+        hub = cls(config)
+        try:
+            for server in servers:
+                try:
+                    hub.links[server.name] = _spawn(server, log_dir)
+                except ConfigError as error:
+                    hub.links[server.name] = Link(server)
+                    hub.failures[server.name] = error
+            hub._connect_all()
+        except BaseException:
+            hub.close()
+            raise
+        return hub
+
+    def call(self, server: str, tool: str, arguments: Mapping[str, Any]) -> ToolResult:
+        """Call ``tool`` of ``server``; every outcome is a ToolResult (KeyboardInterrupt is
+        re-raised after the call is cancelled)."""
+        from minipi.mcp.connection import call_tool
+        from minipi.mcp.results import to_tool_result
+
+        link = self.links[server]
+        if link.gone is not None:
+            return link.gone
+        if link.process is not None and link.process.poll() is not None:
+            return self._exited(link, None)
+        timeout = self._time_left()
+        if timeout <= 0:
+            return ToolResult.error("budget_exhausted", "not run: the run's time is up")
+        assert self._portal is not None
+        assert link.connection is not None
+        client = link.connection.client
+        future = self._portal.start_task_soon(call_tool, client, tool, arguments, timeout)
+        try:
+            result = future.result(timeout + _MARGIN)
+        except KeyboardInterrupt:
+            future.cancel()
+            raise
+        except BaseException as error:
+            future.cancel()
+            return self._failed(link, tool, error, timeout)
+        return to_tool_result(result, server, tool, self.config.max_output_chars)
+
+    def close(self) -> None:
+        """Stop every server (in parallel: close stdin, SIGTERM, SIGKILL) and the loop thread.
+        Idempotent."""
+        owners = []
+        for link in self.links.values():
+            if link.owner is None:
+                continue
+            owners.append(link.owner)
+            if not link.ready.done():
+                link.owner.cancel()  # still connecting (Ctrl-C at start): no need to wait
+            elif link.stop is not None and self._portal is not None:
+                with contextlib.suppress(RuntimeError):  # the loop is already gone
+                    self._portal.call(link.stop.set)
+        _, stuck = concurrent.futures.wait(owners, _STOP_WAIT)
+        for owner in stuck:
+            owner.cancel()
+        concurrent.futures.wait(stuck, _STOP_WAIT)
+        self._stack.close()
+        self._portal = None
+        for link in self.links.values():  # started, but never handed to a session
+            if link.process is not None and link.owner is None:
+                stop_process(link.process)
+                _close_pipes(link.process)
+
+    def _connect_all(self) -> None:
+        import anyio.from_thread
+
+        from minipi.mcp.connection import own
+
+        portal = self._stack.enter_context(
+            anyio.from_thread.start_blocking_portal("asyncio", name="minipi-mcp")
+        )
+        self._portal = portal
+        timeout = self.config.connect_timeout
+        links = [link for name, link in self.links.items() if name not in self.failures]
+        for link in links:
+            link.stop = portal.call(_new_event)
+            link.owner = portal.start_task_soon(
+                own,
+                link.server,
+                link.process,
+                link.log,
+                timeout,
+                link.ready,
+                link.stop,
+                link.refusals,
+            )
+            link.owner.add_done_callback(functools.partial(self._ended, link))
+        deadline = time.monotonic() + timeout
+        for link in links:
+            self._await_ready(link, deadline)
+
+    def _await_ready(self, link: Link, deadline: float) -> None:
+        try:
+            link.connection = link.ready.result(max(0.0, deadline - time.monotonic()))
+        except TimeoutError:
+            assert link.owner is not None
+            link.owner.cancel()
+            self.failures[link.server.name] = self._start_error(
+                link,
+                f"did not answer within {self.config.connect_timeout:g} s; if it is just "
+                "slow to start, raise --mcp-connect-timeout",
+            )
+        except Exception as error:
+            self.failures[link.server.name] = self._start_error(link, _why_not(link, error))
+
+    def _start_error(self, link: Link, what: str) -> ConfigError:
+        tail = link.tail()
+        where = f"; its log: {link.log.path}" if link.log is not None else ""
+        lines = "".join(f"\n  {line}" for line in tail.splitlines())
+        return ConfigError(
+            f"MCP server {link.server.name!r} ({link.server.label()}) {what}{where}"
+            + (f"\nits last stderr lines:{lines}" if lines else ""),
+            code="mcp_server_failed",
+        )
+
+    def _time_left(self) -> float:
+        timeout = self.config.call_timeout
+        if self.deadline is not None:
+            timeout = min(timeout, self.deadline - time.monotonic())
+        return timeout
+
+    def _failed(self, link: Link, tool: str, error: BaseException, timeout: float) -> ToolResult:
+        from minipi.mcp.connection import closed, leaf, rpc_error
+
+        error = leaf(error)
+        name = link.server.name
+        if link.process is not None and (closed(error) or link.process.poll() is not None):
+            return self._exited(link, tool)
+        if isinstance(error, TimeoutError):
+            return ToolResult.error(
+                "call_timeout",
+                f"{tool} on MCP server {name!r} did not answer within {timeout:g} s and was "
+                "cancelled; its outcome is unknown, check before repeating it (the limit is "
+                "--mcp-call-timeout, and the run's --max-seconds)",
+            )
+        answer = rpc_error(error)
+        if answer is not None and not closed(error):
+            return ToolResult.error(
+                "server_error",
+                f"MCP server {name!r} refused {tool}: {answer[1][:500]} (JSON-RPC error "
+                f"{answer[0]})",
+            )
+        if closed(error) or isinstance(error, OSError) or type(error).__module__ == "httpx2":
+            return ToolResult.error(
+                "server_unreachable",
+                f"MCP server {name!r} ({link.server.label()}) could not be reached for {tool}: "
+                f"{str(error)[:300] or type(error).__name__}{link.refused()}",
+            )
+        return ToolResult.error(
+            "tool_failure", f"{tool} on MCP server {name!r} failed: {type(error).__name__}"
+        )
+
+    def _exited(self, link: Link, running: str | None) -> ToolResult:
+        """The answer to a call of ``running`` that the exit of ``link``'s server cut short
+        (its outcome is unknown), or, with None, to a call made after the exit (not run).
+        Every later call gets the second one."""
+        name, code = link.server.name, _exit_code(link.process)
+        tail = "".join(f"\n  {line}" for line in link.tail().splitlines())
+        stderr = f" Its last stderr lines:{tail}" if tail else " It wrote nothing to stderr."
+        if link.gone is None:
+            link.gone = ToolResult.error(
+                "server_exited",
+                f"not run: MCP server {name!r} exited{code} earlier in this run; its tools "
+                f"cannot be used until minipi starts it again.{stderr}",
+            )
+        if running is None:
+            return link.gone
+        return ToolResult.error(
+            "server_exited",
+            f"MCP server {name!r} exited{code} while {running} ran: the outcome of this call "
+            f"is unknown (check before repeating it); its tools cannot be used for the rest "
+            f"of this run.{stderr}",
+        )
+
+    def _ended(self, link: Link, owner: Future[None]) -> None:
+        """The owner task ended: after a close that is expected; otherwise the session is
+        gone and later calls are answered at once."""
+        if link.process is not None and link.process.poll() is not None:
+            self._exited(link, None)
+
+
+def _new_event() -> anyio.Event:
+    import anyio
+
+    return anyio.Event()
+
+
+def _spawn(server: McpServer, log_dir: Path) -> Link:
+    if server.command is None:
+        return Link(server)
+    log, fd = ServerLog.open(log_dir, server)
+    try:
+        return Link(server, start_process(server, fd), log)
+    finally:
+        os.close(fd)  # the child has its own copy
+
+
+def _why_not(link: Link, error: BaseException) -> str:
+    from minipi.mcp.connection import closed, leaf
+
+    error = leaf(error)
+    if link.process is not None and (closed(error) or link.process.poll() is not None):
+        return f"exited during start{_exit_code(link.process)}"
+    text = (str(error)[:300] or type(error).__name__) + link.refused()
+    if link.process is None:
+        return f"could not be connected: {text}; check the url, its headers, and that it runs"
+    return f"failed during start: {text}"
+
+
+def _exit_code(process: subprocess.Popen[bytes] | None) -> str:
+    if process is None:
+        return ""
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(1.0)  # the pipe may close just before the process is reaped
+    code = process.returncode
+    return f" (exit code {code})" if code is not None else ""
+
+
+def _close_pipes(process: subprocess.Popen[bytes]) -> None:
+    for pipe in (process.stdin, process.stdout):
+        with contextlib.suppress(OSError):
+            if pipe is not None:
+                pipe.close()
