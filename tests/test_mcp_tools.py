@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from minipi.ai.declare import declare_tool
+
 pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install 'minipi[mcp]')")
 
 from mcp_servers.helpers import toolbox
@@ -41,7 +43,8 @@ def test_tools_keep_their_names_descriptions_and_schemas(trusted: McpTools) -> N
     assert echo.description == "Return the text unchanged."
     assert echo.parameters["properties"] == {"text": {"title": "Text", "type": "string"}}
     assert echo.parameters["required"] == ["text"]
-    assert echo.schema()["strict"] is True  # the wire layer's rule, applied to the schema as is
+    declared = declare_tool(echo.spec(), "responses")
+    assert declared["strict"] is True  # the wire layer's rule, applied to the schema as is
     (server,) = trusted.servers
     assert server.protocol
     assert server.log_path is not None

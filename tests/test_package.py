@@ -33,6 +33,7 @@ FORBIDDEN = {
     "files": ("minipi.cli", "minipi.local", *_WIRES),
     "local": ("minipi.cli", "minipi.files"),
     "session": ("minipi.cli", "minipi.files", "minipi.local", *_WIRES),
+    "mcp": ("minipi.cli", "minipi.files", "minipi.local", "minipi.session", *_WIRES),
 }
 
 
@@ -66,7 +67,8 @@ def test_every_public_name_resolves() -> None:
 def test_import_minipi_loads_no_heavy_dependency() -> None:
     code = (
         "import sys, minipi, minipi.ai, minipi.agent, minipi.files; "
-        "print(sorted(m for m in ('httpx', 'jsonschema', 'llama_cpp', 'click') "
+        "print(sorted(m for m in ('httpx', 'fastjsonschema', 'jsonschema', 'llama_cpp', 'click', "
+        "'mcp', 'anyio', 'huggingface_hub', 'minipi.agent.evidence') "
         "if m in sys.modules))"
     )
     out = subprocess.run(

@@ -106,8 +106,11 @@ class Toolbox:
         if runnable <= 1 or self.workers <= 1:
             return [_run_one(p) for p in batch]
         run: Callable[[_Prepared], Outcome] = _run_one
-        with ThreadPoolExecutor(max_workers=min(self.workers, runnable)) as pool:
+        pool = ThreadPoolExecutor(max_workers=min(self.workers, runnable))
+        try:
             return list(pool.map(run, batch))
+        finally:  # Ctrl-C: do not wait for handlers still running (an MCP call ends on close)
+            pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _batches(prepared: list[_Prepared]) -> list[list[_Prepared]]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from minipi.errors import MiniPiError
 from minipi.files import ProjectFiles, create_project_tools
 
 if TYPE_CHECKING:
+    from minipi.mcp import McpTools
     from minipi.session import OpenSession
 
 __all__ = ["ask", "chat"]
@@ -37,6 +39,7 @@ class _Session:
     model: ModelHandle
     files: ProjectFiles
     config: AgentConfig
+    mcp: McpTools | None = None
 
     @property
     def client(self) -> ModelClient:
@@ -123,7 +126,10 @@ def _tools(
     approver = make_approver(options.approve, words, stdin)
     if book is not None:
         approver = book.recorder.approver(approver)  # each question and answer saved
-    return create_project_tools(session.files, approver)
+    tools = create_project_tools(session.files, approver)
+    if session.mcp is not None:
+        tools += session.mcp.with_approval(approver)  # changes ask: server, tool, arguments
+    return tools
 
 
 def _run(
@@ -138,6 +144,8 @@ def _run(
     tools = _tools(session, options, words, stdin, book)
     emit = _sinks(options, words, session, tools, book)
     items = [*history, Message("user", question)]
+    if session.mcp is not None and options.max_seconds is not None:  # also during MCP calls
+        session.mcp.set_deadline(time.monotonic() + options.max_seconds)
     if book is None:
         return run_agent(session.client, tools, session.config, items, emit)
     book.recorder.begin_run(question, session.client.model)
@@ -154,9 +162,22 @@ def _start(
     """The session (locked), the model and files, and the history to go on from; all
     closed when ``stack`` closes."""
     book = _hold(options, stack)
+    mcp = _start_mcp(options, stack)  # before the model: a bad server fails in seconds
     session = _open(options)
     stack.callback(session.close)
+    session.mcp = mcp
     return book, session, _resume(book, session, options, stdin)
+
+
+def _start_mcp(options: RunOptions, stack: ExitStack) -> McpTools | None:
+    """The configured MCP servers' tools, stopped when ``stack`` closes."""
+    if options.mcp is None:
+        return None
+    from minipi.cli.mcp import open_for_run
+    from minipi.cli.sessions import data_dir
+
+    directory = options.data_dir or data_dir(os.environ)
+    return stack.enter_context(open_for_run(options.mcp, os.environ, directory, options.project))
 
 
 def _hold(options: RunOptions, stack: ExitStack) -> OpenSession | None:

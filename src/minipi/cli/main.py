@@ -124,12 +124,76 @@ def _run_options(function: F) -> F:
     ]
     for option in reversed(options):
         function = option(function)
+    return _mcp_options(function)
+
+
+def _mcp_options(function: F) -> F:
+    """The MCP flags (``ask``, ``chat``, ``mcp list``)."""
+    seconds = click.FloatRange(min=0, min_open=True)
+    options = [
+        click.option(
+            "--mcp",
+            "mcp_commands",
+            multiple=True,
+            metavar="'COMMAND ARGS'",
+            help="Start this MCP server (stdio) and offer its tools; repeatable.",
+        ),
+        click.option(
+            "--mcp-config",
+            type=click.Path(path_type=Path, dir_okay=False),
+            help='An {"mcpServers": ...} JSON file, as other MCP clients read; ${VAR} expanded.',
+        ),
+        click.option(
+            "--mcp-trust",
+            multiple=True,
+            metavar="NAME",
+            help="Believe server NAME's read-only hints: those tools then run without asking.",
+        ),
+        click.option("--mcp-prefix", is_flag=True, help="Call MCP tools SERVER__TOOL."),
+        click.option(
+            "--mcp-connect-timeout",
+            type=seconds,
+            default=30.0,
+            show_default=True,
+            help="Seconds for an MCP server to start and list its tools.",
+        ),
+        click.option(
+            "--mcp-call-timeout",
+            type=seconds,
+            default=120.0,
+            show_default=True,
+            help="Seconds one MCP tool call may take.",
+        ),
+    ]
+    for option in reversed(options):
+        function = option(function)
     return function
+
+
+def _mcp(kwargs: dict[str, Any]) -> Any:
+    """The MCP flags taken out of ``kwargs``: ``McpOptions``, or None when no server is
+    configured (nothing of MCP is imported then)."""
+    commands, config_file = tuple(kwargs.pop("mcp_commands")), kwargs.pop("mcp_config")
+    names = ("trust", "prefix", "connect_timeout", "call_timeout")
+    values = {name: kwargs.pop(f"mcp_{name}") for name in names}
+    if not commands and config_file is None:
+        return None
+    from minipi.cli.mcp import McpOptions
+
+    return McpOptions(
+        commands,
+        config_file,
+        tuple(values["trust"]),
+        values["prefix"],
+        values["connect_timeout"],
+        values["call_timeout"],
+    )
 
 
 def _options(kwargs: dict[str, Any]) -> Any:
     from minipi.cli.settings import RunOptions
 
+    kwargs["mcp"] = _mcp(kwargs)
     kwargs["json"] = kwargs.pop("json_lines")
     kwargs["required_tools"] = tuple(kwargs["required_tools"])
     kwargs["allow"] = tuple(kwargs["allow"])
@@ -198,6 +262,27 @@ def delete_session(name: str) -> None:
     from minipi.cli import sessions as cmd
 
     sys.exit(_guard(lambda: cmd.delete_session(_data_dir(), name)))
+
+
+@cli.group()
+def mcp() -> None:
+    """MCP servers whose tools ask and chat offer (--mcp, --mcp-config)."""
+
+
+@mcp.command("list")
+@_mcp_options
+@click.option("--json", "as_json", is_flag=True, help="Write the list as JSON.")
+def list_mcp(as_json: bool, **kwargs: Any) -> None:
+    """Each server: its tools, descriptions, read-only or not, and the tokens they add."""
+    import os
+
+    from minipi.cli import mcp as cmd
+
+    def run() -> int:
+        options = _mcp(kwargs) or cmd.McpOptions()  # none: list_servers says what to give
+        return cmd.list_servers(options, os.environ, _data_dir(), as_json=as_json)
+
+    sys.exit(_guard(run))
 
 
 def _data_dir() -> Path:

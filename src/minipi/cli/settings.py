@@ -10,11 +10,14 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from minipi.ai.endpoint import ClientConfig
 from minipi.ai.types import Wire
 from minipi.errors import ConfigError
+
+if TYPE_CHECKING:
+    from minipi.cli.mcp import McpOptions
 
 __all__ = ["DEFAULT_INSTRUCTIONS", "RunOptions", "Settings", "resolve_settings"]
 
@@ -57,6 +60,8 @@ class RunOptions:
     """``--continue``: resume the session of ``project`` that was updated last."""
     data_dir: Path | None = None
     """Where sessions are kept; None: ``$MINIPI_DATA_DIR``, XDG data home, ~/.local/share."""
+    mcp: McpOptions | None = None
+    """MCP servers whose tools the run offers (their stderr logs go to the data directory)."""
 
 
 @dataclass(frozen=True)
