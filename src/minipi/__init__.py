@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         run_agent,
         tool_from_function,
     )
+    from minipi.agent.evidence import CheckedClaim, Evidence, Source, check_evidence
     from minipi.ai import ClientConfig, Endpoint, connect
     from minipi.errors import (
         AgentError,
@@ -52,6 +53,7 @@ _HOMES = {
         "run_agent",
         "tool_from_function",
     ),
+    "minipi.agent.evidence": ("CheckedClaim", "Evidence", "Source", "check_evidence"),
     "minipi.ai": ("ClientConfig", "Endpoint", "connect"),
     "minipi.errors": (
         "AgentError",
@@ -83,17 +85,21 @@ __all__ = [
     "AgentEvent",
     "AgentTool",
     "ApprovalRequest",
+    "CheckedClaim",
     "ClientConfig",
     "ConfigError",
     "Endpoint",
+    "Evidence",
     "FileAccessError",
     "MiniPiError",
     "ModelError",
     "ProjectFiles",
     "RunResult",
+    "Source",
     "ToolError",
     "ToolResult",
     "__version__",
+    "check_evidence",
     "connect",
     "create_project_tools",
     "needs_approval",

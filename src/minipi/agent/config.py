@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from minipi.ai.types import RESERVED_OPTIONS
 from minipi.errors import AgentError
@@ -13,7 +13,9 @@ if TYPE_CHECKING:
     from minipi.agent.rules import Rule
     from minipi.agent.tools import AgentTool
 
-__all__ = ["AgentConfig", "checked_tools"]
+__all__ = ["AgentConfig", "EvidenceMode", "checked_tools"]
+
+EvidenceMode: TypeAlias = Literal["off", "warn", "require"]
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,10 @@ class AgentConfig:
     before the server would refuse the request (see ``agent/context.py``)."""
     reserve_tokens: int | None = None
     """Tokens of the window kept free for the reply (default: 1/8 of it, at least 256)."""
+    evidence: EvidenceMode = "warn"
+    """Check an answer's figures against the run's tool results (``RunResult.evidence``):
+    ``warn`` keeps the check, ``require`` also refuses an answer with a figure no tool result
+    holds (once; then the run fails ``unsupported_figures``), ``off`` checks nothing."""
     rules: Sequence[Callable[[], Rule]] = ()
     """Extra rules, as factories called once per run (rules keep state): each rule
     (``minipi.agent.rules.Rule``) sees every call and result and may refuse an answer (the
@@ -87,6 +93,11 @@ def _check_config(config: AgentConfig, tools: dict[str, AgentTool]) -> None:
         raise AgentError(
             f"request options may not override the loop's own keys: {', '.join(reserved)}",
             code="reserved_request_key",
+        )
+    if config.evidence not in ("off", "warn", "require"):
+        raise AgentError(
+            f"evidence must be off, warn or require, not {config.evidence!r}",
+            code="invalid_evidence",
         )
     if config.max_turns < 1:
         raise AgentError("max_turns must be at least 1", code="invalid_budget")

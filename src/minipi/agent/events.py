@@ -253,6 +253,7 @@ def _run_end(event: Any) -> dict[str, Any]:
         "code": result.code,
         "error": result.error,
         "usage": _usage_json(result.usage),
+        "evidence": result.evidence.to_json() if result.evidence is not None else None,
     }
 
 

@@ -237,6 +237,7 @@ class _Run:
             tool_calls=self.tools.executed,
             code=end.code if end else None,
             error=end.detail if end else None,
+            evidence=self.rules.evidence.last,
         )
 
     def _on_delta(self, delta: Delta) -> None:

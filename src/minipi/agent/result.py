@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from minipi.agent.ends import RunStatus
 from minipi.ai.types import Item, Usage
+
+if TYPE_CHECKING:
+    from minipi.agent.evidence import Evidence
 
 __all__ = ["RunResult", "RunStatus"]
 
@@ -18,6 +22,9 @@ class RunResult:
     half-done work is never reported as an answer. ``code``/``error`` say why a run did not
     succeed (``budget_exhausted``, ``empty_output``, ``endpoint_unreachable``...). ``items`` is
     the whole history (question, model output, tool results), valid to send again.
+    ``evidence`` is the check of the last answer's figures against the run's tool results
+    (None when the model never answered, or with ``AgentConfig(evidence="off")``); a run that
+    failed ``unsupported_figures`` keeps it, to show which figures.
     """
 
     status: RunStatus
@@ -28,6 +35,7 @@ class RunResult:
     tool_calls: int
     code: str | None = None
     error: str | None = None
+    evidence: Evidence | None = None
 
     @property
     def succeeded(self) -> bool:

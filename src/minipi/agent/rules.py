@@ -19,19 +19,23 @@ import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from minipi.agent.config import AgentConfig
+from minipi.agent.config import AgentConfig, EvidenceMode
 from minipi.agent.context import ContextFit
 from minipi.agent.ends import End
 from minipi.agent.tools import AgentTool, ToolResult
-from minipi.ai.types import FunctionCall, Item, JsonObject, ToolSpec
+from minipi.ai.types import FunctionCall, Item, JsonObject, Message, ToolSpec
+
+if TYPE_CHECKING:
+    from minipi.agent.evidence import Evidence
 
 __all__ = [
     "CallBudget",
     "ChangeLedger",
     "Deadline",
     "ErrorStreak",
+    "EvidencePolicy",
     "Nudge",
     "RepeatGuard",
     "ReplyRetry",
@@ -205,6 +209,42 @@ class ChangeLedger(Rule):
 
 
 @dataclass
+class EvidencePolicy(Rule):
+    """Every answer's figures checked against this run's tool results (``EVIDENCE.md``).
+
+    ``warn``: the check is kept (``RunResult.evidence``) and shown; ``require``: an answer
+    with an unsupported figure is refused once, naming the figures, and the model is asked to
+    answer from the results (it may read more); a second such answer ends the run
+    ``unsupported_figures``. ``off``: no check."""
+
+    mode: EvidenceMode
+    last: Evidence | None = None
+    nudged: str | None = None  # the message that refused an answer (not part of the question)
+
+    def accept(self, answer: str, history: Sequence[Item]) -> End | Nudge | None:
+        if self.mode == "off":
+            return None
+        from minipi.agent.evidence import check_evidence  # only a run that answers pays
+
+        nudge = Message("user", self.nudged) if self.nudged else None
+        self.last = check_evidence(answer, [i for i in history if i != nudge])
+        missing = self.last.unsupported_figures()
+        if self.mode != "require" or not missing:
+            return None
+        shown = ", ".join(missing)
+        if self.nudged is None:
+            self.nudged = (
+                f"These figures in your answer are not in any tool result: {shown}. Answer "
+                "again with only figures that the tool results contain (call the tools to "
+                "read more if you need to)."
+            )
+            return Nudge(self.nudged, f"the answer has figures no tool result holds: {shown}")
+        return End(
+            "unsupported_figures", f"the answer still has figures no tool result holds: {shown}"
+        )
+
+
+@dataclass
 class RequiredTools(Rule):
     """These tools must succeed, in this order, before the model may choose freely."""
 
@@ -285,6 +325,7 @@ class Rules:
     required: RequiredTools
     context: ContextFit
     clock: Deadline
+    evidence: EvidencePolicy
     retry: ReplyRetry = field(default_factory=ReplyRetry)
     extra: tuple[Rule, ...] = ()
     """The caller's own rules (``AgentConfig.rules``), consulted after the built-in ones."""
@@ -306,6 +347,7 @@ class Rules:
             RequiredTools(config.required_tool_names),
             context,
             Deadline(config.max_seconds),
+            EvidencePolicy(config.evidence),
             extra=tuple(make() for make in config.rules),
         )
 
@@ -328,7 +370,7 @@ class Rules:
 
     def accept(self, answer: str, history: Sequence[Item]) -> End | Nudge | None:
         """What the answer rules say (changes first, then any extra rule), or None: accept."""
-        for rule in (self.changes, *self.extra):
+        for rule in (self.changes, self.evidence, *self.extra):
             verdict = rule.accept(answer, history)
             if verdict is not None:
                 return verdict

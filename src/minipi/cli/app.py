@@ -16,6 +16,7 @@ from minipi.ai.declare import declare_tool
 from minipi.ai.types import Item, Message, ModelClient
 from minipi.cli.approve import make_approver
 from minipi.cli.embedded import ModelHandle, open_model
+from minipi.cli.evidence import evidence_lines
 from minipi.cli.render import HumanLog, JsonLines
 from minipi.cli.settings import DEFAULT_INSTRUCTIONS, RunOptions, Settings, resolve_settings
 from minipi.cli.terminal import safe
@@ -75,6 +76,7 @@ def _open(options: RunOptions) -> _Session:
         required_tool_names=options.required_tools,
         request_options=request_options,
         context_tokens=options.context_tokens or model.context_tokens,
+        evidence=settings.evidence,
     )
     return _Session(settings, model, files, config)
 
@@ -216,8 +218,7 @@ def ask(question: str, options: RunOptions) -> int:
     with ExitStack() as stack:
         book, session, history = _start(options, stack, None)
         result = _run(session, options, question, history, book=book)
-    if result.succeeded and not options.json:
-        print(safe(result.answer), flush=True)
+    _show(result, options, words_for(question))
     return EXIT_CODES[result.status]
 
 
@@ -238,8 +239,20 @@ def chat(options: RunOptions, stdin: TextIO | None = None) -> int:
                 continue
             result = _run(session, options, question, history, source, book)
             history = list(result.items)
-            if result.succeeded and not options.json:
-                print(safe(result.answer), flush=True)
+            _show(result, options, words_for(question))
+
+
+def _show(result: RunResult, options: RunOptions, words: Words) -> None:
+    """The answer on stdout, then the sources of its figures on stderr (not with --json:
+    ``run_end`` carries both)."""
+    if options.json:
+        return
+    if result.succeeded:
+        print(safe(result.answer), flush=True)
+    if result.evidence is not None:
+        fancy = sys.stderr.isatty() and not os.environ.get("NO_COLOR")
+        lines = evidence_lines(result.evidence.to_json(), words, fancy=fancy)
+        print("\n".join(lines), file=sys.stderr, flush=True)
 
 
 def _interactive() -> bool:

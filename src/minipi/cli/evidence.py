@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from minipi.cli.terminal import safe
+from minipi.cli.terminal import columns, pad, safe
 from minipi.cli.words import Words
 
 __all__ = ["evidence_lines", "traced"]
@@ -42,13 +42,13 @@ def evidence_lines(evidence: Mapping[str, Any], words: Words, *, fancy: bool) ->
         head += words("evidence_no_results")
     ordered = sorted(claims, key=lambda c: _ORDER.get(str(c["status"]), 9))
     rows = [_cells(claim, words, fancy) for claim in ordered]
-    widths = [max(len(row[i]) for row in rows if len(row) > i + 1) for i in range(3)]
+    widths = [max((columns(r[i]) for r in rows if len(r) > i + 1), default=0) for i in range(3)]
     return [head, *("  " + _joined(row, widths) for row in rows)]
 
 
 def _joined(row: list[str], widths: list[int]) -> str:
     """The cells, each but the last padded to its column."""
-    padded = [cell.ljust(widths[i]) if i < len(row) - 1 else cell for i, cell in enumerate(row)]
+    padded = [pad(cell, widths[i]) if i < len(row) - 1 else cell for i, cell in enumerate(row)]
     return "  ".join(padded).rstrip()
 
 
@@ -57,7 +57,12 @@ def _cells(claim: Mapping[str, Any], words: Words, fancy: bool) -> list[str]:
     status = str(claim["status"])
     sources: Sequence[Mapping[str, Any]] = claim["sources"]
     if status == "unsupported":
-        return [text, f"{'✗' if fancy else 'x'} {words('evidence_unsupported')}"]
+        mark = f"{'✗' if fancy else 'x'} {words('evidence_unsupported')}"
+        near = claim.get("nearest")
+        if isinstance(near, Mapping):
+            where = safe(str(near["source"].get("path") or near["source"].get("tool") or ""))
+            mark += words("evidence_nearest", value=safe(str(near["value"])), where=where)
+        return [text, mark]
     if status in _NOT_A_SOURCE:
         named = safe(str(sources[0].get("path") or "")) if sources and status == "path" else ""
         return [text, words("evidence_" + status, path=named)]
@@ -68,7 +73,7 @@ def _cells(claim: Mapping[str, Any], words: Words, fancy: bool) -> list[str]:
     if len(sources) > 1:
         where += words("evidence_more", n=len(sources) - 1)
     if status != "exact":
-        where += f"  ({words('status_' + status)})"
+        where += "  " + words("status_" + status)
     return [*cells, where.strip()]
 
 

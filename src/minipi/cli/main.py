@@ -116,6 +116,13 @@ def _run_options(function: F) -> F:
             help="Resume the session of this project that was used last.",
         ),
         click.option(
+            "--evidence",
+            type=click.Choice(["off", "warn", "require"]),
+            help="Check the answer's figures against what the tools read: show it (warn), "
+            "refuse an unsupported figure (require: asked once more, then exit 1), or off "
+            "[default: warn; env: MINIPI_EVIDENCE].",
+        ),
+        click.option(
             "--allow",
             multiple=True,
             metavar="GLOB",

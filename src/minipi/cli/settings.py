@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from minipi.agent.config import EvidenceMode
 from minipi.ai.endpoint import ClientConfig
 from minipi.ai.types import Wire
 from minipi.errors import ConfigError
@@ -54,6 +55,8 @@ class RunOptions:
     stream: bool | None = None
     timeout: float | None = None
     context_tokens: int | None = None
+    evidence: str | None = None
+    """``off``, ``warn`` or ``require`` (None: ``MINIPI_EVIDENCE``, else ``warn``)."""
     session: str | None = None
     """Save the conversation under this name (created, or resumed with its history)."""
     resume: bool = False
@@ -82,6 +85,9 @@ class Settings:
     """Stream replies (``--no-stream`` / ``MINIPI_STREAM=0`` for servers that cannot)."""
     timeout: float | None = None
     """Seconds to wait for an answer, and the longest silence in a stream (``--timeout``)."""
+    evidence: EvidenceMode = "warn"
+    """What the answer's figures need: checked and shown (``warn``), a tool result each
+    (``require``), or nothing (``off``)."""
 
     def client_config(self, *, stream: bool = True) -> ClientConfig:
         """The HTTP client settings these flags ask for (``stream=False``: never stream)."""
@@ -114,7 +120,15 @@ def resolve_settings(options: RunOptions, env: Mapping[str, str] | None = None) 
         request_options=_request_options(env, chosen_wire, options.temperature),
         stream=stream if stream is not None else env.get("MINIPI_STREAM", "1") not in _OFF,
         timeout=options.timeout,
+        evidence=_evidence(_first(options.evidence, env.get("MINIPI_EVIDENCE")) or "warn"),
     )
+
+
+def _evidence(value: str) -> EvidenceMode:
+    modes: dict[str, EvidenceMode] = {"off": "off", "warn": "warn", "require": "require"}
+    if value in modes:
+        return modes[value]
+    raise ConfigError(f"MINIPI_EVIDENCE must be off, warn or require, not {value!r}")
 
 
 _OFF = ("0", "false", "no", "off")

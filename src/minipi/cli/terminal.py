@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["UNSAFE_CATEGORIES", "safe", "safe_json"]
+__all__ = ["UNSAFE_CATEGORIES", "columns", "pad", "safe", "safe_json"]
 
 UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
 """Control characters (C0, DEL, C1), format characters (bidi controls such as U+202E and
@@ -51,3 +51,17 @@ def safe_json(text: str) -> str:
     JSON escapes: the same data for a program, nothing a terminal would act on, and no lone
     surrogate that cannot be encoded. (Such characters only occur inside JSON strings.)"""
     return _CANDIDATE.sub(_json_escape, text)
+
+
+def columns(text: str) -> int:
+    """How many terminal columns ``text`` takes: wide (CJK, full-width) characters take two,
+    combining marks none."""
+    return sum(
+        0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+        for ch in text
+    )
+
+
+def pad(text: str, width: int) -> str:
+    """``text`` with spaces after it up to ``width`` columns."""
+    return text + " " * max(width - columns(text), 0)

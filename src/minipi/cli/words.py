@@ -40,16 +40,17 @@ _TEXT: dict[str, tuple[str, str]] = {
     "evidence_none": ("[依据] 答案中没有需要追溯的数字", "[evidence] the answer holds no figures"),
     "evidence_no_results": ("（本次运行没有成功的工具结果）", " (this run has no tool result)"),
     "evidence_unsupported": ("未在任何工具结果中找到", "not found in any tool result"),
+    "evidence_nearest": ("（最接近的是 {value}，在 {where}）", " (nearest: {value} in {where})"),
     "evidence_path": ("只出现在文件名中：{path}", "only in a file name: {path}"),
     "evidence_from_question": ("出自问题本身", "from the question itself"),
     "evidence_weak": ("（太常见，不计入）", "(too common to count)"),
     "evidence_more": ("，另有 {n} 处", ", and {n} more"),
     "line": ("第 {n} 行", "line {n}"),
     "line_column": ("第 {n} 行第 {column} 列", "line {n}, column {column}"),
-    "status_normalized": ("写法不同，值相同", "same value, other form"),
-    "status_rounded": ("约数", "rounded"),
-    "status_derived": ("由几个值算出", "derived"),
-    "status_ambiguous": ("多处都有", "found in several places"),
+    "status_normalized": ("（写法不同，值相同）", "(same value, other form)"),
+    "status_rounded": ("（约数）", "(rounded)"),
+    "status_derived": ("（由几处拼成）", "(put together from several places)"),
+    "status_ambiguous": ("（多处都有）", "(found in several places)"),
     "traced": ("，依据 {done}/{wanted}", ", {done}/{wanted} figures traced"),
     # approvals
     "approval": ("[需要确认]", "[approval needed]"),
@@ -100,6 +101,10 @@ class Words:
         )
         if usage.cached_tokens:
             line += self("cached", n=usage.cached_tokens)
+        if result.evidence is not None:
+            done, wanted = result.evidence.supported, result.evidence.supported
+            wanted += result.evidence.unsupported
+            line += self("traced", done=done, wanted=wanted)
         if changes:
             line += self("changes", changes=changes)
         if result.status != "succeeded":

@@ -3,7 +3,7 @@
 ``Evidence.to_json()`` is exactly the ``"evidence"`` object of EVIDENCE.md (what ``--json``'s
 ``run_end``, traces and sessions carry). The figure types (``NumberFigure`` ...) are what the
 matcher compares; they are public so that a display can say more than the JSON does (an
-interval, a nearest value), but they are not part of the JSON.
+interval), but they are not part of the JSON; a nearest value is, as ``"nearest"``.
 """
 
 from __future__ import annotations
@@ -187,8 +187,10 @@ class CheckedClaim:
         return self.status in SUPPORTED
 
     def to_json(self) -> dict[str, Any]:
+        """EVIDENCE.md's claim object; an unsupported number with a near value also has
+        ``"nearest": {"value", "source"}`` (a hint, never support)."""
         claim = self.claim
-        return {
+        shown: dict[str, Any] = {
             "text": claim.text,
             "kind": claim.kind,
             "value": claim.value,
@@ -197,6 +199,12 @@ class CheckedClaim:
             "status": self.status,
             "sources": [source.to_json() for source in self.sources],
         }
+        if self.nearest is not None:
+            shown["nearest"] = {
+                "value": self.nearest.value,
+                "source": self.nearest.source.to_json(),
+            }
+        return shown
 
 
 @dataclass(frozen=True, slots=True)
