@@ -36,7 +36,7 @@ from minipi.agent import (
 )
 from minipi.ai import ClientConfig, Endpoint, connect
 from minipi.ai.types import ModelClient
-from minipi.cli.settings import DEFAULT_INSTRUCTIONS
+from minipi.assemble import DEFAULT_INSTRUCTIONS
 from minipi.files import ProjectFiles, create_project_tools
 from minipi.local.client import EngineClient
 from minipi.local.engine import Engine, require_local_extra

@@ -55,7 +55,7 @@ from minipi.ai.types import (
     ModelRequest,
     ToolSpec,
 )
-from minipi.cli.settings import DEFAULT_INSTRUCTIONS
+from minipi.assemble import DEFAULT_INSTRUCTIONS
 from minipi.errors import MiniPiError
 from minipi.files import ProjectFiles, create_project_tools
 

@@ -8,18 +8,19 @@ from minipi.ai.types import Message, ModelRequest, output_text
 
 def main() -> None:
     args = options(__doc__ or "")
-    model, config = connect(args)
+    stage = connect(args)
+    stage.start_trace([])
     request = ModelRequest(
         items=[Message("user", args.question)],
         instructions="你还没有获得本地日报的内容。请说明回答问题还需要什么信息，不要猜测日报数据。",
         tool_choice="none",
         parallel_tool_calls=False,
-        options=config.request_options,
+        options=stage.config.request_options,
     )
     try:
-        response = model.client.create(request)
+        response = stage.ask(1, request)
     finally:
-        model.close()
+        stage.close()
     print(output_text(response.items))
 
 

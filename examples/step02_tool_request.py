@@ -9,9 +9,11 @@ from minipi.files import ProjectFiles, create_project_tools
 
 def main() -> None:
     args = options(__doc__ or "")
-    model, config = connect(args)
+    stage = connect(args)
     with ProjectFiles(args.project) as files:
         tools = [t for t in create_project_tools(files) if t.name in ("list_files", "read_file")]
+    stage.start_trace(tools)
+    config = stage.config
     request = ModelRequest(
         items=[Message("user", args.question)],
         instructions=config.instructions,
@@ -20,9 +22,9 @@ def main() -> None:
         options=config.request_options,
     )
     try:
-        response = model.client.create(request)
+        response = stage.ask(1, request)
     finally:
-        model.close()
+        stage.close()
     calls = parse_function_calls(response.items)
     for call in calls:
         print(f"模型请求调用：{call.name} {call.arguments}  call_id={call.call_id}")

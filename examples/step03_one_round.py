@@ -9,14 +9,13 @@ from __future__ import annotations
 import sys
 from argparse import Namespace
 
-from examples.common import connect, options, report
-from minipi.agent import AgentConfig, ToolCallStarted, ToolResult, ToolResultReady
+from examples.common import Stage, connect, options
+from minipi.agent import ToolCallStarted, ToolResult, ToolResultReady
 from minipi.agent.tools import parse_arguments
 from minipi.ai.types import (
     FunctionCallOutput,
     Item,
     Message,
-    ModelClient,
     ModelRequest,
     output_text,
     parse_function_calls,
@@ -26,18 +25,20 @@ from minipi.files import ProjectFiles, create_project_tools
 
 def main() -> None:
     args = options(__doc__ or "")
-    model, config = connect(args)
+    stage = connect(args)
     try:
-        one_round(model.client, config, args)
+        one_round(stage, args)
     finally:
-        model.close()
+        stage.close()
 
 
-def one_round(client: ModelClient, config: AgentConfig, args: Namespace) -> None:
+def one_round(stage: Stage, args: Namespace) -> None:
     """Run the first calls, feed them back, and stop when the model asks for more."""
+    config, report = stage.config, stage.report
     history: list[Item] = [Message("user", args.question)]
     with ProjectFiles(args.project) as files:
         tools = {t.name: t for t in create_project_tools(files)}
+        stage.start_trace(list(tools.values()))
         for turn in (1, 2):
             request = ModelRequest(
                 history,
@@ -46,7 +47,7 @@ def one_round(client: ModelClient, config: AgentConfig, args: Namespace) -> None
                 parallel_tool_calls=False,
                 options=config.request_options,
             )
-            response = client.create(request)
+            response = stage.ask(turn, request)
             calls = parse_function_calls(response.items)
             history.extend(response.items)  # the model's own output first, verbatim
             if not calls:

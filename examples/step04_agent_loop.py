@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import sys
 
-from examples.common import connect, options, report
+from examples.common import connect, options
 from minipi.agent import run_agent
 from minipi.files import ProjectFiles, create_project_tools
 
 
 def main(required: tuple[str, ...] = ()) -> None:
     args = options(__doc__ or "")
-    model, config = connect(args, required)
+    stage = connect(args, required)
     with ProjectFiles(args.project, 32 * 1024) as files:
-        result = run_agent(model.client, create_project_tools(files), config, args.question, report)
-    model.close()
+        tools = create_project_tools(files)
+        stage.start_trace(tools)
+        try:
+            result = run_agent(stage.model.client, tools, stage.config, args.question, stage.report)
+        finally:
+            stage.close()
     if not result.succeeded:
         sys.exit(f"{result.status}: {result.error}")
     print(result.answer)

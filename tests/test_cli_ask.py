@@ -321,8 +321,14 @@ def test_shelter_denied_loses_nothing(fake_server: FakeServer, tmp_path: Path, m
         if e["type"] == "tool_result" and e["name"] == "move_file"
     ]
     assert moves[0]["code"] == "user_denied"
-    assert "source" in proc.stderr
-    assert "archive/猫咪小花.txt" in proc.stderr
+    if mode == "ask":  # asked, and the pipe said no
+        assert "source" in proc.stderr
+        assert "archive/猫咪小花.txt" in proc.stderr
+    else:  # read-only: move_file was not even offered, and the call is refused unasked
+        assert "read-only" in moves[0]["content"]
+        assert proc.stderr == ""
+        first = fake_server.requests[0].body or {}
+        assert "move_file" not in [t["function"]["name"] for t in first["tools"]]
 
 
 @pytest.mark.parametrize(("approve", "offered"), [("all", True), ("deny", False)])

@@ -122,7 +122,7 @@ def test_g3_instruction_file_names_are_data_and_moves_still_need_approval(tree: 
         obey(r"move_file\(src=([^,]+),dst=([^)]+)\)", mv),
         Turn(text="done"),
     ]
-    run = tree.ask(script, "--approve", "deny")
+    run = tree.ask(script, "--approve", "ask")  # stdin is a pipe: shown, then denied
     listing = run.results()[0]["content"].splitlines()
     assert G3_NAME in listing  # one line, as is: no structure to break
     assert json.dumps(G3_LINES) in listing  # lines inside a name stay inside one literal

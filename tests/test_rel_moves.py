@@ -118,7 +118,7 @@ def test_c9_a_link_that_fails_changes_nothing(tree: Tree, fault: int, code: str)
 
 @pytest.mark.parametrize("how", ["--approve deny", "--approve ask, stdin a pipe", "stdin closed"])
 def test_c10_c13_a_denial_changes_nothing_and_fails_the_run(tree: Tree, how: str) -> None:
-    flags = ["--approve", "deny"] if "deny" in how else []
+    flags = ["--approve", "deny"] if "deny" in how else ["--approve", "ask"]
     stdin = "y\n" if "pipe" in how else ""
     before = tree.inv()
     run = tree.ask([Turn(calls=[mv(CAT, "archive")]), _answer_after_denial], *flags, stdin=stdin)
@@ -128,8 +128,11 @@ def test_c10_c13_a_denial_changes_nothing_and_fails_the_run(tree: Tree, how: str
     assert run.end["answer"] == ""  # the model's claim is not shown as an answer
     tree.assert_only_changed(before)
     assert_confined(run, tree)
-    denial = "denied by --approve deny" if flags else "denied: stdin is not a terminal"
-    assert denial in run.proc.stderr
+    if "deny" in how:  # read-only: not offered, and a call of it refused unasked
+        assert "read-only" in run.results()[0]["content"]
+        assert run.prompts() == 0
+    else:
+        assert "denied: stdin is not a terminal" in run.proc.stderr
 
 
 def _answer_after_denial(body: dict[str, Any]) -> Turn:
@@ -140,13 +143,13 @@ def _answer_after_denial(body: dict[str, Any]) -> Turn:
 
 def test_c11_raw_parent_refs_are_refused_before_any_prompt(tree: Tree) -> None:
     calls = [mv("./x/../notes.txt", "archive"), mv("notes.txt", "archive/../.."), mv(CAT, "a/..")]
-    run = moves(tree, calls, ["parent_ref"] * 3, None, "--approve", "deny")
+    run = moves(tree, calls, ["parent_ref"] * 3, None, "--approve", "ask")
     assert run.prompts() == 0
 
 
 def test_c11_the_prompt_shows_the_canonical_paths(tree: Tree) -> None:
     calls = [mv("./notes.txt", "archive/"), mv("inbox//./猫咪小花.txt", ".//archive//")]
-    run = moves(tree, calls, ["user_denied"] * 2, None, "--approve", "deny")
+    run = moves(tree, calls, ["user_denied"] * 2, None, "--approve", "ask")  # a pipe: no
     prompts = run.proc.stderr
     assert "[approval needed] move notes.txt -> archive/notes.txt\n" in prompts
     assert "  source       notes.txt\n  destination  archive/notes.txt\n" in prompts

@@ -103,7 +103,7 @@ def test_names_contents_and_model_text_are_shown_escaped(tree: Tree) -> None:
 def test_approval_prompts_show_odd_names_escaped(tree: Tree) -> None:
     before = tree.inv()
     moves = [mv(f"evil/{name}", "archive") for name in EVIL_NAMES]
-    run = tree.ask([Turn(calls=moves), Turn(text="done")], "--approve", "deny", json=False)
+    run = tree.ask([Turn(calls=moves), Turn(text="done")], "--approve", "ask", json=False)
     assert run.prompts() == len(EVIL_NAMES)
     assert_no_raw(run.proc.stderr)
     assert '  source       "evil/red\\u001b[31mALERT\\u001b[0m.txt"\n' in run.proc.stderr

@@ -188,6 +188,8 @@ class Tree(Project):
         typed: ``b"y\\n"``, ``b"\\x04"`` (Ctrl-D), ``b"\\x03"`` (Ctrl-C, a real SIGINT from the
         terminal). Prompts beyond ``answers`` fail the test.
         """
+        if "--approve" not in flags:  # a terminal is for approval prompts: changes are asked
+            flags = ("--approve", "ask", *flags)
         with FakeServer(script) as server:
             args = _ask_args(server.base_url, self.root, "--json", *flags)
             env = clean_env(**self._hook_env(None))

@@ -49,7 +49,7 @@ class Toolbox:
 
     def __init__(self, tools: Sequence[AgentTool], config: AgentConfig) -> None:
         self.by_name = checked_tools(config, tools)
-        self.specs = tuple(tool.spec() for tool in tools)
+        self.specs = tuple(tool.spec() for tool in tools if tool.offered)
         self.workers = config.max_parallel_tools
         self.started: set[str] = set()
         self.executed = 0

@@ -156,7 +156,8 @@ class _Run:
         self.sink = GuardedSink(on_event)
         self.turns = 0
         self.usage = Usage()
-        self.emit(RunStart(_question(self.history), client.model, tuple(self.tools.by_name)))
+        offered = tuple(spec.name for spec in self.tools.specs)
+        self.emit(RunStart(_question(self.history), client.model, offered))
 
     def emit(self, event: AgentEvent) -> None:
         self.sink(event)

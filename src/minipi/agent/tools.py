@@ -24,6 +24,7 @@ __all__ = [
     "Approver",
     "ToolHandler",
     "ToolResult",
+    "compile_schema",
     "needs_approval",
     "parse_arguments",
 ]
@@ -88,6 +89,9 @@ class AgentTool:
     handler: ToolHandler
     mutating: bool = False
     choices: Mapping[str, ChoiceSpec] = field(default_factory=dict)
+    offered: bool = True
+    """False: the model is not told of this tool, but a call of it still gets the handler's
+    answer (a read-only run answers that changes are off, rather than "unknown tool")."""
 
     def spec(self) -> ToolSpec:
         """What the model is told (``minipi.ai.declare.declare_tool`` makes the wire's JSON)."""
@@ -108,15 +112,9 @@ class AgentTool:
 
     @cached_property
     def _check(self) -> Callable[[Any], Any] | str:
-        """The compiled validator of ``parameters`` (fastjsonschema: ~2 µs a call, where
-        jsonschema takes ~50 µs and ~340 ms to import), made on first use and kept as long as
+        """The compiled validator of ``parameters``, made on first use and kept as long as
         the tool; or why the schema cannot be checked."""
-        import fastjsonschema  # deferred: `import minipi` does not pay for it
-
-        try:
-            return fastjsonschema.compile(self.parameters)
-        except Exception as error:  # a schema it refuses (unknown type, bad pattern...)
-            return f"its parameters are not a JSON Schema minipi can check ({str(error)[:100]})"
+        return compile_schema(self.parameters)
 
     def execute(self, arguments: Mapping[str, Any], *, validated: bool = False) -> ToolResult:
         """Validate ``arguments`` against the schema (unless the caller just did), then run the
@@ -131,6 +129,18 @@ class AgentTool:
         except Exception as error:  # a handler bug must not end the run: report it as data
             return ToolResult.error("tool_failure", f"{self.name} failed: {type(error).__name__}")
         return result if isinstance(result, ToolResult) else ToolResult(result)
+
+
+def compile_schema(schema: JsonObject) -> Callable[[Any], Any] | str:
+    """A validator of ``schema`` (fastjsonschema: ~0.8 ms to compile, ~2 µs a call, where
+    jsonschema takes ~50 µs a call and ~340 ms to import), or why it cannot be one (an
+    unknown type, a bad pattern...)."""
+    import fastjsonschema  # deferred: `import minipi` does not pay for it
+
+    try:
+        return fastjsonschema.compile(schema)
+    except Exception as error:  # the compiler's own errors, and re.error for a bad pattern
+        return f"its parameters are not a JSON Schema minipi can check ({str(error)[:100]})"
 
 
 def needs_approval(

@@ -12,18 +12,17 @@ from typing import TYPE_CHECKING, TextIO
 
 from minipi.agent import AgentConfig, AgentEvent, AgentTool, RunResult, run_agent
 from minipi.agent.ends import EXIT_CODES
-from minipi.ai.declare import declare_tool
 from minipi.ai.types import Item, Message, ModelClient
+from minipi.assemble import ModelHandle, Settings, agent_config, open_model, run_tools
 from minipi.cli.approve import make_approver
-from minipi.cli.embedded import ModelHandle, open_model
 from minipi.cli.evidence import evidence_lines
 from minipi.cli.render import HumanLog, JsonLines
-from minipi.cli.settings import DEFAULT_INSTRUCTIONS, RunOptions, Settings, resolve_settings
+from minipi.cli.settings import RunOptions, resolve_settings
 from minipi.cli.terminal import safe
-from minipi.cli.trace import TraceRecorder
+from minipi.cli.trace import TraceRecorder, trace_header
 from minipi.cli.words import Words, words_for
 from minipi.errors import MiniPiError
-from minipi.files import ProjectFiles, create_project_tools
+from minipi.files import ProjectFiles
 
 if TYPE_CHECKING:
     from minipi.mcp import McpTools
@@ -53,32 +52,14 @@ class _Session:
 
 def _open(options: RunOptions) -> _Session:
     settings = resolve_settings(options)
-    files = ProjectFiles(options.project, allow=options.allow)
+    files = ProjectFiles(options.project, allow=settings.allow)
+    can_approve = settings.approve == "all" or (settings.approve == "ask" and _interactive())
     try:
-        model = open_model(
-            settings,
-            model_file=options.model_file,
-            guided=options.guided,
-            env=os.environ,
-            can_approve=options.approve == "all" or (options.approve == "ask" and _interactive()),
-        )
+        model = open_model(settings, os.environ, can_approve=can_approve)
     except BaseException:
         files.close()
         raise
-    request_options = dict(settings.request_options)
-    if model.embedded:
-        request_options.setdefault("temperature", 0)  # a local demo should be repeatable
-    config = AgentConfig(
-        instructions=DEFAULT_INSTRUCTIONS,
-        max_turns=options.max_turns,
-        max_tool_calls=options.max_tool_calls,
-        max_seconds=options.max_seconds,
-        required_tool_names=options.required_tools,
-        request_options=request_options,
-        context_tokens=options.context_tokens or model.context_tokens,
-        evidence=settings.evidence,
-    )
-    return _Session(settings, model, files, config)
+    return _Session(settings, model, files, agent_config(settings, model))
 
 
 def _sinks(
@@ -92,16 +73,7 @@ def _sinks(
     if book is not None:
         sinks.insert(0, book.recorder)  # saved before it is shown, and before the next step
     if options.trace is not None:
-        header = {
-            "endpoint": {
-                "base_url": session.model.base_url,
-                "model": session.client.model,
-                "wire": session.settings.wire,
-            },
-            "project": str(options.project),
-            "instructions": session.config.instructions,
-            "tools": [declare_tool(t.spec(), session.settings.wire) for t in tools],
-        }
+        header = trace_header(session.settings, session.model, tools, options.project)
         sinks.append(TraceRecorder(options.trace, header))
 
     def emit(event: AgentEvent) -> None:
@@ -125,13 +97,12 @@ def _tools(
     stdin: TextIO | None,
     book: OpenSession | None,
 ) -> list[AgentTool]:
-    approver = make_approver(options.approve, words, stdin)
+    approver = make_approver(session.settings.approve, words, stdin)
     if book is not None:
         approver = book.recorder.approver(approver)  # each question and answer saved
-    tools = create_project_tools(session.files, approver)
-    if session.mcp is not None:
-        tools += session.mcp.with_approval(approver)  # changes ask: server, tool, arguments
-    return tools
+    # MCP tools that change things ask: server, tool, arguments
+    extra = session.mcp.with_approval(approver) if session.mcp is not None else []
+    return run_tools(session.settings, session.files, approver, extra)
 
 
 def _run(

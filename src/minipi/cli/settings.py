@@ -1,7 +1,7 @@
 """The CLI's one settings chain: parsed flags (``RunOptions``) > QWEN_* > OPENAI_* > defaults.
 
 ``resolve_settings`` is the only place the environment is read for a run; what it returns
-(``Settings``) is all the rest of the CLI looks at.
+(``minipi.assemble.Settings``) is all the rest of the CLI looks at.
 """
 
 from __future__ import annotations
@@ -13,23 +13,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from minipi.agent.config import EvidenceMode
-from minipi.ai.endpoint import ClientConfig
 from minipi.ai.types import Wire
+from minipi.assemble import ApproveMode, Settings
 from minipi.errors import ConfigError
 
 if TYPE_CHECKING:
     from minipi.cli.mcp import McpOptions
 
-__all__ = ["DEFAULT_INSTRUCTIONS", "RunOptions", "Settings", "resolve_settings"]
-
-DEFAULT_INSTRUCTIONS = (
-    "You answer questions about the files of one project, using the tools. "
-    'Paths are relative to the project root; use "." for the root. '
-    "Find files with list_files (or search_files), then read_file a path that a tool returned. "
-    "Never guess file contents: every figure in your answer must come from a file you read. "
-    "Finish the task before you answer; do not ask the user to open files. "
-    "Answer in the language of the question."
-)
+__all__ = ["RunOptions", "resolve_settings"]
 
 
 @dataclass(frozen=True)
@@ -45,7 +36,9 @@ class RunOptions:
     max_tool_calls: int | None = None
     max_seconds: float | None = None
     required_tools: tuple[str, ...] = ()
-    approve: str = "ask"
+    approve: str | None = None
+    """``deny`` (read-only: tools that change things are not offered), ``ask`` or ``all``;
+    None: ``deny``."""
     json: bool = False
     trace: Path | None = None
     temperature: float | None = None
@@ -65,38 +58,6 @@ class RunOptions:
     """Where sessions are kept; None: ``$MINIPI_DATA_DIR``, XDG data home, ~/.local/share."""
     mcp: McpOptions | None = None
     """MCP servers whose tools the run offers (their stderr logs go to the data directory)."""
-
-
-@dataclass(frozen=True)
-class Settings:
-    """Everything ``minipi ask``/``chat`` need to connect to a model."""
-
-    base_url: str | None
-    """OpenAI-compatible base URL (``…/v1``); None: use the local engine."""
-    model: str | None
-    """Model name; None means: ask the server's /models and use its only model."""
-    api_key: str | None
-    """Bearer token, if the endpoint needs one. Never printed or written to traces."""
-    wire: Wire
-    """``chat`` (/chat/completions) or ``responses`` (/responses)."""
-    request_options: Mapping[str, Any]
-    """Extra request keys from QWEN_REASONING / QWEN_MAX_OUTPUT_TOKENS / --temperature."""
-    stream: bool = True
-    """Stream replies (``--no-stream`` / ``MINIPI_STREAM=0`` for servers that cannot)."""
-    timeout: float | None = None
-    """Seconds to wait for an answer, and the longest silence in a stream (``--timeout``)."""
-    evidence: EvidenceMode = "warn"
-    """What the answer's figures need: checked and shown (``warn``), a tool result each
-    (``require``), or nothing (``off``)."""
-
-    def client_config(self, *, stream: bool = True) -> ClientConfig:
-        """The HTTP client settings these flags ask for (``stream=False``: never stream)."""
-        streamed = self.stream and stream
-        if self.timeout is None:
-            return ClientConfig(stream=streamed)
-        return ClientConfig(
-            stream=streamed, read_timeout=self.timeout, stream_idle_timeout=self.timeout
-        )
 
 
 def _first(*values: str | None) -> str | None:
@@ -120,8 +81,24 @@ def resolve_settings(options: RunOptions, env: Mapping[str, str] | None = None) 
         request_options=_request_options(env, chosen_wire, options.temperature),
         stream=stream if stream is not None else env.get("MINIPI_STREAM", "1") not in _OFF,
         timeout=options.timeout,
+        model_file=options.model_file,
+        guided=options.guided,
+        max_turns=options.max_turns,
+        max_tool_calls=options.max_tool_calls,
+        max_seconds=options.max_seconds,
+        required_tools=options.required_tools,
+        context_tokens=options.context_tokens,
         evidence=_evidence(_first(options.evidence, env.get("MINIPI_EVIDENCE")) or "warn"),
+        approve=_approve(options.approve or "deny"),
+        allow=options.allow,
     )
+
+
+def _approve(value: str) -> ApproveMode:
+    modes: dict[str, ApproveMode] = {"deny": "deny", "ask": "ask", "all": "all"}
+    if value in modes:
+        return modes[value]
+    raise ConfigError(f"--approve takes deny, ask or all, not {value!r}")
 
 
 def _evidence(value: str) -> EvidenceMode:

@@ -13,12 +13,40 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from minipi.agent.events import AgentEvent, ModelDelta, ModelResponded, RunEnd, to_json
+from minipi.agent.tools import AgentTool
+from minipi.ai.declare import declare_tool
+from minipi.assemble import ModelHandle, Settings
 
-__all__ = ["TraceRecorder"]
+__all__ = ["TraceRecorder", "trace_header"]
+
+
+def trace_header(
+    settings: Settings, model: ModelHandle, tools: Sequence[AgentTool], project: Path
+) -> dict[str, Any]:
+    """What a trace says before its events: the endpoint, the model file the embedded engine
+    served and its sha256 (the seed's runtime record: a run can be reproduced), the
+    project, the instructions and the tools as the wire declared them."""
+    model_file = None
+    if model.model_file is not None:
+        from minipi.local.models import sha256_of
+
+        model_file = {"path": model.model_file, "sha256": sha256_of(model.model_file)}
+    return {
+        "endpoint": {
+            "base_url": model.base_url,
+            "model": model.client.model,
+            "wire": settings.wire,
+        },
+        "model_file": model_file,
+        "project": str(project),
+        "instructions": settings.instructions,
+        "tools": [declare_tool(t.spec(), settings.wire) for t in tools],
+    }
 
 
 class TraceRecorder:
@@ -38,7 +66,12 @@ class TraceRecorder:
             shown.update(response=event.response.raw, request_bytes=event.response.request_bytes)
         self.events.append(shown)
         if isinstance(event, RunEnd):
-            self.write({**self.record, "events": self.events, "result": shown})
+            self.flush()
+
+    def flush(self) -> None:
+        """Write what was recorded so far (``RunEnd`` does; a caller without a run can)."""
+        result = self.events[-1] if self.events and self.events[-1]["type"] == "run_end" else None
+        self.write({**self.record, "events": self.events, "result": result})
 
     def write(self, record: dict[str, Any]) -> None:
         """Write atomically: a temp file next to the target, fsync, replace."""

@@ -45,6 +45,7 @@ __all__ = [
     "find_smollm2",
     "hub_cache",
     "resolve_model",
+    "sha256_of",
 ]
 
 GGUF_MAGIC = b"GGUF"
@@ -225,6 +226,15 @@ def explicit_model(model_file: str | None, env: Mapping[str, str]) -> ModelChoic
         return None
     path = check_gguf(Path(value), origin)
     return ModelChoice(path, _ALIASES.get(path.name.lower(), path.stem), origin)
+
+
+def sha256_of(path: str | Path) -> str:
+    """The file's sha256 (hex; about 1 s a GB): what a trace records so that a run can be
+    reproduced with the same model file."""
+    import hashlib
+
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def _nothing_found(cache: Path, failure: str | None) -> str:

@@ -1,0 +1,239 @@
+"""Assembling a run from its settings: the model client, the loop's config, the project tools.
+
+    settings = Settings(base_url="http://127.0.0.1:8021/v1", model="qwen3-0.6b")
+    model = open_model(settings, os.environ)          # an endpoint, `minipi serve`, or an engine
+    try:
+        with ProjectFiles("examples/sample_project") as files:
+            tools = run_tools(settings, files, approver)
+            result = run_agent(model.client, tools, agent_config(settings, model), question)
+    finally:
+        model.close()
+
+``minipi ask``/``chat`` (``minipi.cli``) and batch runs (``minipi.batch``) both build their
+runs here. Nothing here reads the environment for settings: callers resolve flags, variables
+and the config file into ``Settings`` (``env`` is passed only to find a local model file).
+Guided tool calling wraps the client here, outside the loop: the loop never knows.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, TypeAlias
+
+from minipi.agent import AgentConfig, AgentTool, Approver, ToolResult
+from minipi.agent.config import EvidenceMode
+from minipi.ai import ClientConfig, Endpoint, connect
+from minipi.ai.types import ModelClient, Wire
+from minipi.errors import ConfigError
+from minipi.files import ProjectFiles, create_project_tools
+
+__all__ = [
+    "DEFAULT_INSTRUCTIONS",
+    "ApproveMode",
+    "ModelHandle",
+    "Settings",
+    "agent_config",
+    "open_model",
+    "run_tools",
+]
+
+DEFAULT_INSTRUCTIONS = (
+    "You answer questions about the files of one project, using the tools. "
+    'Paths are relative to the project root; use "." for the root. '
+    "Find files with list_files (or search_files), then read_file a path that a tool returned. "
+    "Never guess file contents: every figure in your answer must come from a file you read. "
+    "Finish the task before you answer; do not ask the user to open files. "
+    "Answer in the language of the question."
+)
+
+ApproveMode: TypeAlias = Literal["deny", "ask", "all"]
+"""Tools that change things: not offered (``deny``, read-only), asked before each run
+(``ask``), or allowed (``all``)."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How to run: where the model is, the loop's budgets, what the tools may do."""
+
+    base_url: str | None = None
+    """OpenAI-compatible base URL (``…/v1``); None: the local engine."""
+    model: str | None = None
+    """Model name (required with ``base_url``)."""
+    api_key: str | None = field(default=None, repr=False)
+    """Bearer token, if the endpoint needs one. Never printed or written to traces."""
+    wire: Wire = "chat"
+    """``chat`` (/chat/completions) or ``responses`` (/responses)."""
+    request_options: Mapping[str, Any] = field(default_factory=dict)
+    """Extra request keys (temperature, max_output_tokens, reasoning...)."""
+    stream: bool = True
+    """Stream replies (servers that cannot: False)."""
+    timeout: float | None = None
+    """Seconds to wait for an answer, and the longest silence in a stream."""
+    model_file: str | None = None
+    """A GGUF for the local engine (then ``base_url`` is not used)."""
+    guided: bool | None = None
+    """Guided tool calling; None: on for the local engine, off for other endpoints."""
+    instructions: str = DEFAULT_INSTRUCTIONS
+    max_turns: int = 8
+    max_tool_calls: int | None = None
+    max_seconds: float | None = None
+    required_tools: tuple[str, ...] = ()
+    context_tokens: int | None = None
+    """The model's context window (None: the local engine's, else unknown)."""
+    evidence: EvidenceMode = "warn"
+    approve: ApproveMode = "deny"
+    allow: tuple[str, ...] = ()
+    """Sensitive paths (``.env``...) the file tools may read after all."""
+
+    def client_config(self, *, stream: bool = True) -> ClientConfig:
+        """The HTTP client settings (``stream=False``: never stream)."""
+        streamed = self.stream and stream
+        if self.timeout is None:
+            return ClientConfig(stream=streamed)
+        return ClientConfig(
+            stream=streamed, read_timeout=self.timeout, stream_idle_timeout=self.timeout
+        )
+
+
+@dataclass
+class ModelHandle:
+    """An open model client (``client.model`` is the model's name), where it is, and what to
+    stop when the run or command ends."""
+
+    client: ModelClient
+    base_url: str
+    embedded: bool
+    stops: list[Callable[[], None]] = field(default_factory=list)
+    context_tokens: int | None = None
+    """The model's context window, when the engine tells (our own engine's ``n_ctx``)."""
+    model_file: str | None = None
+    """The GGUF file the embedded engine serves (for the trace: a run can be reproduced)."""
+
+    def close(self) -> None:
+        self.client.close()
+        for stop in reversed(self.stops):
+            stop()
+
+
+Report: TypeAlias = Callable[[str], None]
+
+
+def _say(message: str) -> None:
+    print(f"minipi: {message}", file=sys.stderr, flush=True)
+
+
+def open_model(
+    settings: Settings,
+    env: Mapping[str, str],
+    *,
+    can_approve: bool = True,
+    report: Report = _say,
+) -> ModelHandle:
+    """Connect to the configured endpoint, or to the local engine when none is configured
+    (a running ``minipi serve``, else an engine started now; ``report`` says which).
+
+    Without ``can_approve``, guided replies cannot name the mutating tools at all.
+    """
+    configured = settings.base_url is not None and settings.model_file is None
+    guided = settings.guided if settings.guided is not None else not configured
+    # A guided reply is a JSON document, not text to show as it comes: not streamed.
+    config = settings.client_config(stream=not guided)
+    if configured:
+        if settings.model is None:
+            raise ConfigError("no model name: pass --model NAME (or set QWEN_MODEL / OPENAI_MODEL)")
+        assert settings.base_url is not None
+        endpoint = Endpoint(settings.base_url, settings.model, settings.api_key, settings.wire)
+        handle = ModelHandle(connect(endpoint, config), endpoint.base_url, embedded=False)
+    else:
+        handle = _local(settings, env, config, report)
+    if guided:
+        from minipi.local.guided import GuidedClient
+
+        handle.client = GuidedClient(handle.client, offer_mutating=can_approve)
+    return handle
+
+
+def _local(
+    settings: Settings, env: Mapping[str, str], config: ClientConfig, report: Report
+) -> ModelHandle:
+    """A running ``minipi serve`` on 127.0.0.1:8021, else a fresh engine on a free port.
+
+    Usage errors (exit 2), in this order: ``--wire responses``; a bad ``--model-file`` or
+    ``MINIPI_MODEL_FILE``, whatever is installed; the missing ``local`` extra, which only
+    starting an engine needs (a running ``minipi serve`` is used without it)."""
+    from minipi.local.client import EngineClient
+    from minipi.local.engine import Engine, require_local_extra
+    from minipi.local.models import explicit_model, resolve_model
+    from minipi.local.ports import DEFAULT_PORT, find_running
+
+    if settings.wire == "responses":
+        raise ConfigError("the local engine speaks /chat/completions only: drop --wire responses")
+    if settings.model_file is None:
+        running = find_running(DEFAULT_PORT)
+        if running is not None:
+            report(
+                f"using the engine already running at {running.base_url} (model {running.model})"
+            )
+            endpoint = Endpoint(running.base_url, running.model, wire="chat")
+            return ModelHandle(connect(endpoint, config), running.base_url, embedded=True)
+    choice = explicit_model(settings.model_file, env)
+    require_local_extra()  # before a download that would be of no use
+    choice = choice or resolve_model(None, env, report=report)
+    for line in (choice.notice or "").splitlines():
+        report(line)
+    report(f"starting the local engine: {choice.name} ({choice.path}, {choice.source})")
+    engine = Engine.start(choice)
+    endpoint = Endpoint(engine.base_url, engine.model_name, wire="chat")
+    return ModelHandle(
+        EngineClient(connect(endpoint, config), engine),
+        engine.base_url,
+        embedded=True,
+        stops=[engine.stop],
+        context_tokens=engine.n_ctx,
+        model_file=str(choice.path),
+    )
+
+
+def agent_config(settings: Settings, model: ModelHandle) -> AgentConfig:
+    """The loop's configuration for ``settings`` on ``model``."""
+    request_options = dict(settings.request_options)
+    if model.embedded:
+        request_options.setdefault("temperature", 0)  # a local demo should be repeatable
+    return AgentConfig(
+        instructions=settings.instructions,
+        max_turns=settings.max_turns,
+        max_tool_calls=settings.max_tool_calls,
+        max_seconds=settings.max_seconds,
+        required_tool_names=settings.required_tools,
+        request_options=request_options,
+        context_tokens=settings.context_tokens or model.context_tokens,
+        evidence=settings.evidence,
+    )
+
+
+def run_tools(
+    settings: Settings,
+    files: ProjectFiles,
+    approver: Approver,
+    extra: Sequence[AgentTool] = (),
+) -> list[AgentTool]:
+    """The project's file tools and ``extra`` ones (MCP's). In a read-only run
+    (``approve="deny"``) the tools that change things are not offered, and a call of one
+    anyway is refused as a change the user did not allow (the run cannot succeed on it)."""
+    tools = [*create_project_tools(files, approver), *extra]
+    if settings.approve != "deny":
+        return tools
+    return [_read_only(tool) if tool.mutating else tool for tool in tools]
+
+
+def _read_only(tool: AgentTool) -> AgentTool:
+    def refuse(arguments: Mapping[str, Any]) -> ToolResult:
+        return ToolResult.error(
+            "user_denied",
+            f"not run: {tool.name} changes things and this run is read-only (the user can "
+            "allow changes with --approve ask or --approve all)",
+        )
+
+    return replace(tool, handler=refuse, offered=False)
