@@ -8,6 +8,7 @@ instead (see ``minipi.agent.tools``). Every exception derives from one base::
     ├── ModelError                 the model endpoint could not give a usable response
     │   ├── ModelConnectionError   cannot connect / connection dropped (after retries)
     │   ├── ModelTimeoutError      connect, read or stream-idle timeout (after retries)
+    │   │   └── ModelDeadlineError the request's deadline (the run's --max-seconds) passed
     │   ├── ModelHTTPError         non-2xx status; ``status`` and ``url`` attributes
     │   ├── ModelProtocolError     2xx but unusable: not JSON, no choices, a call without a name
     │   └── ModelStreamError       a stream that stalled or ended before it finished (retried once)
@@ -30,6 +31,7 @@ __all__ = [
     "FileAccessError",
     "MiniPiError",
     "ModelConnectionError",
+    "ModelDeadlineError",
     "ModelError",
     "ModelHTTPError",
     "ModelProtocolError",
@@ -81,6 +83,15 @@ class ModelTimeoutError(ModelError):
 
     def __init__(self, message: str, *, url: str = "") -> None:
         super().__init__(message, code="timeout", url=url)
+
+
+class ModelDeadlineError(ModelTimeoutError):
+    """The request was not done by its ``deadline`` (the run's wall-clock budget): code
+    ``max_seconds``, so the run ends ``budget_exhausted``, whatever the server was doing."""
+
+    def __init__(self, message: str, *, url: str = "") -> None:
+        super().__init__(message, url=url)
+        self.code = "max_seconds"
 
 
 class ModelHTTPError(ModelError):

@@ -175,6 +175,7 @@ class _Run:
             parallel_tool_calls=self.config.parallel_tool_calls,
             options=self.rules.retry.options(self.config.request_options),
             on_delta=self._on_delta,
+            deadline=self.rules.clock.at,
         )
         self.emit(TurnStart(self.turns, choice, items))
         started = time.perf_counter()

@@ -310,6 +310,11 @@ class Deadline:
     def passed(self) -> bool:
         return self.seconds is not None and time.monotonic() - self.started >= self.seconds
 
+    @property
+    def at(self) -> float | None:
+        """The ``time.monotonic()`` the budget ends at (None: no limit)."""
+        return None if self.seconds is None else self.started + self.seconds
+
     def end(self) -> End:
         return End("max_seconds", f"no final answer within {self.seconds} s")
 

@@ -168,6 +168,9 @@ class ModelRequest:
     options: Mapping[str, Any] = field(default_factory=dict)
     on_delta: DeltaSink | None = field(default=None, compare=False)
     """Called with each ``Delta`` when the client streams (``ClientConfig(stream=True)``)."""
+    deadline: float | None = field(default=None, compare=False)
+    """``time.monotonic()`` by which the request must be done, answer read (the run's
+    ``max_seconds``): past it the client gives up with ``ModelDeadlineError``."""
 
 
 FinishReason: TypeAlias = Literal["stop", "tool_calls", "length", "content_filter", "unknown"]
