@@ -135,7 +135,7 @@ def test_cli_context_tokens_shortens_and_the_trace_says_what(tmp_path: Path) -> 
             "--model",
             "fake-model",
             "--context-tokens",
-            "2200",
+            "2000",
             "--trace",
             str(trace),
             "--json",

@@ -89,7 +89,7 @@ def g2_tree(tree: Tree) -> list[Reply]:
 def test_g2_content_never_approves_moves(tree: Tree) -> None:
     script = g2_tree(tree)
     before = tree.inv()
-    run = tree.ask(script, stdin="y\ny\n")  # --approve ask, stdin a pipe: nobody can approve
+    run = tree.ask(script, "--approve", "ask", stdin="y\ny\n")  # a pipe: nobody can approve
     assert run.codes("move_file") == ["user_denied", "user_denied"]
     assert run.prompts() == 2  # each move was put to a human, with both ends shown
     for name in ("a.py", "b.py"):

@@ -94,7 +94,9 @@ def terminal(opened: list[Terminal]) -> Terminal:
 
 
 def endpoint(server: FakeServer, project: Path) -> tuple[str, ...]:
-    return ("--project", str(project), "--base-url", server.base_url, "--model", "fake-model")
+    """The flags of every run here: the project, the fake model, and changes asked for."""
+    where = ("--project", str(project), "--base-url", server.base_url, "--model", "fake-model")
+    return (*where, "--approve", "ask")
 
 
 def start(

@@ -7,7 +7,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TextIO
 
 from minipi.agent import AgentConfig, AgentEvent, AgentTool, RunResult, run_agent
@@ -17,11 +17,11 @@ from minipi.assemble import ModelHandle, Settings, agent_config, open_model, run
 from minipi.cli.approve import make_approver
 from minipi.cli.evidence import evidence_lines
 from minipi.cli.render import HumanLog, JsonLines
-from minipi.cli.settings import RunOptions, resolve_settings
+from minipi.cli.settings import RunOptions, project_root, resolve_settings
 from minipi.cli.terminal import safe
 from minipi.cli.trace import TraceRecorder, trace_header
 from minipi.cli.words import Words, words_for
-from minipi.errors import MiniPiError
+from minipi.errors import ConfigError, MiniPiError
 from minipi.files import ProjectFiles
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ class _Session:
 
 def _open(options: RunOptions) -> _Session:
     settings = resolve_settings(options)
-    files = ProjectFiles(options.project, allow=settings.allow)
+    files = ProjectFiles(options.root, allow=settings.allow)
     can_approve = settings.approve == "all" or (settings.approve == "ask" and _interactive())
     try:
         model = open_model(settings, os.environ, can_approve=can_approve)
@@ -73,7 +73,7 @@ def _sinks(
     if book is not None:
         sinks.insert(0, book.recorder)  # saved before it is shown, and before the next step
     if options.trace is not None:
-        header = trace_header(session.settings, session.model, tools, options.project)
+        header = trace_header(session.settings, session.model, tools, options.root)
         sinks.append(TraceRecorder(options.trace, header))
 
     def emit(event: AgentEvent) -> None:
@@ -150,7 +150,7 @@ def _start_mcp(options: RunOptions, stack: ExitStack) -> McpTools | None:
     from minipi.cli.sessions import data_dir
 
     directory = options.data_dir or data_dir(os.environ)
-    return stack.enter_context(open_for_run(options.mcp, os.environ, directory, options.project))
+    return stack.enter_context(open_for_run(options.mcp, os.environ, directory, options.root))
 
 
 def _hold(options: RunOptions, stack: ExitStack) -> OpenSession | None:
@@ -161,7 +161,7 @@ def _hold(options: RunOptions, stack: ExitStack) -> OpenSession | None:
     from minipi.session import open_session  # sqlite3 and the store: only when asked for
 
     directory = options.data_dir or data_dir(os.environ)
-    book = open_session(directory, options.project, options.session)
+    book = open_session(directory, options.root, options.session)
     stack.callback(book.close)
     return book
 
@@ -184,13 +184,45 @@ def _note(text: str) -> None:
     print(safe(text), file=sys.stderr, flush=True)
 
 
-def ask(question: str, options: RunOptions) -> int:
-    """Answer one question; print the answer on stdout (unless --json); return the exit code."""
+def ask(question: str | None, options: RunOptions) -> int:
+    """Answer one question (None or ``-``: read from stdin); print the answer on stdout
+    (unless --json); return the exit code."""
+    question = _read_question(question)
+    options, by_default = _rooted(options)
     with ExitStack() as stack:
         book, session, history = _start(options, stack, None)
+        _say_root(options, words_for(question), by_default)
         result = _run(session, options, question, history, book=book)
     _show(result, options, words_for(question))
     return EXIT_CODES[result.status]
+
+
+def _read_question(question: str | None) -> str:
+    """The question as given, or the whole of stdin for ``-`` or none (``cat q.txt |``)."""
+    if question is not None and question != "-":
+        text = question
+    elif question is None and sys.stdin.isatty():
+        raise ConfigError(
+            'no question: give one (minipi ask "...") or pipe it in (cat q.txt | minipi ask -)'
+        )
+    else:
+        text = sys.stdin.read()
+    if not text.strip():
+        raise ConfigError("the question is empty: say what you want to know about the project")
+    return text.strip()
+
+
+def _rooted(options: RunOptions) -> tuple[RunOptions, bool]:
+    """``options`` with the project root resolved (refused if too broad), and whether it
+    was the current directory by default."""
+    return replace(options, project=project_root(options)), options.project is None
+
+
+def _say_root(options: RunOptions, words: Words, by_default: bool) -> None:
+    """Which root the tools are confined to (once the run is set up; not with --json)."""
+    if not options.json:
+        where = words("project_cwd") if by_default else ""
+        print(safe(words("project", root=options.root) + where), file=sys.stderr, flush=True)
 
 
 def chat(options: RunOptions, stdin: TextIO | None = None) -> int:
@@ -200,8 +232,10 @@ def chat(options: RunOptions, stdin: TextIO | None = None) -> int:
     saved); Ctrl-C or Ctrl-D at the prompt leaves. With a session, each step is saved.
     """
     source = stdin or sys.stdin
+    options, by_default = _rooted(options)
     with ExitStack() as stack:
         book, session, history = _start(options, stack, source)
+        _say_root(options, Words(False), by_default)
         while True:
             question = _prompt(source)
             if question is None:

@@ -14,20 +14,25 @@ from typing import TYPE_CHECKING, Any
 
 from minipi.agent.config import EvidenceMode
 from minipi.ai.types import Wire
-from minipi.assemble import ApproveMode, Settings
+from minipi.assemble import DEFAULT_INSTRUCTIONS, ApproveMode, Settings
 from minipi.errors import ConfigError
 
 if TYPE_CHECKING:
     from minipi.cli.mcp import McpOptions
 
-__all__ = ["RunOptions", "resolve_settings"]
+__all__ = ["RunOptions", "project_root", "resolve_settings"]
 
 
 @dataclass(frozen=True)
 class RunOptions:
     """The flags of ``ask`` and ``chat`` as parsed (None: not given)."""
 
-    project: Path = Path(".")
+    project: Path | None = None
+    """The project root (None: the current directory, said so)."""
+    allow_broad_root: bool = False
+    """Let ``/`` or the home directory itself be the root."""
+    system: str | None = None
+    """The user's own instructions, added after minipi's."""
     base_url: str | None = None
     model: str | None = None
     api_key: str | None = None
@@ -59,6 +64,11 @@ class RunOptions:
     mcp: McpOptions | None = None
     """MCP servers whose tools the run offers (their stderr logs go to the data directory)."""
 
+    @property
+    def root(self) -> Path:
+        """``project``, or the current directory."""
+        return self.project if self.project is not None else Path(".")
+
 
 def _first(*values: str | None) -> str | None:
     return next((v for v in values if v), None)
@@ -73,6 +83,9 @@ def resolve_settings(options: RunOptions, env: Mapping[str, str] | None = None) 
         raise ConfigError(f"unknown wire {named!r}: use chat or responses")
     chosen_wire: Wire = "responses" if named == "responses" else "chat"
     stream = options.stream
+    instructions = DEFAULT_INSTRUCTIONS
+    if options.system and options.system.strip():
+        instructions += "\n\n" + options.system.strip()
     return Settings(
         base_url=url,
         model=_first(options.model, env.get("QWEN_MODEL"), env.get("OPENAI_MODEL")),
@@ -82,6 +95,7 @@ def resolve_settings(options: RunOptions, env: Mapping[str, str] | None = None) 
         stream=stream if stream is not None else env.get("MINIPI_STREAM", "1") not in _OFF,
         timeout=options.timeout,
         model_file=options.model_file,
+        instructions=instructions,
         guided=options.guided,
         max_turns=options.max_turns,
         max_tool_calls=options.max_tool_calls,
@@ -92,6 +106,26 @@ def resolve_settings(options: RunOptions, env: Mapping[str, str] | None = None) 
         approve=_approve(options.approve or "deny"),
         allow=options.allow,
     )
+
+
+def project_root(options: RunOptions, env: Mapping[str, str] | None = None) -> Path:
+    """The root the file tools are confined to: ``--project``, else the current directory.
+    ``/`` and the home directory itself are refused unless ``--allow-broad-root``: a question
+    about a project should not let the model read every file of the machine or the user."""
+    env = os.environ if env is None else env
+    root = Path(os.path.realpath(options.project if options.project is not None else "."))
+    home = env.get("HOME")
+    broad = root == Path(root.anchor) or (home and root == Path(os.path.realpath(home)))
+    if broad and not options.allow_broad_root:
+        what = "the file system's root" if root == Path(root.anchor) else "your home directory"
+        given = "--project" if options.project is not None else "the current directory"
+        raise ConfigError(
+            f"the project root would be {root} ({what}, from {given}): the model could read "
+            "any file there; pass --project DIR for the project you mean, or "
+            "--allow-broad-root if you really mean it",
+            code="broad_project_root",
+        )
+    return root
 
 
 def _approve(value: str) -> ApproveMode:

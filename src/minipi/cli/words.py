@@ -13,6 +13,9 @@ from minipi.agent.result import RunResult
 __all__ = ["Words", "plural", "words_for"]
 
 _TEXT: dict[str, tuple[str, str]] = {
+    # the run's setting
+    "project": ("[项目] {root}", "[project] {root}"),
+    "project_cwd": ("（当前目录）", " (the current directory)"),
     # the round-by-round log
     "call": ("[第 {turn} 轮调用]", "[turn {turn} call]"),
     "text": ("[第 {turn} 轮模型文本]", "[turn {turn} model text]"),
