@@ -16,7 +16,9 @@ from typing import Any
 
 import click
 
+from minipi.cli.evidence import evidence_lines
 from minipi.cli.terminal import safe, safe_json
+from minipi.cli.words import plural, words_for
 from minipi.errors import SessionError
 from minipi.session import (
     Entry,
@@ -124,7 +126,7 @@ def delete_session(directory: Path, name: str) -> int:
             store.delete(info.id)
         finally:
             lock.release(remove=True)
-    click.echo(safe(f"deleted session {name} ({info.runs} runs)"), err=True)
+    click.echo(safe(f"deleted session {name} ({plural(info.runs, 'run')})"), err=True)
     return 0
 
 
@@ -147,20 +149,20 @@ def _timeline(number: int, run: RunRecord, entries: list[Entry]) -> list[str]:
         lines.append(f"  answer  {run.answer}")
     elif run.status is not None:
         lines.append(f"  {run.code}: {run.error}")
+    evidence = run.end.get("evidence") if run.end is not None else None
+    if isinstance(evidence, dict):  # the sources block, as the run showed it
+        words = words_for(run.question)
+        lines.extend("  " + line for line in evidence_lines(evidence, words, fancy=False))
     took = f", {run.ended - run.started:.2f} s" if run.ended is not None else ""
     usage, turns, calls = run.usage, run.turns, run.tool_calls
     if run.status is None:  # no end yet: count what was saved
         usage, turns, calls = saved_totals(entries)
     lines.append(
-        f"  total  {_count_of(turns, 'request')}, {_count_of(calls, 'tool call')}, "
+        f"  total  {plural(turns, 'request')}, {plural(calls, 'tool call')}, "
         f"tokens in {usage.input_tokens} / "
         f"out {usage.output_tokens} / cached {usage.cached_tokens}{took}"
     )
     return lines
-
-
-def _count_of(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _entry_lines(event: dict[str, Any], run: RunRecord, seconds: dict[str, object]) -> list[str]:
