@@ -219,7 +219,8 @@ def test_a12_degenerate_inputs_get_specific_codes(tree: Tree) -> None:
         (mv("notes.txt", ""), "invalid_path"),
         (mv("notes.txt", "."), "destination_exists"),  # into the root, where it already is
     ]
-    output = attack(tree, [call for call, _ in cases], [code for _, code in cases])
+    calls = [call for call, _ in cases]
+    output = attack(tree, calls, [code for _, code in cases], "--max-calls-per-reply", "64")
     assert "tool_failure" not in output
 
 

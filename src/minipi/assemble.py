@@ -78,6 +78,7 @@ class Settings:
     instructions: str = DEFAULT_INSTRUCTIONS
     max_turns: int = 8
     max_tool_calls: int | None = None
+    max_calls_per_reply: int = 32
     max_seconds: float | None = None
     required_tools: tuple[str, ...] = ()
     context_tokens: int | None = None
@@ -205,6 +206,7 @@ def agent_config(settings: Settings, model: ModelHandle) -> AgentConfig:
         instructions=settings.instructions,
         max_turns=settings.max_turns,
         max_tool_calls=settings.max_tool_calls,
+        max_calls_per_reply=settings.max_calls_per_reply,
         max_seconds=settings.max_seconds,
         required_tool_names=settings.required_tools,
         request_options=request_options,

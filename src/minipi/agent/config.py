@@ -28,6 +28,9 @@ class AgentConfig:
     """Model requests allowed (the seed's meaning). The calls of the last turn still run."""
     max_tool_calls: int | None = None
     """Tool calls allowed in the whole run; calls beyond it are answered, not executed."""
+    max_calls_per_reply: int = 32
+    """Calls one reply may ask for; the rest are answered "not run" in one short result each
+    (a reply of 5,000 calls must not run them all, nor flood the log and the next request)."""
     max_seconds: float | None = None
     """Wall-clock budget, checked before each model request."""
     required_tool_names: tuple[str, ...] = ()
@@ -99,5 +102,7 @@ def _check_config(config: AgentConfig, tools: dict[str, AgentTool]) -> None:
             f"evidence must be off, warn or require, not {config.evidence!r}",
             code="invalid_evidence",
         )
+    if config.max_calls_per_reply < 1:
+        raise AgentError("max_calls_per_reply must be at least 1", code="invalid_budget")
     if config.max_turns < 1:
         raise AgentError("max_turns must be at least 1", code="invalid_budget")

@@ -1,15 +1,15 @@
 """Running the calls of one reply: look each up, check its arguments, ask the rules, run it.
 
-Calls are answered in the model's order. Consecutive independent calls run together in a
-bounded thread pool; a ``mutating`` tool runs alone, after everything before it. Events are
-sent from the caller's thread only (handlers may run in the pool).
+Calls are answered in the model's order. Consecutive independent calls run together, at most
+``max_parallel_tools`` at a time; a ``mutating`` tool runs alone, after everything before it,
+in the caller's thread. Events are sent from the caller's thread only.
 """
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from minipi.agent.config import AgentConfig, checked_tools
@@ -55,9 +55,15 @@ class Toolbox:
         self.executed = 0
 
     def run(
-        self, calls: Sequence[FunctionCall], rules: Rules, turn: int, emit: EventSink
+        self,
+        calls: Sequence[FunctionCall],
+        rules: Rules,
+        turn: int,
+        emit: EventSink,
+        deadline: float | None = None,
     ) -> Iterator[Outcome]:
-        """Run ``calls``, yielding their outcomes in the model's order as each batch ends."""
+        """Run ``calls``, yielding their outcomes in the model's order as each batch ends
+        (none is waited for past ``deadline``, a ``time.monotonic()``)."""
         prepared = [self._prepare(call, rules) for call in calls]
         for p in prepared:
             call = p.call.call
@@ -67,7 +73,7 @@ class Toolbox:
                 if p.runnable:
                     self.started.add(p.call.call.call_id)
                     emit(ToolExecuting(turn, p.call.call.call_id, p.call.call.name))
-            for outcome in self._run_batch(batch):
+            for outcome in self._run_batch(batch, deadline):
                 call, result = outcome.call.call, outcome.result
                 emit(ToolResultReady(turn, call.call_id, call.name, result, outcome.seconds))
                 yield outcome
@@ -100,17 +106,44 @@ class Toolbox:
             "unknown_tool", f"unknown tool {call.name!r}; available tools: {names}"
         )
 
-    def _run_batch(self, batch: list[_Prepared]) -> list[Outcome]:
+    def _run_batch(self, batch: list[_Prepared], deadline: float | None) -> list[Outcome]:
+        """The batch's outcomes in order. A lone call, or a change (which may ask a person),
+        runs in this thread; independent calls run in daemon threads, at most ``workers`` at a
+        time, waited for until ``deadline`` at most: a handler still running then is left
+        behind (it cannot be stopped) and its call is answered ``interrupted``. Ctrl-C waits
+        for none of them either."""
         runnable = sum(1 for p in batch if p.runnable)
         self.executed += runnable
-        if runnable <= 1 or self.workers <= 1:
+        alone = runnable <= 1 and (deadline is None or any(_alone(p) for p in batch))
+        if alone or (self.workers <= 1 and deadline is None):
             return [_run_one(p) for p in batch]
-        run: Callable[[_Prepared], Outcome] = _run_one
-        pool = ThreadPoolExecutor(max_workers=min(self.workers, runnable))
-        try:
-            return list(pool.map(run, batch))
-        finally:  # Ctrl-C: do not wait for handlers still running (an MCP call ends on close)
-            pool.shutdown(wait=False, cancel_futures=True)
+        return _in_threads(batch, self.workers, deadline)
+
+
+def _in_threads(batch: list[_Prepared], workers: int, deadline: float | None) -> list[Outcome]:
+    slots = threading.BoundedSemaphore(workers)
+    outcomes: list[Outcome | None] = [None] * len(batch)
+    finished = [threading.Event() for _ in batch]
+
+    def work(index: int) -> None:
+        with slots:
+            outcomes[index] = _run_one(batch[index])
+        finished[index].set()
+
+    for index in range(len(batch)):
+        threading.Thread(target=work, args=(index,), daemon=True, name="minipi-tool").start()
+    results: list[Outcome] = []
+    for index, p in enumerate(batch):
+        left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+        outcome = outcomes[index] if finished[index].wait(left) else None
+        results.append(outcome or Outcome(p.call, _OVERRUN, True, left or 0.0))
+    return results
+
+
+_OVERRUN = ToolResult.error(
+    "interrupted",
+    "interrupted: the run's --max-seconds passed while this call ran; its outcome is unknown",
+)
 
 
 def _batches(prepared: list[_Prepared]) -> list[list[_Prepared]]:

@@ -121,11 +121,16 @@ def _before_request(run: _Run) -> End | None:
 
 
 def _execute(run: _Run, calls: Sequence[FunctionCall]) -> End | None:
-    """Run the reply's calls; every call is answered before a rule's ``End`` takes effect."""
+    """Run the reply's calls (up to ``max_calls_per_reply``); every call is answered before a
+    rule's ``End`` takes effect."""
     stop: End | None = None
-    for outcome in run.tools.run(calls, run.rules, run.turns, run.emit):
+    limit = run.config.max_calls_per_reply
+    deadline = run.rules.clock.at
+    for outcome in run.tools.run(calls[:limit], run.rules, run.turns, run.emit, deadline):
         stop = stop or run.rules.observe(outcome.call, outcome.result, outcome.ran)
         run.deliver(outcome)
+    if len(calls) > limit:
+        run.refuse(calls[limit:], limit)
     return stop
 
 
@@ -203,6 +208,15 @@ class _Run:
         self.history.append(message)
         self.emit(Notice(self.turns, nudge.notice, "nudge"))
         self.emit(ItemsAdded(self.turns, (message,)))
+
+    def refuse(self, calls: Sequence[FunctionCall], limit: int) -> None:
+        """Answer the calls beyond the per-reply limit at once, with one notice for them all."""
+        note = f"error [too_many_calls]: not run: at most {limit} calls a reply; ask again"
+        outputs = tuple(FunctionCallOutput(c.call_id, note, is_error=True) for c in calls)
+        self.history.extend(outputs)
+        shown = f"{len(calls)} more calls of this reply were not run (at most {limit} a reply)"
+        self.emit(Notice(self.turns, shown, "too_many_calls"))
+        self.emit(ItemsAdded(self.turns, outputs))
 
     def deliver(self, outcome: Outcome) -> None:
         """Append one call's result (cut to what the context can hold)."""

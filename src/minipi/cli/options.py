@@ -162,6 +162,13 @@ def loop_options(function: F) -> F:
                 help="Tool calls allowed in the run.",
             ),
             click.option(
+                "--max-calls-per-reply",
+                type=click.IntRange(min=1, max=10_000),
+                default=32,
+                show_default=True,
+                help="Calls one reply may ask for; the rest are answered 'not run'.",
+            ),
+            click.option(
                 "--max-seconds",
                 type=SECONDS,
                 help="Wall-clock budget of the whole run (requests, streams, tools).",

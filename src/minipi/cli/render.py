@@ -92,18 +92,29 @@ def _partial_tag(text: str) -> int:
     return len(tail) if any(t.startswith(tail) for t in LiveText._TAGS) else 0
 
 
+def one_line(text: str) -> str:
+    """``text`` as one line: its line ends shown as ``\\n`` (a name, an id, a message)."""
+    return text.replace("\r\n", "\\n").replace("\n", "\\n")
+
+
 class HumanLog:
     """The seed's log: each call with its call_id, each result, the model's text, a summary.
 
-    Streamed text is shown as it comes, under the turn's heading; the complete text is then
-    not printed again (unless the stream was retried, when the heading starts over)."""
+    What a tool returned and what the model wrote is shown behind a gutter (``  │ ``), and
+    names, ids and messages on one line, so that nothing a file or a model says can pass for
+    a line of minipi's own (a call, an approval, the summary). Streamed text is shown as it
+    comes, under the turn's heading; the complete text is then not printed again (unless
+    the stream was retried, when the heading starts over)."""
 
     def __init__(self, words: Words, out: TextIO | None = None) -> None:
         self.words = words
         self.out = out or sys.stderr
+        utf8 = (getattr(self.out, "encoding", "") or "").lower().replace("-", "") == "utf8"
+        self.gutter = "  │ " if utf8 else "  | "
         self.live: LiveText | None = None
         self.live_turn = 0
         self.streamed_turn = 0  # the last turn whose text was shown as it streamed
+        self.at_line_start = True  # of the streamed text: the next piece starts a line
         self.changes = 0  # tool results that changed something (a move made)
 
     def __call__(self, event: AgentEvent) -> None:
@@ -113,20 +124,25 @@ class HumanLog:
             return
         self._end_live()
         if isinstance(event, ToolCallStarted):
-            line(f"{w('call', turn=event.turn)} {event.name} {_pretty_arguments(event.arguments)}")
-            line(f"  call_id={event.call_id}")
+            shown = one_line(f"{event.name} {_pretty_arguments(event.arguments)}")
+            line(f"{w('call', turn=event.turn)} {shown}")
+            line(f"  call_id={one_line(event.call_id)}")
         elif isinstance(event, ToolResultReady):
             res = event.result
             self.changes += res.changed
-            line(w("failed", code=res.code) if res.is_error else w("ok"))
-            line(res.content.rstrip("\n"))
+            line(w("failed", code=one_line(str(res.code))) if res.is_error else w("ok"))
+            line(self._quoted(res.content.rstrip("\n")))
         elif isinstance(event, AssistantText) and event.turn != self.streamed_turn:
             line(f"\n{w('text', turn=event.turn)}")
-            line(event.text)
+            line(self._quoted(event.text))
         elif isinstance(event, Notice):
-            line(f"{w('notice')} {event.message}")
+            line(f"{w('notice')} {one_line(event.message)}")
         elif isinstance(event, RunEnd):
             line(w.summary(event.result, self.changes))
+
+    def _quoted(self, text: str) -> str:
+        """``text`` behind the gutter, every line of it."""
+        return "\n".join(self.gutter + part for part in text.split("\n"))
 
     def _line(self, text: str) -> None:
         print(safe(text), file=self.out, flush=True)
@@ -142,14 +158,21 @@ class HumanLog:
             return
         if not self.live.headed:
             print(f"\n{self.words('text', turn=event.turn)}", file=self.out)
-            self.live.headed = True
-        print(safe(shown), end="", file=self.out, flush=True)
+            self.live.headed, self.at_line_start = True, True
+        print(safe(self._guttered(shown)), end="", file=self.out, flush=True)
+
+    def _guttered(self, piece: str) -> str:
+        """A streamed piece with the gutter at the start of each line it begins."""
+        text = (self.gutter if self.at_line_start else "") + piece
+        lines = text.split("\n")
+        self.at_line_start = lines[-1] == ""
+        return "\n".join([lines[0], *((self.gutter + ln) if ln else ln for ln in lines[1:])])
 
     def _end_live(self) -> None:
         """End the streamed text's line, if some was shown."""
         live, self.live = self.live, None
         if live is not None and live.headed:
-            print(safe(live.flush()), file=self.out, flush=True)
+            print(safe(self._guttered(live.flush())), file=self.out, flush=True)
             self.streamed_turn = self.live_turn
 
 

@@ -39,6 +39,7 @@ class RunOptions:
     wire: str | None = None
     max_turns: int = 8
     max_tool_calls: int | None = None
+    max_calls_per_reply: int = 32
     max_seconds: float | None = None
     required_tools: tuple[str, ...] = ()
     approve: str | None = None
@@ -99,6 +100,7 @@ def resolve_settings(options: RunOptions, env: Mapping[str, str] | None = None) 
         guided=options.guided,
         max_turns=options.max_turns,
         max_tool_calls=options.max_tool_calls,
+        max_calls_per_reply=options.max_calls_per_reply,
         max_seconds=options.max_seconds,
         required_tools=options.required_tools,
         context_tokens=options.context_tokens,

@@ -75,9 +75,14 @@ class TraceRecorder:
 
     def write(self, record: dict[str, Any]) -> None:
         """Write atomically: a temp file next to the target, fsync, replace."""
+        text = json.dumps(record, ensure_ascii=False, indent=2)
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate (a "\\ud800" from a server): escaped
+            data = json.dumps(record, indent=2).encode("ascii")
         temp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        with open(temp, "w", encoding="utf-8") as handle:
-            json.dump(record, handle, ensure_ascii=False, indent=2)
+        with open(temp, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temp, self.path)

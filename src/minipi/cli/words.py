@@ -110,8 +110,8 @@ class Words:
             line += self("traced", done=done, wanted=wanted)
         if changes:
             line += self("changes", changes=changes)
-        if result.status != "succeeded":
-            line += f"\n{result.code}: {result.error}"
+        if result.status != "succeeded":  # one line: the detail may quote a tool or model
+            line += f"\n{result.code}: " + str(result.error).replace("\n", "\\n")
         return line
 
 
