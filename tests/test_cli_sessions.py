@@ -190,7 +190,7 @@ def test_sessions_list_show_delete(fake_server: FakeServer, data: Path, project:
     assert "question  who is \\u001b]0;x\\u0007小花?" in out
     assert 'call read_file {"path":"inbox/猫咪小花.txt"}  (c1)' in out
     assert re.search(r"^    ok  .*  \d[\d.e-]* s$", out, re.MULTILINE)  # with its seconds
-    assert "    error error [not_found]" in out
+    assert "    error [not_found]" in out
     assert "answer  小花 is a cat\\u001b[31m" in out
     for turn, request in enumerate(fake_server.requests, start=1):
         assert request.body is not None

@@ -18,6 +18,7 @@ from minipi.cli.approve import make_approver
 from minipi.cli.evidence import evidence_lines
 from minipi.cli.render import HumanLog, JsonLines
 from minipi.cli.settings import RunOptions, project_root, resolve_settings
+from minipi.cli.status import Ticker
 from minipi.cli.terminal import safe
 from minipi.cli.trace import TraceRecorder, trace_header
 from minipi.cli.words import Words, words_for
@@ -39,6 +40,8 @@ class _Session:
     model: ModelHandle
     files: ProjectFiles
     config: AgentConfig
+    ticker: Ticker | None = None
+    """The status line (a terminal, not --json)."""
     mcp: McpTools | None = None
 
     @property
@@ -46,20 +49,43 @@ class _Session:
         return self.model.client
 
     def close(self) -> None:
+        if self.ticker is not None:
+            self.ticker.close()
         self.model.close()
         self.files.close()
 
 
-def _open(options: RunOptions) -> _Session:
+def _open(options: RunOptions, words: Words) -> _Session:
     settings = resolve_settings(options)
+    ticker = Ticker(sys.stderr) if sys.stderr.isatty() and not options.json else None
     files = ProjectFiles(options.root, allow=settings.allow)
     can_approve = settings.approve == "all" or (settings.approve == "ask" and _interactive())
     try:
-        model = open_model(settings, os.environ, can_approve=can_approve)
+        model = _open_model(settings, can_approve, ticker, words)
     except BaseException:
         files.close()
+        if ticker is not None:
+            ticker.close()
         raise
-    return _Session(settings, model, files, agent_config(settings, model))
+    return _Session(settings, model, files, agent_config(settings, model), ticker)
+
+
+def _open_model(
+    settings: Settings, can_approve: bool, ticker: Ticker | None, words: Words
+) -> ModelHandle:
+    """The model, with the status line ticking while an engine starts or a model downloads."""
+    if ticker is None:
+        return open_model(settings, os.environ, can_approve=can_approve)
+
+    def report(message: str) -> None:
+        with ticker.writing():
+            print(safe(f"minipi: {message}"), file=sys.stderr, flush=True)
+
+    ticker.show(words("status_start"))
+    try:
+        return open_model(settings, os.environ, can_approve=can_approve, report=report)
+    finally:
+        ticker.hide()
 
 
 def _sinks(
@@ -69,7 +95,8 @@ def _sinks(
     tools: Sequence[AgentTool],
     book: OpenSession | None = None,
 ) -> Callable[[AgentEvent], None]:
-    sinks: list[Callable[[AgentEvent], None]] = [JsonLines() if options.json else HumanLog(words)]
+    log = JsonLines() if options.json else HumanLog(words, ticker=session.ticker)
+    sinks: list[Callable[[AgentEvent], None]] = [log]
     if book is not None:
         sinks.insert(0, book.recorder)  # saved before it is shown, and before the next step
     if options.trace is not None:
@@ -97,7 +124,7 @@ def _tools(
     stdin: TextIO | None,
     book: OpenSession | None,
 ) -> list[AgentTool]:
-    approver = make_approver(session.settings.approve, words, stdin)
+    approver = make_approver(session.settings.approve, words, stdin, ticker=session.ticker)
     if book is not None:
         approver = book.recorder.approver(approver)  # each question and answer saved
     # MCP tools that change things ask: server, tool, arguments
@@ -130,13 +157,13 @@ def _run(
 
 
 def _start(
-    options: RunOptions, stack: ExitStack, stdin: TextIO | None
+    options: RunOptions, stack: ExitStack, stdin: TextIO | None, words: Words
 ) -> tuple[OpenSession | None, _Session, list[Item]]:
     """The session (locked), the model and files, and the history to go on from; all
     closed when ``stack`` closes."""
     book = _hold(options, stack)
     mcp = _start_mcp(options, stack)  # before the model: a bad server fails in seconds
-    session = _open(options)
+    session = _open(options, words)
     stack.callback(session.close)
     session.mcp = mcp
     return book, session, _resume(book, session, options, stdin)
@@ -190,7 +217,7 @@ def ask(question: str | None, options: RunOptions) -> int:
     question = _read_question(question)
     options, by_default = _rooted(options)
     with ExitStack() as stack:
-        book, session, history = _start(options, stack, None)
+        book, session, history = _start(options, stack, None, words_for(question))
         _say_root(options, words_for(question), by_default)
         result = _run(session, options, question, history, book=book)
     _show(result, options, words_for(question))
@@ -234,7 +261,7 @@ def chat(options: RunOptions, stdin: TextIO | None = None) -> int:
     source = stdin or sys.stdin
     options, by_default = _rooted(options)
     with ExitStack() as stack:
-        book, session, history = _start(options, stack, source)
+        book, session, history = _start(options, stack, source, Words(False))
         _say_root(options, Words(False), by_default)
         while True:
             question = _prompt(source)

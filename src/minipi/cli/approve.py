@@ -7,6 +7,7 @@ import sys
 from typing import TextIO
 
 from minipi.agent.tools import ApprovalRequest, Approver
+from minipi.cli.status import Ticker
 from minipi.cli.terminal import safe
 from minipi.cli.words import Words
 
@@ -14,7 +15,11 @@ __all__ = ["make_approver"]
 
 
 def make_approver(
-    mode: str, words: Words, stdin: TextIO | None = None, out: TextIO | None = None
+    mode: str,
+    words: Words,
+    stdin: TextIO | None = None,
+    out: TextIO | None = None,
+    ticker: Ticker | None = None,
 ) -> Approver:
     """``all`` allows, ``deny`` denies, ``ask`` prompts on a terminal.
 
@@ -25,6 +30,8 @@ def make_approver(
     err = out or sys.stderr
 
     def approve(request: ApprovalRequest) -> bool:
+        if ticker is not None:
+            ticker.hide()  # a person decides now: nothing ticks over the prompt
         _show(request, words, err)
         if mode in ("all", "deny"):
             allowed = mode == "all"

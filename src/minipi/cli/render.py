@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import AbstractContextManager, nullcontext
 from typing import TextIO
 
 from minipi.agent.events import (
@@ -13,9 +14,12 @@ from minipi.agent.events import (
     Notice,
     RunEnd,
     ToolCallStarted,
+    ToolExecuting,
     ToolResultReady,
+    TurnStart,
     to_json,
 )
+from minipi.cli.status import Ticker
 from minipi.cli.terminal import safe, safe_json
 from minipi.cli.words import Words
 
@@ -106,9 +110,12 @@ class HumanLog:
     comes, under the turn's heading; the complete text is then not printed again (unless
     the stream was retried, when the heading starts over)."""
 
-    def __init__(self, words: Words, out: TextIO | None = None) -> None:
+    def __init__(
+        self, words: Words, out: TextIO | None = None, ticker: Ticker | None = None
+    ) -> None:
         self.words = words
         self.out = out or sys.stderr
+        self.ticker = ticker
         utf8 = (getattr(self.out, "encoding", "") or "").lower().replace("-", "") == "utf8"
         self.gutter = "  │ " if utf8 else "  | "
         self.live: LiveText | None = None
@@ -116,9 +123,11 @@ class HumanLog:
         self.streamed_turn = 0  # the last turn whose text was shown as it streamed
         self.at_line_start = True  # of the streamed text: the next piece starts a line
         self.changes = 0  # tool results that changed something (a move made)
+        self.results = [0, 0]  # tool results seen, and how many of them were errors
 
     def __call__(self, event: AgentEvent) -> None:
         w, line = self.words, self._line
+        self._status(event)
         if isinstance(event, ModelDelta):
             self._delta(event)
             return
@@ -130,6 +139,8 @@ class HumanLog:
         elif isinstance(event, ToolResultReady):
             res = event.result
             self.changes += res.changed
+            self.results[0] += 1
+            self.results[1] += res.is_error
             line(w("failed", code=one_line(str(res.code))) if res.is_error else w("ok"))
             line(self._quoted(res.content.rstrip("\n")))
         elif isinstance(event, AssistantText) and event.turn != self.streamed_turn:
@@ -138,14 +149,31 @@ class HumanLog:
         elif isinstance(event, Notice):
             line(f"{w('notice')} {one_line(event.message)}")
         elif isinstance(event, RunEnd):
-            line(w.summary(event.result, self.changes))
+            all_failed = self.results[0] > 0 and self.results[1] == self.results[0]
+            line(w.summary(event.result, self.changes, all_failed))
+
+    def _status(self, event: AgentEvent) -> None:
+        """What the status line says: the model is thinking, a tool is running, or nothing."""
+        ticker = self.ticker
+        if ticker is None:
+            return
+        if isinstance(event, TurnStart):
+            ticker.show(self.words("status_model", turn=event.turn))
+        elif isinstance(event, ToolExecuting):
+            ticker.show(self.words("status_tool", name=one_line(event.name)))
+        elif not isinstance(event, ModelDelta):
+            ticker.hide()  # a result came, a reply was read, the run ended
 
     def _quoted(self, text: str) -> str:
         """``text`` behind the gutter, every line of it."""
         return "\n".join(self.gutter + part for part in text.split("\n"))
 
     def _line(self, text: str) -> None:
-        print(safe(text), file=self.out, flush=True)
+        with self._writing():
+            print(safe(text), file=self.out, flush=True)
+
+    def _writing(self) -> AbstractContextManager[None]:
+        return self.ticker.writing() if self.ticker is not None else nullcontext()
 
     def _delta(self, event: ModelDelta) -> None:
         if event.delta.kind != "text":
@@ -155,11 +183,14 @@ class HumanLog:
             self.live, self.live_turn = LiveText(), event.turn
         shown = self.live.feed(event.delta.text)
         if not shown:
-            return
-        if not self.live.headed:
-            print(f"\n{self.words('text', turn=event.turn)}", file=self.out)
-            self.live.headed, self.at_line_start = True, True
-        print(safe(self._guttered(shown)), end="", file=self.out, flush=True)
+            return  # nothing visible yet (a <think> block): the status line stays
+        if self.ticker is not None:
+            self.ticker.hide()  # the text that streams is progress of its own
+        with self._writing():
+            if not self.live.headed:
+                print(f"\n{self.words('text', turn=event.turn)}", file=self.out)
+                self.live.headed, self.at_line_start = True, True
+            print(safe(self._guttered(shown)), end="", file=self.out, flush=True)
 
     def _guttered(self, piece: str) -> str:
         """A streamed piece with the gutter at the start of each line it begins."""
@@ -172,7 +203,8 @@ class HumanLog:
         """End the streamed text's line, if some was shown."""
         live, self.live = self.live, None
         if live is not None and live.headed:
-            print(safe(self._guttered(live.flush())), file=self.out, flush=True)
+            with self._writing():
+                print(safe(self._guttered(live.flush())), file=self.out, flush=True)
             self.streamed_turn = self.live_turn
 
 

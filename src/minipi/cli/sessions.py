@@ -197,8 +197,9 @@ def _item_lines(data: dict[str, Any], run: RunRecord, seconds: dict[str, object]
         return [f"  call {data.get('name')} {arguments}  ({data.get('call_id')})"]
     if kind == "function_call_output":
         output = str(data.get("output"))
-        if data.get("is_error") is True:
-            return [f"    error {_short(output, 160)}"]
+        if data.get("is_error") is True:  # the output says "error [code]: ..." itself
+            shown = output if output.startswith("error [") else f"error {output}"
+            return [f"    {_short(shown, 160)}"]
         took = seconds.get(str(data.get("call_id")))
         return [f"    ok  {_short(output, 160)}" + (f"  {took} s" if took is not None else "")]
     if kind == "message" and data.get("role") == "assistant":

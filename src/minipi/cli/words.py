@@ -16,6 +16,10 @@ _TEXT: dict[str, tuple[str, str]] = {
     # the run's setting
     "project": ("[项目] {root}", "[project] {root}"),
     "project_cwd": ("（当前目录）", " (the current directory)"),
+    # the status line (a terminal only)
+    "status_start": ("正在启动模型", "starting the model"),
+    "status_model": ("等待模型回复（第 {turn} 轮）", "waiting for the model (turn {turn})"),
+    "status_tool": ("正在运行 {name}", "running {name}"),
     # the round-by-round log
     "call": ("[第 {turn} 轮调用]", "[turn {turn} call]"),
     "text": ("[第 {turn} 轮模型文本]", "[turn {turn} model text]"),
@@ -35,6 +39,10 @@ _TEXT: dict[str, tuple[str, str]] = {
     "no_tokens": ("服务器未报告 tokens", "tokens not reported by the server"),
     "cached": (" (cached {n})", " (cached {n})"),
     "changes": ("，{changes} 处改动", ", {changes} made"),
+    "all_failed": (
+        "，但每次工具调用都失败了：答案没有依据工具读到的内容",
+        ", but every tool call failed: the answer rests on nothing a tool read",
+    ),
     # the sources block (the evidence of an answer's figures)
     "evidence": (
         "[依据] {done}/{wanted} 个数字可追溯",
@@ -90,18 +98,19 @@ class Words:
             }
         return template.format(**values)
 
-    def summary(self, result: RunResult, changes: int = 0) -> str:
-        """The run's closing line: status, requests, calls, tokens and the changes made
-        (counted from tool results, not from the model's text); the reason if it failed."""
+    def summary(self, result: RunResult, changes: int = 0, all_failed: bool = False) -> str:
+        """The run's closing line: status, the requests the model answered, calls, tokens and
+        the changes made (counted from tool results, not from the model's text); a warning
+        when every call failed and the model answered anyway; the reason if it failed."""
         usage = result.usage
         if usage.input_tokens or usage.output_tokens:
             tokens = self("tokens", input=usage.input_tokens, output=usage.output_tokens)
         else:
             tokens = self("no_tokens")
         status = self("failed_run" if result.status == "failed" else result.status)
-        line = self(
-            "summary", status=status, turns=result.turns, calls=result.tool_calls, tokens=tokens
-        )
+        # the requests the model answered: a refused connection is not "1 model request"
+        answered, calls = usage.requests, result.tool_calls
+        line = self("summary", status=status, turns=answered, calls=calls, tokens=tokens)
         if usage.cached_tokens:
             line += self("cached", n=usage.cached_tokens)
         if result.evidence is not None:
@@ -110,6 +119,8 @@ class Words:
             line += self("traced", done=done, wanted=wanted)
         if changes:
             line += self("changes", changes=changes)
+        if result.succeeded and all_failed:
+            line += self("all_failed")
         if result.status != "succeeded":  # one line: the detail may quote a tool or model
             line += f"\n{result.code}: " + str(result.error).replace("\n", "\\n")
         return line

@@ -14,6 +14,7 @@ Refusals raise ``FileAccessError`` with a stable ``code``; operations return pla
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Iterable
 from types import TracebackType
 
@@ -179,7 +180,8 @@ class ProjectFiles:
         if is_sensitive(rel.parts, self.allow):
             raise FileAccessError(
                 f"{show(rel.text)} may hold secrets (.env, keys, .git/, .ssh/) and is not "
-                "available to the file tools; the user can allow it in minipi's configuration",
+                "available to the file tools; the user can allow it with --allow GLOB (for "
+                f"example --allow {shlex.quote(rel.text)})",
                 code="sensitive_path",
                 path=rel.text,
             )
