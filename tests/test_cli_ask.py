@@ -297,15 +297,14 @@ def test_shelter_adoption_with_approval(fake_server: FakeServer, tmp_path: Path)
     assert "狗狗旺财" in final[-1]
 
 
-@pytest.mark.parametrize("mode", ["ask", "deny"])
-def test_shelter_denied_loses_nothing(fake_server: FakeServer, tmp_path: Path, mode: str) -> None:
+def test_shelter_denied_loses_nothing(fake_server: FakeServer, tmp_path: Path) -> None:
     project = copy_example("shelter", tmp_path)
     shelter_script(fake_server)
     # stdin is a pipe here: "ask" must treat it as a denial
     proc = ask(
         fake_server,
         "--approve",
-        mode,
+        "ask",
         "--json",
         project=project,
         stdin="y\n",
@@ -321,14 +320,25 @@ def test_shelter_denied_loses_nothing(fake_server: FakeServer, tmp_path: Path, m
         if e["type"] == "tool_result" and e["name"] == "move_file"
     ]
     assert moves[0]["code"] == "user_denied"
-    if mode == "ask":  # asked, and the pipe said no
-        assert "source" in proc.stderr
-        assert "archive/猫咪小花.txt" in proc.stderr
-    else:  # read-only: move_file was not even offered, and the call is refused unasked
-        assert "read-only" in moves[0]["content"]
-        assert proc.stderr == ""
-        first = fake_server.requests[0].body or {}
-        assert "move_file" not in [t["function"]["name"] for t in first["tools"]]
+    assert "source" in proc.stderr  # asked (the plan shown), and the pipe said no
+    assert "archive/猫咪小花.txt" in proc.stderr
+
+
+def test_shelter_in_a_read_only_run_changes_nothing_and_says_so(
+    fake_server: FakeServer, tmp_path: Path
+) -> None:
+    project = copy_example("shelter", tmp_path)
+    shelter_script(fake_server)
+    proc = ask(fake_server, project=project, question="请领养猫咪小花。")  # no --approve
+    assert (project / "inbox" / "猫咪小花.txt").exists()
+    assert not (project / "archive" / "猫咪小花.txt").exists()
+    first = fake_server.requests[0].body or {}
+    assert "move_file" not in [t["function"]["name"] for t in first["tools"]]  # not offered
+    assert "[工具失败] read_only" in proc.stderr  # the call the model made anyway: refused
+    assert "[需要确认]" not in proc.stderr  # nobody was asked
+    summary = next(line for line in proc.stderr.splitlines() if line.startswith("[成功]"))
+    assert summary.endswith("未做改动：本次运行只读（加 --approve ask 才能改动）")
+    assert "1 处改动" not in summary
 
 
 @pytest.mark.parametrize(("approve", "offered"), [("all", True), ("deny", False)])

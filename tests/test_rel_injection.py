@@ -189,7 +189,7 @@ def test_g8_a_claimed_success_does_not_make_a_denied_move_a_success(tree: Tree) 
         Turn(calls=[mv("inbox/猫咪小花.txt", "archive")]),
         _reply_as_told,
     ]
-    run = tree.ask(script, "--approve", "deny", json=False)
+    run = tree.ask(script, "--approve", "ask", json=False)  # a pipe: the move is denied
     assert run.exit_code == 1
     assert run.proc.stdout == ""  # the model's claim is not printed as the answer
     log = run.proc.stderr

@@ -116,9 +116,9 @@ def test_c9_a_link_that_fails_changes_nothing(tree: Tree, fault: int, code: str)
     assert_confined(run, tree)
 
 
-@pytest.mark.parametrize("how", ["--approve deny", "--approve ask, stdin a pipe", "stdin closed"])
+@pytest.mark.parametrize("how", ["--approve ask, stdin a pipe", "stdin closed"])
 def test_c10_c13_a_denial_changes_nothing_and_fails_the_run(tree: Tree, how: str) -> None:
-    flags = ["--approve", "deny"] if "deny" in how else ["--approve", "ask"]
+    flags = ["--approve", "ask"]
     stdin = "y\n" if "pipe" in how else ""
     before = tree.inv()
     run = tree.ask([Turn(calls=[mv(CAT, "archive")]), _answer_after_denial], *flags, stdin=stdin)
@@ -128,11 +128,28 @@ def test_c10_c13_a_denial_changes_nothing_and_fails_the_run(tree: Tree, how: str
     assert run.end["answer"] == ""  # the model's claim is not shown as an answer
     tree.assert_only_changed(before)
     assert_confined(run, tree)
-    if "deny" in how:  # read-only: not offered, and a call of it refused unasked
-        assert "read-only" in run.results()[0]["content"]
-        assert run.prompts() == 0
-    else:
-        assert "denied: stdin is not a terminal" in run.proc.stderr
+    assert "denied: stdin is not a terminal" in run.proc.stderr
+
+
+def test_a_read_only_run_offers_no_change_and_refuses_one_unasked(tree: Tree) -> None:
+    """--approve deny (the default): the question is read-only. A move the model makes
+    anyway changes nothing, asks nobody, and is not a failure of the question; the machine's
+    summary says that nothing was changed (G8: next to whatever the model claims)."""
+    before = tree.inv()
+    run = tree.ask([Turn(calls=[mv(CAT, "archive")]), _answer_after_refusal], json=False)
+    assert run.prompts() == 0
+    assert run.exit_code == 0
+    assert "nothing changed: the run is read-only (--approve ask allows changes)" in (
+        run.proc.stderr
+    )
+    assert "Adopted the cat." in run.proc.stderr  # the model's claim, shown as its text only
+    tree.assert_only_changed(before)
+    assert_confined(run, tree)
+
+
+def _answer_after_refusal(body: dict[str, Any]) -> Turn:
+    assert "error [read_only]" in tool_outputs(body)[-1]
+    return Turn(text="Adopted the cat.")
 
 
 def _answer_after_denial(body: dict[str, Any]) -> Turn:

@@ -223,7 +223,9 @@ def run_tools(
 ) -> list[AgentTool]:
     """The project's file tools and ``extra`` ones (MCP's). In a read-only run
     (``approve="deny"``) the tools that change things are not offered, and a call of one
-    anyway is refused as a change the user did not allow (the run cannot succeed on it)."""
+    anyway is answered ``read_only`` (nothing is asked, nothing changes): a question in a
+    read-only run is not failed by a change it could not have asked for, and the log says
+    that nothing was changed."""
     tools = [*create_project_tools(files, approver), *extra]
     if settings.approve != "deny":
         return tools
@@ -233,9 +235,9 @@ def run_tools(
 def _read_only(tool: AgentTool) -> AgentTool:
     def refuse(arguments: Mapping[str, Any]) -> ToolResult:
         return ToolResult.error(
-            "user_denied",
+            "read_only",
             f"not run: {tool.name} changes things and this run is read-only (the user can "
-            "allow changes with --approve ask or --approve all)",
+            "allow changes with --approve ask or --approve all); nothing was changed",
         )
 
     return replace(tool, handler=refuse, offered=False)

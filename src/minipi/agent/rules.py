@@ -183,6 +183,8 @@ class ChangeLedger(Rule):
 
     def observe(self, call: Checked, result: ToolResult, ran: bool) -> End | None:
         tool, what = call.tool, f"{call.call.name} {call.call.arguments}"
+        if result.code == "read_only":
+            return None  # withheld from a read-only run: no change could be asked for
         if result.code == "user_denied":
             self.denied[call.key or call.call.call_id] = what
         elif not result.is_error:

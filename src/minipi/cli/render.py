@@ -124,6 +124,7 @@ class HumanLog:
         self.at_line_start = True  # of the streamed text: the next piece starts a line
         self.changes = 0  # tool results that changed something (a move made)
         self.results = [0, 0]  # tool results seen, and how many of them were errors
+        self.read_only = False  # a change was asked for in a read-only run
 
     def __call__(self, event: AgentEvent) -> None:
         w, line = self.words, self._line
@@ -141,6 +142,7 @@ class HumanLog:
             self.changes += res.changed
             self.results[0] += 1
             self.results[1] += res.is_error
+            self.read_only = self.read_only or res.code == "read_only"
             line(w("failed", code=one_line(str(res.code))) if res.is_error else w("ok"))
             line(self._quoted(res.content.rstrip("\n")))
         elif isinstance(event, AssistantText) and event.turn != self.streamed_turn:
@@ -150,7 +152,7 @@ class HumanLog:
             line(f"{w('notice')} {one_line(event.message)}")
         elif isinstance(event, RunEnd):
             all_failed = self.results[0] > 0 and self.results[1] == self.results[0]
-            line(w.summary(event.result, self.changes, all_failed))
+            line(w.summary(event.result, self.changes, all_failed, self.read_only))
 
     def _status(self, event: AgentEvent) -> None:
         """What the status line says: the model is thinking, a tool is running, or nothing."""

@@ -39,6 +39,10 @@ _TEXT: dict[str, tuple[str, str]] = {
     "no_tokens": ("服务器未报告 tokens", "tokens not reported by the server"),
     "cached": (" (cached {n})", " (cached {n})"),
     "changes": ("，{changes} 处改动", ", {changes} made"),
+    "read_only_refused": (
+        "，未做改动：本次运行只读（加 --approve ask 才能改动）",
+        ", nothing changed: the run is read-only (--approve ask allows changes)",
+    ),
     "all_failed": (
         "，但每次工具调用都失败了：答案没有依据工具读到的内容",
         ", but every tool call failed: the answer rests on nothing a tool read",
@@ -98,7 +102,13 @@ class Words:
             }
         return template.format(**values)
 
-    def summary(self, result: RunResult, changes: int = 0, all_failed: bool = False) -> str:
+    def summary(
+        self,
+        result: RunResult,
+        changes: int = 0,
+        all_failed: bool = False,
+        read_only: bool = False,
+    ) -> str:
         """The run's closing line: status, the requests the model answered, calls, tokens and
         the changes made (counted from tool results, not from the model's text); a warning
         when every call failed and the model answered anyway; the reason if it failed."""
@@ -119,6 +129,8 @@ class Words:
             line += self("traced", done=done, wanted=wanted)
         if changes:
             line += self("changes", changes=changes)
+        if read_only:  # the model asked for a change the run could not make
+            line += self("read_only_refused")
         if result.succeeded and all_failed:
             line += self("all_failed")
         if result.status != "succeeded":  # one line: the detail may quote a tool or model
