@@ -18,6 +18,7 @@ from support.cli import EXAMPLES, QUESTION, clean_env, json_lines, minipi
 from support.fake import Call, FakeServer, Turn
 
 SAMPLE = EXAMPLES / "sample_project"
+REPORT = "reports/daily-2026-09-06.json"
 
 
 def on_tty(args: list[str], env: dict[str, str] | None = None, timeout: float = 30) -> str:
@@ -177,3 +178,23 @@ def test_a_read_only_question_answered_without_a_change_succeeds_on_a_terminal(
     out = on_tty(["ask", QUESTION, *endpoint(fake_server), "--no-stream", "--json"])
     end = json_lines(out.replace("\r\n", "\n"))[-1]
     assert (end["status"], end["evidence"]["supported"]) == ("succeeded", 3)
+
+
+def test_a_move_onto_its_own_place_changes_nothing_and_fails_nothing(
+    fake_server: FakeServer, tmp_path: Path
+) -> None:
+    """The tiny model's stray move of issue 15, with changes allowed: refused before anyone
+    is asked (nothing to do), and not a failed change."""
+    import shutil
+
+    project = tmp_path / "sample"
+    shutil.copytree(SAMPLE, project)
+    fake_server.add(
+        Turn(calls=[Call("move_file", {"source": REPORT, "target": "reports"})]),
+        Turn("订单数为 128。"),
+    )
+    proc = minipi("ask", QUESTION, *endpoint(fake_server, project), "--approve", "all")
+    assert proc.returncode == 0, proc.stderr
+    assert "[工具失败] already_there" in proc.stderr
+    assert "[需要确认]" not in proc.stderr
+    assert (project / REPORT).exists()

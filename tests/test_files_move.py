@@ -70,8 +70,8 @@ def test_an_existing_destination_is_never_replaced(project: Project) -> None:
     with project.open() as files:
         refused("destination_exists", lambda: files.move("a.txt", "b.txt", approvals))
         refused("destination_exists", lambda: files.move(CAT, "archive/", approvals))
-        refused("destination_exists", lambda: files.move("a.txt", "a.txt", approvals))
-        refused("destination_exists", lambda: files.move("a.txt", ".", approvals))
+        refused("already_there", lambda: files.move("a.txt", "a.txt", approvals))
+        refused("already_there", lambda: files.move("a.txt", ".", approvals))
     assert approvals.requests == []
     assert project.snapshot() == before
 

@@ -171,6 +171,11 @@ class CallBudget(Rule):
         return None
 
 
+_NOTHING_TO_CHANGE = frozenset({"read_only", "already_there"})
+"""A change refused for no fault of the run: withheld from a read-only run (the question
+could not ask for one), or one that has nothing to do (a file moved onto its own place)."""
+
+
 @dataclass
 class ChangeLedger(Rule):
     """Success is what happened, never what the model says happened (G8): a change (a call of
@@ -183,8 +188,8 @@ class ChangeLedger(Rule):
 
     def observe(self, call: Checked, result: ToolResult, ran: bool) -> End | None:
         tool, what = call.tool, f"{call.call.name} {call.call.arguments}"
-        if result.code == "read_only":
-            return None  # withheld from a read-only run: no change could be asked for
+        if result.code in _NOTHING_TO_CHANGE:
+            return None
         if result.code == "user_denied":
             self.denied[call.key or call.call.call_id] = what
         elif not result.is_error:

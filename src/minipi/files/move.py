@@ -52,8 +52,9 @@ def plan_move(root: Root, source: RelPath, target: RelPath) -> MovePlan:
         destination = _destination(root, source, target)
         if destination == source:
             raise FileAccessError(
-                f"{show(source.text)} is already there; source and destination are the same",
-                code="destination_exists",
+                f"{show(source.text)} is already there (source and destination are the same): "
+                "nothing to move, nothing was changed",
+                code="already_there",
                 path=destination.text,
             )
         directory_fd = _hold_free_destination(root, destination)
