@@ -61,6 +61,29 @@ def test_a_reply_with_thousands_of_calls_runs_a_bounded_number(fake_server: Fake
     assert sum("too_many_calls" in m["content"] for m in answered) == 1995
     assert len(json.dumps(body)) < 300 * 2000  # the calls replayed (~120 B), each answered briefly
     assert events[-1]["status"] == "succeeded"
+    assert len(proc.stdout) < 1000 * 2000  # each call's raw message written once, not 2,000 x
+
+
+def test_items_that_share_a_raw_message_write_it_once_and_share_it_again() -> None:
+    from minipi.ai.serialize import items_from_json, items_to_json
+    from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, Message
+
+    raw = {"role": "assistant", "content": "", "tool_calls": [{"id": str(n)} for n in range(3)]}
+    items: list[Item] = [
+        Message("assistant", "", raw, "chat"),
+        *(FunctionCall(str(n), "f", "{}", raw, "chat") for n in range(3)),
+        FunctionCallOutput("0", "ok"),
+    ]
+    records = items_to_json(items)
+    assert json.dumps(records).count('"tool_calls"') == 1
+    assert [r.get("raw_of") for r in records] == [None, 0, 0, 0, None]
+    back = items_from_json(json.loads(json.dumps(records)))
+    assert back == items
+    assert back[1].raw is back[0].raw  # type: ignore[union-attr]
+    with pytest.raises(ValueError, match="raw copy"):
+        items_from_json(
+            [{"type": "function_call", "call_id": "x", "name": "f", "arguments": "{}", "raw_of": 5}]
+        )
 
 
 # --- 3. --max-seconds over tool execution ---------------------------------------------------

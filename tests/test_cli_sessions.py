@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from minipi.cli.sessions import data_dir
+from minipi.cli.settings import data_dir
 from support.cli import clean_env, copy_example, minipi, tool_outputs
 from support.fake import Call, FakeServer, RawReply, Turn
 

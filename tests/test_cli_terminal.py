@@ -198,3 +198,86 @@ def test_a_move_onto_its_own_place_changes_nothing_and_fails_nothing(
     assert "[工具失败] already_there" in proc.stderr
     assert "[需要确认]" not in proc.stderr
     assert (project / REPORT).exists()
+
+
+def _controlling_terminal() -> None:
+    import fcntl
+    import termios
+
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+class Terminal:
+    """``python -m minipi ARGS`` on a pseudo-terminal, typed into like a person would."""
+
+    def __init__(self, args: list[str], env: dict[str, str]) -> None:
+        self.master, slave = os.openpty()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "minipi", *args],
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            env=env,
+            close_fds=True,
+            start_new_session=True,
+            preexec_fn=_controlling_terminal,  # so that ^C typed is a SIGINT, as in a shell
+        )
+        os.close(slave)
+        self.seen = ""
+
+    def expect(self, text: str, timeout: float = 20) -> str:
+        """Read until ``text`` has appeared (after what was expected before)."""
+        deadline = time.monotonic() + timeout
+        while text not in self.seen and time.monotonic() < deadline:
+            ready, _, _ = select.select([self.master], [], [], 0.2)
+            if ready:
+                try:
+                    self.seen += os.read(self.master, 65536).decode("utf-8", "replace")
+                except OSError:
+                    break
+        assert text in self.seen, self.seen
+        before, _, self.seen = self.seen.partition(text)
+        return before
+
+    def send(self, keys: bytes) -> None:
+        os.write(self.master, keys)
+
+    def close(self) -> int:
+        try:
+            return self.process.wait(timeout=20)
+        finally:
+            os.close(self.master)
+
+
+def test_chat_on_a_terminal_edits_lines_keeps_a_history_and_leaves_cleanly(
+    fake_server: FakeServer, tmp_path: Path
+) -> None:
+    fake_server.add(Turn("first answer"), Turn("second answer"), Turn("third answer"))
+    env = clean_env(MINIPI_DATA_DIR=str(tmp_path / "data"))
+    chat = Terminal(["chat", *endpoint(fake_server), "--no-stream"], env)
+    chat.expect("> ")
+    chat.send(b"how many orders?\r")
+    shown = chat.expect("> ")
+    assert shown.count("first answer") == 1  # the log showed it: not printed twice
+    chat.send(b"half a line\x03")  # Ctrl-C clears the line, the chat goes on
+    chat.expect("> ")
+    chat.send(b"\x1b[A\r")  # up arrow: the last question again
+    chat.expect("second answer")
+    chat.expect("> ")
+    chat.send(b"\x04")  # Ctrl-D leaves, on a line of its own
+    assert chat.close() == 0
+    asked = [r.body["messages"][-1]["content"] for r in fake_server.requests if r.body]
+    assert asked == ["how many orders?", "how many orders?"]
+    assert "how many orders?" in (tmp_path / "data" / "chat_history").read_text()
+    assert (tmp_path / "data" / "chat_history").stat().st_mode & 0o777 == 0o600
+    # the next chat finds the history, and a resumed session says what it holds
+    again = Terminal(["chat", *endpoint(fake_server), "--session", "s", "--no-stream"], env)
+    again.expect("> ")
+    again.send(b"\x1b[A\r")
+    again.expect("third answer")
+    again.send(b"exit\r")
+    assert again.close() == 0
+    resumed = Terminal(["chat", *endpoint(fake_server), "--session", "s"], env)
+    assert "[session s] 1 earlier question" in resumed.expect("> ")
+    resumed.send(b"\x04")
+    assert resumed.close() == 0

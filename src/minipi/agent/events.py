@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from minipi.agent.tools import ToolResult
-from minipi.ai.serialize import item_to_json
+from minipi.ai.serialize import items_to_json
 from minipi.ai.types import Delta, Item, ModelResponse, Usage
 from minipi.errors import AgentError, ConfigError, MiniPiError
 
@@ -227,7 +227,7 @@ def _delta(event: Any) -> dict[str, Any]:
 
 
 def _items(event: Any) -> dict[str, Any]:
-    return {"turn": event.turn, "items": [item_to_json(i) for i in event.items]}
+    return {"turn": event.turn, "items": items_to_json(event.items)}
 
 
 def _tool_result(event: Any) -> dict[str, Any]:

@@ -2,11 +2,50 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, JsonObject, Message, Reasoning
 
-__all__ = ["item_from_json", "item_to_json"]
+__all__ = ["item_from_json", "item_to_json", "items_from_json", "items_to_json"]
+
+
+def items_to_json(items: Sequence[Item]) -> list[JsonObject]:
+    """``items`` as JSON objects, each ``raw`` written once: the items of one chat message
+    share its raw dict (a reply of 2,000 calls would otherwise be written 2,000 times, which
+    is quadratic); a later item that shares it says ``"raw_of": K``, the index of the item
+    that carries it."""
+    records: list[JsonObject] = []
+    first: dict[int, int] = {}  # id(raw) -> index of the record that carries it
+    for index, item in enumerate(items):
+        raw = None if isinstance(item, FunctionCallOutput) else item.raw
+        earlier = first.get(id(raw)) if raw is not None else None
+        if earlier is None:
+            if raw is not None:
+                first[id(raw)] = index
+            records.append(item_to_json(item))
+            continue
+        record = item_to_json(item)
+        del record["raw"]
+        record["raw_of"] = earlier
+        records.append(record)
+    return records
+
+
+def items_from_json(records: Sequence[JsonObject]) -> list[Item]:
+    """The items ``items_to_json`` wrote, a shared ``raw`` shared again; ValueError for
+    anything else."""
+    items: list[Item] = []
+    for record in records:
+        if "raw_of" in record:
+            at = record["raw_of"]
+            source = items[at] if isinstance(at, int) and 0 <= at < len(items) else None
+            raw = getattr(source, "raw", None)
+            if raw is None:
+                raise ValueError("an item refers to a raw copy that is not there")
+            record = {**record, "raw": raw}
+        items.append(item_from_json(record))
+    return items
 
 
 def item_to_json(item: Item) -> JsonObject:

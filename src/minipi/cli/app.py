@@ -16,12 +16,13 @@ from minipi.ai.types import Item, Message, ModelClient
 from minipi.assemble import ModelHandle, Settings, agent_config, open_model, run_tools
 from minipi.cli.approve import make_approver
 from minipi.cli.evidence import evidence_lines
+from minipi.cli.prompt import ChatPrompt
 from minipi.cli.render import HumanLog, JsonLines
-from minipi.cli.settings import RunOptions, project_root, resolve_settings
+from minipi.cli.settings import RunOptions, data_dir, project_root, resolve_settings
 from minipi.cli.status import Ticker
 from minipi.cli.terminal import safe
 from minipi.cli.trace import TraceRecorder, trace_header
-from minipi.cli.words import Words, words_for
+from minipi.cli.words import Words, plural, words_for
 from minipi.errors import ConfigError, MiniPiError
 from minipi.files import ProjectFiles
 
@@ -174,7 +175,6 @@ def _start_mcp(options: RunOptions, stack: ExitStack) -> McpTools | None:
     if options.mcp is None:
         return None
     from minipi.cli.mcp import open_for_run
-    from minipi.cli.sessions import data_dir
 
     directory = options.data_dir or data_dir(os.environ)
     return stack.enter_context(open_for_run(options.mcp, os.environ, directory, options.root))
@@ -184,7 +184,7 @@ def _hold(options: RunOptions, stack: ExitStack) -> OpenSession | None:
     """The session named by --session or --continue, locked until ``stack`` closes."""
     if options.session is None and not options.resume:
         return None
-    from minipi.cli.sessions import data_dir
+    from minipi.cli.settings import data_dir
     from minipi.session import open_session  # sqlite3 and the store: only when asked for
 
     directory = options.data_dir or data_dir(os.environ)
@@ -256,30 +256,37 @@ def chat(options: RunOptions, stdin: TextIO | None = None) -> int:
     """The interactive terminal of seed 004: questions share one history until exit/Ctrl-D.
 
     Ctrl-C during a question cancels that question (its run ends ``cancelled``, closed and
-    saved); Ctrl-C or Ctrl-D at the prompt leaves. With a session, each step is saved.
+    saved); at the prompt it clears the line, and Ctrl-D or ``exit`` leaves (``prompt.py``).
+    With a session, each step is saved. On a terminal each answer is shown once (in the log).
     """
     source = stdin or sys.stdin
     options, by_default = _rooted(options)
+    history_file = (options.data_dir or data_dir(os.environ)) / "chat_history"
     with ExitStack() as stack:
         book, session, history = _start(options, stack, source, Words(False))
         _say_root(options, Words(False), by_default)
+        if book is not None:
+            _note(f"[session {book.name}] {plural(book.runs(), 'earlier question')}")
+        prompt = ChatPrompt(source, history_file)
+        stack.callback(prompt.close)
+        once = sys.stdout.isatty() and sys.stderr.isatty() and not options.json
         while True:
-            question = _prompt(source)
+            question = prompt.read()
             if question is None:
                 return 0
             if not question:
                 continue
             result = _run(session, options, question, history, source, book)
             history = list(result.items)
-            _show(result, options, words_for(question))
+            _show(result, options, words_for(question), answer=not once)
 
 
-def _show(result: RunResult, options: RunOptions, words: Words) -> None:
-    """The answer on stdout, then the sources of its figures on stderr (not with --json:
-    ``run_end`` carries both)."""
+def _show(result: RunResult, options: RunOptions, words: Words, *, answer: bool = True) -> None:
+    """The answer on stdout (unless the log showed it on the same terminal), then the
+    sources of its figures on stderr (not with --json: ``run_end`` carries both)."""
     if options.json:
         return
-    if result.succeeded:
+    if result.succeeded and answer:
         print(safe(result.answer), flush=True)
     if result.evidence is not None:
         fancy = sys.stderr.isatty() and not os.environ.get("NO_COLOR")
@@ -289,17 +296,3 @@ def _show(result: RunResult, options: RunOptions, words: Words) -> None:
 
 def _interactive() -> bool:
     return sys.stdin.isatty()
-
-
-def _prompt(source: TextIO) -> str | None:
-    """The next question, or None to leave (exit, quit, q, 退出, Ctrl-D, Ctrl-C at the prompt)."""
-    if source.isatty():
-        print("> ", end="", file=sys.stderr, flush=True)
-    try:
-        line = source.readline()
-    except KeyboardInterrupt:
-        return None
-    if not line:
-        return None
-    question = line.strip()
-    return None if question.lower() in ("exit", "quit", "q", "退出") else question

@@ -127,7 +127,7 @@ def list_mcp(as_json: bool, **kwargs: Any) -> None:
 def _data_dir() -> Path:
     import os
 
-    from minipi.cli.sessions import data_dir
+    from minipi.cli.settings import data_dir
 
     return data_dir(os.environ)
 

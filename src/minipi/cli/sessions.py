@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from minipi.cli.evidence import evidence_lines
+from minipi.cli.settings import data_dir
 from minipi.cli.terminal import safe, safe_json
 from minipi.cli.words import plural, words_for
 from minipi.errors import SessionError
@@ -32,17 +33,6 @@ from minipi.session import (
 from minipi.session.store import DB_NAME
 
 __all__ = ["data_dir", "delete_session", "list_sessions", "show_session"]
-
-
-def data_dir(env: Mapping[str, str]) -> Path:
-    """``$MINIPI_DATA_DIR``, else ``$XDG_DATA_HOME/minipi``, else ``~/.local/share/minipi``."""
-    explicit = env.get("MINIPI_DATA_DIR")
-    if explicit:
-        return Path(os.path.abspath(os.path.expanduser(explicit)))
-    xdg = env.get("XDG_DATA_HOME")
-    if xdg and os.path.isabs(xdg):
-        return Path(xdg) / "minipi"
-    return Path.home() / ".local" / "share" / "minipi"
 
 
 def _store(directory: Path) -> SessionStore | None:

@@ -20,7 +20,7 @@ from minipi.errors import ConfigError
 if TYPE_CHECKING:
     from minipi.cli.mcp import McpOptions
 
-__all__ = ["RunOptions", "project_root", "resolve_settings"]
+__all__ = ["RunOptions", "data_dir", "project_root", "resolve_settings"]
 
 
 @dataclass(frozen=True)
@@ -69,6 +69,17 @@ class RunOptions:
     def root(self) -> Path:
         """``project``, or the current directory."""
         return self.project if self.project is not None else Path(".")
+
+
+def data_dir(env: Mapping[str, str]) -> Path:
+    """``$MINIPI_DATA_DIR``, else ``$XDG_DATA_HOME/minipi``, else ``~/.local/share/minipi``."""
+    explicit = env.get("MINIPI_DATA_DIR")
+    if explicit:
+        return Path(os.path.abspath(os.path.expanduser(explicit)))
+    xdg = env.get("XDG_DATA_HOME")
+    if xdg and os.path.isabs(xdg):
+        return Path(xdg) / "minipi"
+    return Path.home() / ".local" / "share" / "minipi"
 
 
 def _first(*values: str | None) -> str | None:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from minipi.agent.events import ItemsAdded, Notice, ToolExecuting, ToolResultReady
 from minipi.agent.tools import AgentTool, ToolResult, parse_arguments
-from minipi.ai.serialize import item_from_json
+from minipi.ai.serialize import items_from_json
 from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, Message
 from minipi.errors import ConfigError, SessionError, SessionStoreError
 from minipi.session.location import check_outside_project
@@ -94,6 +94,10 @@ class OpenSession:
         """The question of the latest run ("" for a new session)."""
         runs = self.store.runs(self.info.id)
         return runs[-1].question if runs else ""
+
+    def runs(self) -> int:
+        """How many questions the session holds."""
+        return len(self.store.runs(self.info.id))
 
     def unfinished(self) -> list[RunRecord]:
         """The runs without an end (their process was killed, or could not save it):
@@ -207,7 +211,7 @@ def _items(session: str, entry: Entry) -> list[Item]:
     try:
         if not isinstance(saved, list) or not all(isinstance(i, dict) for i in saved):
             raise ValueError("not a list of items")
-        return [item_from_json(i) for i in saved]
+        return items_from_json(saved)
     except ValueError:
         raise _invalid(session, entry, "a malformed item") from None
 
