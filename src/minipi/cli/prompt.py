@@ -51,13 +51,19 @@ class ChatPrompt:
             readline.write_history_file(self.history)
 
     def _terminal_line(self) -> str | None:
+        # readline writes its prompt to stdout; when stdout is not the terminal (answers go
+        # to a file), the prompt goes to stderr instead, never into the answers
+        screen = sys.stdout if sys.stdout.isatty() else sys.stderr
         while True:
             try:
-                return input("> ")
+                if screen is sys.stdout:
+                    return input("> ")
+                print("> ", end="", file=screen, flush=True)
+                return input()
             except KeyboardInterrupt:  # clears the line, as a shell does
-                print(file=sys.stdout, flush=True)
+                print(file=screen, flush=True)
             except EOFError:  # Ctrl-D: leave on a line of its own
-                print(file=sys.stdout, flush=True)
+                print(file=screen, flush=True)
                 return None
 
     def _piped_line(self) -> str | None:
