@@ -281,3 +281,32 @@ def test_chat_on_a_terminal_edits_lines_keeps_a_history_and_leaves_cleanly(
     assert "[session s] 1 earlier question" in resumed.expect("> ")
     resumed.send(b"\x04")
     assert resumed.close() == 0
+
+
+def test_a_config_file_gives_defaults_that_flags_and_the_environment_override(
+    fake_server: FakeServer, tmp_path: Path
+) -> None:
+    config = tmp_path / "config.toml"
+    key_script = tmp_path / "key.sh"
+    key_script.write_text("#!/bin/sh\necho sk-from-the-command\n", encoding="utf-8")
+    key_script.chmod(0o700)
+    config.write_text(
+        f'base_url = "{fake_server.base_url}"\nmodel = "fake-model"\n'
+        f'api_key_command = "{key_script}"\nmax_turns = 1\nsystem = "Be brief."\n',
+        encoding="utf-8",
+    )
+    env = clean_env(MINIPI_CONFIG=str(config))
+    fake_server.add(Turn(calls=[Call("list_files", {"path": "."})]))
+    proc = minipi("ask", "q", "-p", str(SAMPLE), env=env)
+    assert proc.returncode == 3  # max_turns = 1 from the file
+    sent = fake_server.requests[-1]
+    assert sent.headers.get("authorization") == "Bearer sk-from-the-command"
+    assert (sent.body or {})["messages"][0]["content"].endswith("Be brief.")
+    assert "sk-from-the-command" not in proc.stderr
+    fake_server.add(Turn("ok"))
+    flagged = minipi("ask", "q", "-p", str(SAMPLE), "--max-turns", "3", env=env)
+    assert flagged.returncode == 0  # the flag wins
+    config.write_text('modle = "typo"\n', encoding="utf-8")
+    bad = minipi("ask", "q", "-p", str(SAMPLE), env=env)
+    assert bad.returncode == 2
+    assert f"the config file {config} has an unknown key 'modle'" in bad.stderr

@@ -18,6 +18,7 @@ def clean_env(**extra: str) -> dict[str, str]:
     """The environment without any endpoint settings of the developer's own."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("QWEN_", "OPENAI_", "MINIPI_"))}
     env["PYTHONIOENCODING"] = "utf-8"
+    env["MINIPI_CONFIG"] = os.devnull  # the developer's own config file must not change a test
     env.update(extra)
     return env
 

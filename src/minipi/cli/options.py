@@ -152,9 +152,7 @@ def loop_options(function: F) -> F:
             click.option(
                 "--max-turns",
                 type=click.IntRange(min=1, max=100_000),
-                default=8,
-                show_default=True,
-                help="Model requests allowed; the calls of the last one still run.",
+                help="Model requests allowed; the calls of the last one still run [default: 8].",
             ),
             click.option(
                 "--max-tool-calls",
@@ -164,9 +162,7 @@ def loop_options(function: F) -> F:
             click.option(
                 "--max-calls-per-reply",
                 type=click.IntRange(min=1, max=10_000),
-                default=32,
-                show_default=True,
-                help="Calls one reply may ask for; the rest are answered 'not run'.",
+                help="Calls one reply may ask for; the rest are answered 'not run' [default: 32].",
             ),
             click.option(
                 "--max-seconds",

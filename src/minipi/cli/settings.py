@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from minipi.agent.config import EvidenceMode
 from minipi.ai.types import Wire
 from minipi.assemble import DEFAULT_INSTRUCTIONS, ApproveMode, Settings
+from minipi.cli.config import UserConfig, load_config
 from minipi.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -37,9 +39,11 @@ class RunOptions:
     model: str | None = None
     api_key: str | None = None
     wire: str | None = None
-    max_turns: int = 8
+    max_turns: int | None = None
+    """None: the config file's, else 8."""
     max_tool_calls: int | None = None
-    max_calls_per_reply: int = 32
+    max_calls_per_reply: int | None = None
+    """None: the config file's, else 32."""
     max_seconds: float | None = None
     required_tools: tuple[str, ...] = ()
     approve: str | None = None
@@ -87,38 +91,92 @@ def _first(*values: str | None) -> str | None:
 
 
 def resolve_settings(options: RunOptions, env: Mapping[str, str] | None = None) -> Settings:
-    """Merge the flags with the environment; ConfigError for values that make no sense."""
+    """Merge the flags, the environment and the config file (in that order of precedence);
+    ConfigError for values that make no sense."""
     env = os.environ if env is None else env
-    url = _first(options.base_url, env.get("QWEN_BASE_URL"), env.get("OPENAI_BASE_URL"))
-    named = _first(options.wire, env.get("MINIPI_WIRE")) or "chat"
-    if named not in ("chat", "responses"):
-        raise ConfigError(f"unknown wire {named!r}: use chat or responses")
-    chosen_wire: Wire = "responses" if named == "responses" else "chat"
-    stream = options.stream
-    instructions = DEFAULT_INSTRUCTIONS
-    if options.system and options.system.strip():
-        instructions += "\n\n" + options.system.strip()
+    file = load_config(env)
     return Settings(
-        base_url=url,
-        model=_first(options.model, env.get("QWEN_MODEL"), env.get("OPENAI_MODEL")),
-        api_key=_first(options.api_key, env.get("QWEN_API_KEY"), env.get("OPENAI_API_KEY")),
-        wire=chosen_wire,
-        request_options=_request_options(env, chosen_wire, options.temperature),
-        stream=stream if stream is not None else env.get("MINIPI_STREAM", "1") not in _OFF,
-        timeout=options.timeout,
-        model_file=options.model_file,
-        instructions=instructions,
+        **_endpoint(options, env, file),
+        **_budgets(options, file),
+        instructions=_instructions(_first(options.system, file.get("system"))),
         guided=options.guided,
-        max_turns=options.max_turns,
-        max_tool_calls=options.max_tool_calls,
-        max_calls_per_reply=options.max_calls_per_reply,
-        max_seconds=options.max_seconds,
         required_tools=options.required_tools,
         context_tokens=options.context_tokens,
-        evidence=_evidence(_first(options.evidence, env.get("MINIPI_EVIDENCE")) or "warn"),
-        approve=_approve(options.approve or "deny"),
+        evidence=_evidence(
+            _first(options.evidence, env.get("MINIPI_EVIDENCE"), file.get("evidence")) or "warn"
+        ),
+        approve=_approve(_first(options.approve, file.get("approve")) or "deny"),
         allow=options.allow,
     )
+
+
+def _endpoint(options: RunOptions, env: Mapping[str, str], file: UserConfig) -> dict[str, Any]:
+    """Where the model is and how to talk to it."""
+    url = _first(options.base_url, env.get("QWEN_BASE_URL"), env.get("OPENAI_BASE_URL"))
+    url = url or file.get("base_url")
+    named = _first(options.wire, env.get("MINIPI_WIRE"), file.get("wire")) or "chat"
+    if named not in ("chat", "responses"):
+        raise ConfigError(f"unknown wire {named!r}: use chat or responses")
+    wire: Wire = "responses" if named == "responses" else "chat"
+    model_file = _first(options.model_file, file.get("model_file"))
+    key = _first(options.api_key, env.get("QWEN_API_KEY"), env.get("OPENAI_API_KEY"))
+    if key is None and url is not None and model_file is None:
+        key = file.api_key()  # the key command runs only for an endpoint that needs one
+    model = _first(options.model, env.get("QWEN_MODEL"), env.get("OPENAI_MODEL"))
+    temperature = _pick(options.temperature, file.get("temperature"))
+    return {
+        "base_url": url,
+        "model": model or file.get("model"),
+        "api_key": key,
+        "wire": wire,
+        "request_options": _request_options(env, wire, temperature),
+        "stream": _stream(options.stream, env, file),
+        "timeout": _positive(_pick(options.timeout, file.get("timeout")), "timeout"),
+        "model_file": model_file,
+    }
+
+
+def _budgets(options: RunOptions, file: UserConfig) -> dict[str, Any]:
+    per_reply = _pick(options.max_calls_per_reply, file.get("max_calls_per_reply"), 32)
+    return {
+        "max_turns": int(_pick(options.max_turns, file.get("max_turns"), 8)),
+        "max_tool_calls": options.max_tool_calls,
+        "max_calls_per_reply": int(per_reply),
+        "max_seconds": _positive(
+            _pick(options.max_seconds, file.get("max_seconds")), "max_seconds"
+        ),
+    }
+
+
+def _pick(*values: Any) -> Any:
+    """The first value that is set (not None)."""
+    return next((v for v in values if v is not None), None)
+
+
+def _positive(value: Any, key: str) -> float | None:
+    """A number of seconds from a flag or the config file: finite, positive, sensible."""
+    if value is None:
+        return None
+    number = float(value)
+    if not math.isfinite(number) or not 0 < number <= 1_000_000:
+        raise ConfigError(f"{key} must be a number of seconds above 0 and at most 1000000")
+    return number
+
+
+def _stream(flag: bool | None, env: Mapping[str, str], file: UserConfig) -> bool:
+    if flag is not None:
+        return flag
+    if "MINIPI_STREAM" in env:
+        return env["MINIPI_STREAM"] not in _OFF
+    configured = file.get("stream")
+    return True if configured is None else bool(configured)
+
+
+def _instructions(system: str | None) -> str:
+    """minipi's instructions, then the user's own (``--system``)."""
+    if system and system.strip():
+        return DEFAULT_INSTRUCTIONS + "\n\n" + system.strip()
+    return DEFAULT_INSTRUCTIONS
 
 
 def project_root(options: RunOptions, env: Mapping[str, str] | None = None) -> Path:

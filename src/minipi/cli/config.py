@@ -1,0 +1,113 @@
+"""The user's config file: defaults so that ``--model`` is not needed every time.
+
+``$MINIPI_CONFIG``, else ``$XDG_CONFIG_HOME/minipi/config.toml``, else
+``~/.config/minipi/config.toml``; missing is fine. It sits last in the settings chain:
+flags > environment > this file > built-in defaults. Example::
+
+    base_url = "http://127.0.0.1:8021/v1"
+    model = "qwen3-0.6b"
+    api_key_command = "pass show openai/minipi"   # its stdout is the key, asked only when needed
+    approve = "ask"
+    evidence = "require"
+    max_turns = 12
+    timeout = 300
+    system = "Answer briefly."
+
+Unknown keys and wrong types are usage errors naming the file and the key; the key itself
+is never in a message.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from minipi.errors import ConfigError
+
+__all__ = ["UserConfig", "config_path", "load_config"]
+
+_KEYS: dict[str, tuple[type, ...]] = {
+    "base_url": (str,),
+    "model": (str,),
+    "api_key_command": (str,),
+    "wire": (str,),
+    "approve": (str,),
+    "evidence": (str,),
+    "max_turns": (int,),
+    "max_calls_per_reply": (int,),
+    "max_seconds": (int, float),
+    "timeout": (int, float),
+    "temperature": (int, float),
+    "stream": (bool,),
+    "system": (str,),
+    "model_file": (str,),
+}
+
+
+@dataclass(frozen=True)
+class UserConfig:
+    """What the file says (an empty one when there is none)."""
+
+    values: Mapping[str, Any]
+    path: Path | None = None
+
+    def get(self, key: str) -> Any:
+        return self.values.get(key)
+
+    def api_key(self) -> str | None:
+        """The stdout of ``api_key_command`` (stripped), run only when a key is needed."""
+        command = self.values.get("api_key_command")
+        if not command:
+            return None
+        try:
+            done = subprocess.run(
+                shlex.split(command), capture_output=True, text=True, timeout=30, check=False
+            )
+        except (OSError, ValueError, subprocess.TimeoutExpired) as error:
+            raise ConfigError(f"api_key_command in {self.path} could not run: {error}") from None
+        if done.returncode != 0 or not done.stdout.strip():
+            raise ConfigError(
+                f"api_key_command in {self.path} exited {done.returncode} without printing a "
+                "key; run it yourself to see why"
+            )
+        return done.stdout.strip()
+
+
+def config_path(env: Mapping[str, str]) -> Path:
+    explicit = env.get("MINIPI_CONFIG")
+    if explicit:
+        return Path(os.path.expanduser(explicit))
+    xdg = env.get("XDG_CONFIG_HOME")
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".config"
+    return base / "minipi" / "config.toml"
+
+
+def load_config(env: Mapping[str, str]) -> UserConfig:
+    """The config file's settings, checked; an empty config when the file does not exist."""
+    path = config_path(env)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return UserConfig({})
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"cannot read the config file {path}: {error}") from None
+    import tomllib  # only when there is a file
+
+    try:
+        values = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"the config file {path} is not valid TOML: {error}") from None
+    for key, value in values.items():
+        kinds = _KEYS.get(key)
+        if kinds is None:
+            known = ", ".join(sorted(_KEYS))
+            raise ConfigError(f"the config file {path} has an unknown key {key!r}; known: {known}")
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            names = " or ".join(k.__name__ for k in kinds)
+            raise ConfigError(f"in the config file {path}, {key} must be a {names}")
+    return UserConfig(values, path)
