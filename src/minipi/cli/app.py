@@ -17,7 +17,7 @@ from minipi.assemble import ModelHandle, Settings, agent_config, open_model, run
 from minipi.cli.approve import make_approver
 from minipi.cli.evidence import evidence_lines
 from minipi.cli.prompt import ChatPrompt
-from minipi.cli.render import HumanLog, JsonLines
+from minipi.cli.render import HumanLog, JsonLines, colour_allowed
 from minipi.cli.settings import RunOptions, data_dir, project_root, resolve_settings
 from minipi.cli.status import Ticker
 from minipi.cli.terminal import safe
@@ -289,8 +289,7 @@ def _show(result: RunResult, options: RunOptions, words: Words, *, answer: bool 
     if result.succeeded and answer:
         print(safe(result.answer), flush=True)
     if result.evidence is not None:
-        fancy = sys.stderr.isatty() and not os.environ.get("NO_COLOR")
-        lines = evidence_lines(result.evidence.to_json(), words, fancy=fancy)
+        lines = evidence_lines(result.evidence.to_json(), words, fancy=colour_allowed(sys.stderr))
         print("\n".join(lines), file=sys.stderr, flush=True)
 
 

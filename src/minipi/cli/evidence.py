@@ -20,6 +20,7 @@ from minipi.cli.words import Words
 
 __all__ = ["evidence_lines", "traced"]
 
+_CROSS = "\x1b[31m✗\x1b[0m"  # red on a terminal that allows colour
 _ORDER = {"unsupported": 0, "path": 1, "from_question": 2, "weak": 3}
 _NOT_A_SOURCE = ("path", "from_question", "weak")
 
@@ -57,7 +58,7 @@ def _cells(claim: Mapping[str, Any], words: Words, fancy: bool) -> list[str]:
     status = str(claim["status"])
     sources: Sequence[Mapping[str, Any]] = claim["sources"]
     if status == "unsupported":
-        mark = f"{'✗' if fancy else 'x'} {words('evidence_unsupported')}"
+        mark = f"{_CROSS if fancy else 'x'} {words('evidence_unsupported')}"
         near = claim.get("nearest")
         if isinstance(near, Mapping):
             where = safe(str(near["source"].get("path") or near["source"].get("tool") or ""))

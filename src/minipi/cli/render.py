@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from contextlib import AbstractContextManager, nullcontext
 from typing import TextIO
@@ -23,7 +24,7 @@ from minipi.cli.status import Ticker
 from minipi.cli.terminal import safe, safe_json
 from minipi.cli.words import Words
 
-__all__ = ["HumanLog", "JsonLines", "LiveText"]
+__all__ = ["HumanLog", "JsonLines", "LiveText", "colour_allowed", "one_line"]
 
 
 def _pretty_arguments(arguments: str) -> str:
@@ -96,6 +97,15 @@ def _partial_tag(text: str) -> int:
     return len(tail) if any(t.startswith(tail) for t in LiveText._TAGS) else 0
 
 
+_STATUS_COLOURS = {"succeeded": "32", "failed": "31", "budget_exhausted": "33", "cancelled": "33"}
+
+
+def colour_allowed(out: TextIO) -> bool:
+    """Colour only on a terminal, and never with ``NO_COLOR`` set (https://no-color.org)."""
+    isatty = getattr(out, "isatty", None)
+    return bool(isatty and isatty()) and not os.environ.get("NO_COLOR")
+
+
 def one_line(text: str) -> str:
     """``text`` as one line: its line ends shown as ``\\n`` (a name, an id, a message)."""
     return text.replace("\r\n", "\\n").replace("\n", "\\n")
@@ -116,6 +126,7 @@ class HumanLog:
         self.words = words
         self.out = out or sys.stderr
         self.ticker = ticker
+        self.colour = colour_allowed(self.out)
         utf8 = (getattr(self.out, "encoding", "") or "").lower().replace("-", "") == "utf8"
         self.gutter = "  │ " if utf8 else "  | "
         self.live: LiveText | None = None
@@ -135,7 +146,7 @@ class HumanLog:
         self._end_live()
         if isinstance(event, ToolCallStarted):
             shown = one_line(f"{event.name} {_pretty_arguments(event.arguments)}")
-            line(f"{w('call', turn=event.turn)} {shown}")
+            line(f"{w('call', turn=event.turn)} {shown}", "36")
             line(f"  call_id={one_line(event.call_id)}")
         elif isinstance(event, ToolResultReady):
             res = event.result
@@ -143,7 +154,10 @@ class HumanLog:
             self.results[0] += 1
             self.results[1] += res.is_error
             self.read_only = self.read_only or res.code == "read_only"
-            line(w("failed", code=one_line(str(res.code))) if res.is_error else w("ok"))
+            if res.is_error:
+                line(w("failed", code=one_line(str(res.code))), "33")
+            else:
+                line(w("ok"), "32")
             line(self._quoted(res.content.rstrip("\n")))
         elif isinstance(event, AssistantText) and event.turn != self.streamed_turn:
             line(f"\n{w('text', turn=event.turn)}")
@@ -152,7 +166,8 @@ class HumanLog:
             line(f"{w('notice')} {one_line(event.message)}")
         elif isinstance(event, RunEnd):
             all_failed = self.results[0] > 0 and self.results[1] == self.results[0]
-            line(w.summary(event.result, self.changes, all_failed, self.read_only))
+            colour = _STATUS_COLOURS.get(event.result.status)
+            line(w.summary(event.result, self.changes, all_failed, self.read_only), colour)
 
     def _status(self, event: AgentEvent) -> None:
         """What the status line says: the model is thinking, a tool is running, or nothing."""
@@ -170,9 +185,15 @@ class HumanLog:
         """``text`` behind the gutter, every line of it."""
         return "\n".join(self.gutter + part for part in text.split("\n"))
 
-    def _line(self, text: str) -> None:
+    def _line(self, text: str, colour: str | None = None) -> None:
+        """Print ``text`` (made safe first), its first line in ``colour`` (an SGR code) on a
+        terminal that allows colour."""
+        shown = safe(text)
+        if colour is not None and self.colour:
+            head, newline, rest = shown.partition("\n")
+            shown = f"\x1b[{colour}m{head}\x1b[0m{newline}{rest}"
         with self._writing():
-            print(safe(text), file=self.out, flush=True)
+            print(shown, file=self.out, flush=True)
 
     def _writing(self) -> AbstractContextManager[None]:
         return self.ticker.writing() if self.ticker is not None else nullcontext()
