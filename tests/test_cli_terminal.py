@@ -310,3 +310,13 @@ def test_a_config_file_gives_defaults_that_flags_and_the_environment_override(
     bad = minipi("ask", "q", "-p", str(SAMPLE), env=env)
     assert bad.returncode == 2
     assert f"the config file {config} has an unknown key 'modle'" in bad.stderr
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_shell_completion_as_the_readme_documents_it(shell: str) -> None:
+    """README: eval "$(_MINIPI_COMPLETE=bash_source minipi)" (zsh_source, fish_source)."""
+    script = minipi(env=clean_env(_MINIPI_COMPLETE=f"{shell}_source"))
+    assert script.returncode == 0
+    assert "_MINIPI_COMPLETE" in script.stdout
+    words = clean_env(_MINIPI_COMPLETE="bash_complete", COMP_WORDS="minipi se", COMP_CWORD="1")
+    assert minipi(env=words).stdout.split() == ["plain,serve", "plain,sessions"]
