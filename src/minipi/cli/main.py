@@ -178,4 +178,6 @@ def _guard(run: Callable[[], int]) -> int:
 
 
 def main() -> None:
-    cli()
+    # One name however it is started (``python -m minipi`` too): usage lines and the shell
+    # completion variable (_MINIPI_COMPLETE) say minipi.
+    cli(prog_name="minipi")
