@@ -39,23 +39,36 @@ def _tool_results(body: Mapping[str, Any]) -> int:
 class ByQuestion:
     """A reply function for ``FakeServer`` that any number of runs can share (chat wire)."""
 
-    def __init__(self, latency: float = 0.0, retry_after: str = "1") -> None:
+    def __init__(
+        self, latency: float = 0.0, retry_after: str = "1", limit_attempts: int = 1
+    ) -> None:
         self.latency = latency
         self.retry_after = retry_after
+        self.limit_attempts = limit_attempts
+        """``[429]`` questions: how many first requests are answered 429."""
         self.lock = threading.Lock()
-        self.limited: set[str] = set()
+        self.limited: Counter[str] = Counter()
+        self.log: list[tuple[float, int]] = []
+        """(``time.monotonic()`` at arrival, status answered) of every model request."""
 
     def __call__(self, body: dict[str, Any]) -> Turn | Step:
+        arrived = time.monotonic()
         question = _question(body)
         step = _tool_results(body)
+        reply = self._reply(question, step)
+        with self.lock:
+            self.log.append((arrived, reply.status if isinstance(reply, RawReply) else 200))
         time.sleep(self.latency * (10 if "[slow]" in question else 1))
+        return reply
+
+    def _reply(self, question: str, step: int) -> Turn | RawReply:
         if "[400]" in question:
             return error_status(400, "FakeServer refuses this task")
         if "[429]" in question and step == 0:
             with self.lock:
-                first = question not in self.limited
-                self.limited.add(question)
-            if first:
+                self.limited[question] += 1
+                limited = self.limited[question] <= self.limit_attempts
+            if limited:
                 return error_status(429, "slow down", retry_after=self.retry_after)
         return self.daily(step, wrong="[wrong]" in question)
 
@@ -94,7 +107,9 @@ def write_tasks(path: Path, rows: Iterable[dict[str, Any] | str]) -> Path:
 
 
 def read_results(out: Path) -> list[dict[str, Any]]:
-    text = (out / "results.jsonl").read_text(encoding="utf-8")
+    """The records of ``out/results.jsonl`` (none when it does not exist yet)."""
+    path = out / "results.jsonl"
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 

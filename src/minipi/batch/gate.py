@@ -6,11 +6,16 @@ requests, one "not before" time that rate limiting pushes forward, and the stop 
     run_agent(client, tools, config, question)
 
 ``GatedClient.create`` waits for the gate (the shared not-before time, then a free
-connection), asks the inner client and releases the connection. A request that ends
-``rate_limited`` (HTTP 429 after the model layer's own retries) pushes the not-before time
-forward for every worker, by the backoff below, so one worker's 429 slows them all instead
-of each finding out alone. ``Gate.defer`` is also what a model layer that reports each 429
-and its ``Retry-After`` as it happens would call (see the batch README section).
+connection), asks the inner client and releases the connection.
+
+HTTP 429: the model layer retries a 429 itself, honouring a short ``Retry-After``
+(``minipi.ai.http``). When a request still ends ``rate_limited``, the gate pushes the
+not-before time forward for every worker (the ``Retry-After`` the error carries, else a
+backoff doubling from 1 s while 429s keep coming, at most 60 s) and the request is asked
+again once that time comes, up to ``rate_limit_rounds`` times: one worker's 429 slows them
+all, and a batch rides out a rate limit instead of failing the tasks that met it. A model
+layer that reports each 429 as it happens can call ``Gate.wait`` before each attempt and
+``Gate.defer`` with each ``Retry-After`` (the hook described in the batch README section).
 
 Once ``stop`` is set (Ctrl-C), no request starts and a streaming reply is dropped at its next
 piece: the run ends ``cancelled`` (code ``cancelled``). A request already waiting for a
@@ -51,17 +56,19 @@ class Gate:
         *,
         backoff: float = 1.0,
         max_backoff: float = 60.0,
+        rate_limit_rounds: int = 3,
     ) -> None:
         self.max_connections = max_connections
         self.stop = stop or threading.Event()
         self.backoff = backoff
         self.max_backoff = max_backoff
+        self.rate_limit_rounds = rate_limit_rounds
         self._slots = threading.Semaphore(max_connections)
         self._lock = threading.Lock()
         self._not_before = 0.0
         self._strikes = 0
         self.deferrals = 0
-        """How many times rate limiting pushed the not-before time (for the summary)."""
+        """How many times rate limiting pushed the not-before time."""
 
     def defer(self, seconds: float) -> None:
         """No worker starts a request for ``seconds`` from now (a later time already set
@@ -70,27 +77,34 @@ class Gate:
             self._not_before = max(self._not_before, time.monotonic() + seconds)
             self.deferrals += 1
 
-    def rate_limited(self) -> None:
-        """A request ended ``rate_limited``: back off, doubling while 429s keep coming."""
+    def rate_limited(self, retry_after: float | None = None) -> None:
+        """A request ended ``rate_limited``: everyone waits ``retry_after`` (when the server
+        said), else a backoff that doubles while 429s keep coming."""
         with self._lock:
             self._strikes += 1
             strikes = self._strikes
-        self.defer(min(self.backoff * 2.0 ** (strikes - 1), self.max_backoff))
+        backoff = min(self.backoff * 2.0 ** (strikes - 1), self.max_backoff)
+        self.defer(min(max(retry_after or 0.0, backoff), self.max_backoff))
 
     def succeeded(self) -> None:
         with self._lock:
             self._strikes = 0
 
-    def acquire(self) -> None:
-        """Wait for the not-before time and a free connection; ``Cancelled`` once stopping."""
+    def wait(self) -> None:
+        """Until the not-before time; ``Cancelled`` once stopping."""
         while True:
             if self.stop.is_set():
                 raise Cancelled()
             with self._lock:
-                wait = self._not_before - time.monotonic()
-            if wait > 0:
-                self.stop.wait(min(wait, _POLL))
-                continue
+                left = self._not_before - time.monotonic()
+            if left <= 0:
+                return
+            self.stop.wait(min(left, _POLL))
+
+    def acquire(self) -> None:
+        """Wait for the not-before time and a free connection; ``Cancelled`` once stopping."""
+        while True:
+            self.wait()
             if self._slots.acquire(timeout=_POLL):
                 return
 
@@ -111,19 +125,31 @@ class GatedClient:
         return self.inner.model
 
     def create(self, request: ModelRequest) -> ModelResponse:
+        watched = self._watched(request)
+        rounds = 0
+        while True:
+            try:
+                response = self._send(watched)
+            except ModelError as error:
+                late = request.deadline is not None and time.monotonic() >= request.deadline
+                if error.code != "rate_limited" or rounds >= self.gate.rate_limit_rounds or late:
+                    raise
+                rounds += 1
+                self.gate.rate_limited(_retry_after(error))
+                continue
+            self.gate.succeeded()
+            return response
+
+    def _send(self, request: ModelRequest) -> ModelResponse:
         self.gate.acquire()
         try:
-            response = self.inner.create(self._watched(request))
+            return self.inner.create(request)
         except ModelError as error:
-            if error.code == "rate_limited":
-                self.gate.rate_limited()
             if self.gate.stop.is_set() and not isinstance(error, Cancelled):
-                raise Cancelled() from error
+                raise Cancelled() from error  # what broke it was the stop, not the endpoint
             raise
         finally:
             self.gate.release()
-        self.gate.succeeded()
-        return response
 
     def _watched(self, request: ModelRequest) -> ModelRequest:
         """``request`` whose delta sink raises ``Cancelled`` once the batch is stopping."""
@@ -140,3 +166,9 @@ class GatedClient:
 
     def close(self) -> None:
         """Nothing to release: the inner client belongs to the batch."""
+
+
+def _retry_after(error: ModelError) -> float | None:
+    """The ``Retry-After`` seconds a 429 error carries, where the model layer records it."""
+    value = getattr(error, "retry_after", None)
+    return float(value) if isinstance(value, int | float) else None
