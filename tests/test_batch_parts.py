@@ -290,3 +290,11 @@ def test_the_batch_command_module_loads_nothing_heavy() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "[]"
+
+
+def test_the_bench_task_files_are_tasks_of_existing_projects() -> None:
+    for path in sorted((SRC.parents[1] / "bench" / "tasks").glob("*.jsonl")):
+        tasks, problems = load_tasks(path)
+        assert problems == []
+        assert tasks
+        assert all(task.project.is_dir() for task in tasks), path

@@ -70,7 +70,17 @@ class ByQuestion:
                 limited = self.limited[question] <= self.limit_attempts
             if limited:
                 return error_status(429, "slow down", retry_after=self.retry_after)
+        if "[move]" in question:
+            return self.adopt(step)
         return self.daily(step, wrong="[wrong]" in question)
+
+    @staticmethod
+    def adopt(step: int) -> Turn:
+        """Seed 003: move the cat's file into archive/, then say so."""
+        if step == 0:
+            move = {"source": "inbox/猫咪小花.txt", "target": "archive/猫咪小花.txt"}
+            return Turn(calls=[Call("move_file", move)])
+        return Turn("猫咪小花 的档案已移到 archive。")
 
     @staticmethod
     def daily(step: int, *, wrong: bool = False) -> Turn:
@@ -172,6 +182,7 @@ __all__ = [
     "DAILY_ANSWER",
     "DAILY_EXPECT",
     "DAILY_QUESTION",
+    "ENTRY",
     "SAMPLE",
     "ByQuestion",
     "RawReply",

@@ -16,6 +16,7 @@ has no record and runs again; its trace is simply overwritten. A line cut by a p
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from minipi.batch.records import Record
-from minipi.errors import ConfigError
+from minipi.errors import ConfigError, MiniPiError
 
 __all__ = ["BatchDir", "Resumed"]
 
@@ -133,13 +134,22 @@ class BatchDir:
         return Resumed(records)
 
     def append(self, record: Record) -> None:
-        """Add ``record`` to ``results.jsonl`` and make it durable before returning."""
+        """Add ``record`` to ``results.jsonl`` and make it durable before returning
+        (``MiniPiError`` ``results_write_failed`` when the disk refuses)."""
         line = json.dumps(record.to_json(), ensure_ascii=False).encode() + b"\n"
         with self._write:
-            written = os.write(self._results_fd, line)
-            if written != len(line):  # a full disk: do not leave half a record
-                raise OSError(f"short write to results.jsonl ({written} of {len(line)} bytes)")
-            os.fsync(self._results_fd)
+            try:
+                written = os.write(self._results_fd, line)
+                if written != len(line):  # a full disk: the torn line is cut off on resume
+                    raise OSError(errno.ENOSPC, f"{written} of {len(line)} bytes written")
+                os.fsync(self._results_fd)
+            except OSError as error:
+                raise MiniPiError(
+                    f"cannot write {self.path / 'results.jsonl'} ({error.strerror or error}): "
+                    "the tasks recorded so far are kept; free space and run the same "
+                    "command again",
+                    code="results_write_failed",
+                ) from None
 
     def trace_path(self, task_id: str) -> Path:
         return self.traces / f"{task_id}.json"
