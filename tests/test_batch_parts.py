@@ -96,7 +96,10 @@ def test_a_torn_last_line_is_cut_off_and_records_survive_a_reopen(tmp_path: Path
     results = tmp_path / "out" / "results.jsonl"
     with open(results, "ab") as handle:
         handle.write(b'{"id": "c", "status": "succ')  # power lost mid-write
+    left = tmp_path / "out" / "traces" / ".c.json.4242.tmp"  # a trace write killed midway
+    left.write_text("{", encoding="utf-8")
     store = BatchDir.open(tmp_path / "out")
+    assert not left.exists()
     resumed = store.resume()
     assert sorted(resumed.records) == ["a", "b"]
     store.append(_record("c"))

@@ -28,9 +28,13 @@ class _Counts:
     def __init__(self, total: int, done: int) -> None:
         self.total, self.done, self.start_done = total, done, done
         self.succeeded = self.failed = self.tokens = 0
-        self.started = time.monotonic()
+        self.first: float | None = None
+        """When the first task of this run ended: the rate is measured from there, past
+        the start-up (a local engine, Ray) that no later task pays."""
 
     def add(self, record: Record) -> None:
+        if self.first is None:
+            self.first = time.monotonic()
         self.done += 1
         if record.status == "succeeded":
             self.succeeded += 1
@@ -41,9 +45,9 @@ class _Counts:
     def eta(self) -> str:
         ran = self.done - self.start_done
         left = self.total - self.done
-        if ran == 0 or left <= 0:
+        if ran < 2 or left <= 0 or self.first is None:
             return "-"
-        seconds = (time.monotonic() - self.started) / ran * left
+        seconds = (time.monotonic() - self.first) / (ran - 1) * left
         return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
 
 

@@ -181,7 +181,10 @@ class _Dispatch:
         try:
             record, trace = self.ray.get(ref)
         except Exception as error:  # the actor died, or the task raised: that task failed
-            self.done(task, crashed(task, error, time.perf_counter() - started))
+            record = crashed(task, error, time.perf_counter() - started)
+            if self.stop.is_set():  # Ctrl-C reached the Ray processes too: not its failure
+                record = replace(record, status="cancelled", code="cancelled")
+            self.done(task, record)
             return
         if trace is not None:
             write_atomically(self.store.trace_path(task.id), trace)

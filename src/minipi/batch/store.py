@@ -62,7 +62,16 @@ class BatchDir:
             ) from None
         store = cls(path)
         store._lock()
+        store._sweep()
         return store
+
+    def _sweep(self) -> None:
+        """Remove the temp files of writes a killed process left (``.NAME.PID…tmp``): this
+        process holds the lock, so no write of another is under way."""
+        for folder in (self.path, self.traces):
+            for temp in folder.glob(".*.tmp"):
+                with contextlib.suppress(OSError):
+                    temp.unlink()
 
     def _lock(self) -> None:
         fd = os.open(self.path / ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
