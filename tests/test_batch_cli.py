@@ -327,3 +327,20 @@ def test_changes_run_only_with_approve_all(tmp_path: Path, server: FakeServer) -
     assert allowed["status"] == "succeeded", allowed
     assert (roots["allowed"] / "archive" / "猫咪小花.txt").exists()
     assert not (roots["allowed"] / "inbox" / "猫咪小花.txt").exists()
+
+
+def test_a_task_past_its_timeout_ends_budget_exhausted(
+    tmp_path: Path, server: FakeServer, project: Path
+) -> None:
+    rows = task_rows(2, project)
+    rows[0]["question"] = f"{rows[0]['question']} [slow]"  # 0.2 s a request
+    tasks = write_tasks(tmp_path / "tasks.jsonl", rows)
+    proc = batch_cli(*_args(tasks, tmp_path / "out", server, "--task-timeout", "0.3"))
+    assert proc.returncode == 1
+    results = {r["id"]: r for r in read_results(tmp_path / "out")}
+    assert (results["t000"]["status"], results["t000"]["code"]) == (
+        "budget_exhausted",
+        "max_seconds",
+    )
+    assert results["t000"]["turns"] == 2
+    assert results["t001"]["status"] == "succeeded"
