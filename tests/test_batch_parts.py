@@ -301,3 +301,23 @@ def test_the_bench_task_files_are_tasks_of_existing_projects() -> None:
         assert problems == []
         assert tasks
         assert all(task.project.is_dir() for task in tasks), path
+
+
+def test_run_task_as_a_library_call_reports_every_event_too() -> None:
+    from batch_tasks.scripted import DAILY_EXPECT, SAMPLE, ByQuestion, serve
+    from minipi.agent.events import AgentEvent, ModelResponded
+    from minipi.assemble import Settings, open_model
+    from minipi.batch import Plan, run_task
+
+    server = serve(ByQuestion())
+    settings = Settings(base_url=server.base_url, model="fake-model")
+    model = open_model(settings, {})
+    seen: list[AgentEvent] = []
+    try:
+        task = Task("daily", "q", SAMPLE, expect=tuple(DAILY_EXPECT))
+        record = run_task(task, Plan(settings), model, Gate(1), on_event=seen.append)
+    finally:
+        model.close()
+        server.stop()
+    assert (record.status, record.correct, record.trace) == ("succeeded", True, None)
+    assert sum(isinstance(e, ModelResponded) for e in seen) == 3

@@ -7,6 +7,9 @@ number of actors). The driver hands tasks to actors as they become free, writes 
 record and trace itself (the same ``BatchDir.append``), and so resumes and sums up exactly
 like a batch run on threads. An actor asks for one CPU when it runs an engine, none when it
 only waits on an endpoint. The rate-limit backoff is shared by the tasks of one actor only.
+Each node must see the task projects at the same paths (one machine, or a shared file
+system) and have minipi installed; an actor reads its own node's environment to find a
+model file, never the driver's.
 
 Ctrl-C: no task is handed out any more, each actor is told to stop (its running task ends
 ``cancelled`` at its next model request), and the driver waits for them; Ctrl-C again
@@ -93,7 +96,13 @@ def run_on_ray(
     ray = _import_ray()
     local = options.ray == "local"
     extra: dict[str, Any] = {"object_store_memory": _LOCAL_OBJECT_STORE} if local else {}
-    ray.init(address=options.ray, include_dashboard=False, log_to_driver=False, **extra)
+    try:
+        ray.init(address=options.ray, include_dashboard=False, log_to_driver=False, **extra)
+    except Exception as error:  # Ray's own errors (no cluster there, a version mismatch)
+        raise ConfigError(
+            f"cannot start or reach Ray at {options.ray!r}: {_reason(error)} — give --ray "
+            "alone for a local instance, or the address of a running cluster"
+        ) from None
     try:
         count = min(options.workers, options.max_connections or options.workers, len(pending))
         embedded = plan.settings.base_url is None or plan.settings.model_file is not None

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from minipi.agent import AgentTool, ApprovalRequest, run_agent
-from minipi.agent.events import EventSink
+from minipi.agent.events import AgentEvent, EventSink
 from minipi.assemble import ModelHandle, Settings, agent_config, run_tools
 from minipi.batch.gate import Gate, GatedClient
 from minipi.batch.records import Record, failed_record, record_of
@@ -82,10 +82,16 @@ def _deny(request: ApprovalRequest) -> bool:
 
 
 def run_task(
-    task: Task, plan: Plan, model: ModelHandle, gate: Gate, trace: Path | None = None
+    task: Task,
+    plan: Plan,
+    model: ModelHandle,
+    gate: Gate,
+    trace: Path | None = None,
+    on_event: EventSink | None = None,
 ) -> Record:
     """Run ``task`` on ``model`` behind ``gate``; its trace goes to ``trace`` (named in the
-    record as ``traces/NAME``)."""
+    record as ``traces/NAME``), and every event to ``on_event`` too (a caller's own tally,
+    such as ``bench/local_tasks.py``'s tokens per turn)."""
     started = time.perf_counter()
     settings = task_settings(plan, task)
     try:
@@ -96,13 +102,25 @@ def run_task(
     with files:
         approver = _allow if settings.approve == "all" else _deny
         tools = run_tools(settings, files, approver)
-        sink = None
+        traced = None
         if plan.trace is not None and trace is not None:
-            sink = plan.trace(trace, settings, model, tools, root)
+            traced = plan.trace(trace, settings, model, tools, root)
+        sink = _both(traced, on_event)
         client = GatedClient(model.client, gate)
         result = run_agent(client, tools, agent_config(settings, model), task.question, sink)
-    shown = f"traces/{trace.name}" if sink is not None and trace is not None else None
+    shown = f"traces/{trace.name}" if traced is not None and trace is not None else None
     return record_of(task, result, time.perf_counter() - started, shown)
+
+
+def _both(first: EventSink | None, second: EventSink | None) -> EventSink | None:
+    if first is None or second is None:
+        return first or second
+
+    def emit(event: AgentEvent) -> None:
+        first(event)
+        second(event)
+
+    return emit
 
 
 def crashed(task: Task, error: BaseException, seconds: float) -> Record:
