@@ -96,8 +96,9 @@ def batch(
     "...", "project": "DIR", "expect": ["..."], "max_turns": 8} (expect and max_turns
     optional; a relative project is taken from the task file's folder). Each finished task
     is a line of DIR/results.jsonl (its trace in DIR/traces/ID.json); a second run skips
-    them. Exit 0 when every task succeeded, 1 when one did not (or a line was not a task),
-    130 after Ctrl-C."""
+    them. Nobody is asked to approve a change: --approve deny (the default) or all. Exit 0
+    when every task succeeded, 1 when one did not (or a line was not a task), 130 after
+    Ctrl-C."""
     from minipi.batch import BatchOptions
     from minipi.cli.main import _guard
 
