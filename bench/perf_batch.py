@@ -189,7 +189,7 @@ def report(rows: Sequence[Row], asks: Sequence[float], args: argparse.Namespace)
     eight = next((r for r in rows if r.workers == 8 and r.label.startswith("threads")), None)
     if eight is not None:
         verdict = "PASS" if eight.efficiency >= 0.8 else "MISS"
-        print(f"target: ideal/wall >= 0.8 at 8 workers: {eight.efficiency:.2f} {verdict}")
+        print(f"target: ideal/wall >= 0.8 at 8 workers: {eight.efficiency:.3f} {verdict}")
     if not RSS_EXACT:
         print("* peak RSS from wait4: an upper bound (GNU time not found)")
 
