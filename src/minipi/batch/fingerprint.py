@@ -1,0 +1,61 @@
+"""The configuration a batch directory was made with, and what a resumed run changed.
+
+Results are comparable only when made the same way: the model, the endpoint and every option
+that shapes a run are recorded in ``batch.json`` with their sha256 (the API key never is: it
+changes who pays, not what the model answers). How many workers ran is not part of it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import fields
+from typing import Any
+
+from minipi.assemble import Settings
+
+__all__ = ["changes", "describe", "fingerprint"]
+
+_SECRET = frozenset({"api_key"})
+
+
+def describe(
+    settings: Settings, env: Mapping[str, str], task_timeout: float | None
+) -> dict[str, Any]:
+    """The settings that shape a run, as JSON values (keys sorted)."""
+    data: dict[str, Any] = {
+        f.name: getattr(settings, f.name) for f in fields(settings) if f.name not in _SECRET
+    }
+    if data["model_file"] is None and settings.base_url is None:
+        data["model_file"] = env.get("MINIPI_MODEL_FILE")  # what the local engine will load
+    data["task_timeout"] = task_timeout
+    normal: dict[str, Any] = json.loads(json.dumps(data, sort_keys=True, default=_plain))
+    return normal
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, tuple | frozenset | set):
+        return list(value)
+    return str(value)
+
+
+def fingerprint(config: Mapping[str, Any]) -> str:
+    text = json.dumps(config, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """``name: old -> new`` for each setting that differs (long values shortened)."""
+    return [
+        f"{key}: {_shown(old.get(key))} -> {_shown(new.get(key))}"
+        for key in sorted(set(old) | set(new))
+        if old.get(key) != new.get(key)
+    ]
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "..."

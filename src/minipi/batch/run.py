@@ -1,0 +1,131 @@
+"""One task, start to end: its project, its tools, the loop, its trace, its record.
+
+``run_task`` never raises for what one task can get wrong (a missing project, an endpoint
+that fails, a tool that crashes): that task's record says so and the batch goes on. It
+raises ``ConfigError``/``AgentError`` only for what is wrong with the whole batch's
+configuration (an unknown ``--require-tool``, an option that cannot be sent): every task
+would fail alike, so the batch stops instead.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Protocol
+
+from minipi.agent import AgentTool, ApprovalRequest, run_agent
+from minipi.agent.events import AgentEvent, EventSink
+from minipi.assemble import ModelHandle, Settings, agent_config, run_tools
+from minipi.batch.gate import Gate, GatedClient
+from minipi.batch.records import Record, failed_record, record_of
+from minipi.batch.tasks import Task
+from minipi.errors import MiniPiError
+from minipi.files import ProjectFiles
+
+__all__ = ["Plan", "TraceFactory", "run_task", "task_settings"]
+
+
+class TraceFactory(Protocol):
+    """Makes the sink that writes one task's trace to ``path`` (the CLI passes a
+    ``minipi.cli.trace.TraceRecorder`` maker; batch itself knows no trace format)."""
+
+    def __call__(
+        self,
+        path: Path,
+        settings: Settings,
+        model: ModelHandle,
+        tools: Sequence[AgentTool],
+        project: Path,
+    ) -> EventSink: ...
+
+
+def _same_root(project: Path) -> Path:
+    return project
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How every task of a batch runs; plain data and module-level functions, so that Ray
+    can ship it to its workers."""
+
+    settings: Settings
+    env: Mapping[str, str] = field(default_factory=dict)
+    """Passed to ``open_model`` to find a local model file (``MINIPI_MODEL_FILE``...)."""
+    task_timeout: float | None = None
+    """Each task's wall-clock budget (the run's ``max_seconds``; the smaller one wins)."""
+    trace: TraceFactory | None = None
+    check_root: Callable[[Path], Path] = _same_root
+    """The task's project as the root to confine the tools to, or ``ConfigError`` (the CLI
+    refuses ``/`` and the home directory unless ``--allow-broad-root``)."""
+
+
+def task_settings(plan: Plan, task: Task) -> Settings:
+    """The batch's settings with this task's own ``max_turns`` and the task timeout."""
+    changes: dict[str, Any] = {}
+    if task.max_turns is not None:
+        changes["max_turns"] = task.max_turns
+    limits = [s for s in (plan.settings.max_seconds, plan.task_timeout) if s is not None]
+    if limits:
+        changes["max_seconds"] = min(limits)
+    return replace(plan.settings, **changes) if changes else plan.settings
+
+
+def _allow(request: ApprovalRequest) -> bool:
+    """``--approve all``: nobody is asked (a batch has no one to ask)."""
+    return True
+
+
+def _deny(request: ApprovalRequest) -> bool:
+    return False
+
+
+def run_task(
+    task: Task,
+    plan: Plan,
+    model: ModelHandle,
+    gate: Gate,
+    trace: Path | None = None,
+    on_event: EventSink | None = None,
+) -> Record:
+    """Run ``task`` on ``model`` behind ``gate``; its trace goes to ``trace`` (named in the
+    record as ``traces/NAME``), and every event to ``on_event`` too (a caller's own tally,
+    such as ``bench/local_tasks.py``'s tokens per turn)."""
+    started = time.perf_counter()
+    settings = task_settings(plan, task)
+    try:
+        root = plan.check_root(task.project)
+        files = ProjectFiles(root, allow=settings.allow)
+    except MiniPiError as error:
+        return failed_record(task, "bad_project", error.message, time.perf_counter() - started)
+    with files:
+        approver = _allow if settings.approve == "all" else _deny
+        tools = run_tools(settings, files, approver)
+        traced = None
+        if plan.trace is not None and trace is not None:
+            traced = plan.trace(trace, settings, model, tools, root)
+        sink = _both(traced, on_event)
+        client = GatedClient(model.client, gate)
+        result = run_agent(client, tools, agent_config(settings, model), task.question, sink)
+    shown = f"traces/{trace.name}" if traced is not None and trace is not None else None
+    return record_of(task, result, time.perf_counter() - started, shown)
+
+
+def _both(first: EventSink | None, second: EventSink | None) -> EventSink | None:
+    if first is None or second is None:
+        return first or second
+
+    def emit(event: AgentEvent) -> None:
+        first(event)
+        second(event)
+
+    return emit
+
+
+def crashed(task: Task, error: BaseException, seconds: float) -> Record:
+    """The record of a task whose run raised (a bug in minipi or a tool): it failed alone."""
+    what = f"{type(error).__name__}: {error}"[:500]
+    return failed_record(
+        task, "task_crashed", f"minipi crashed on this task ({what}); please report it", seconds
+    )

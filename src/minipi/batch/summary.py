@@ -1,0 +1,116 @@
+"""The figures of a batch over every finished task: ``summary.json`` and the closing lines.
+
+- success rate: ``succeeded`` / finished tasks;
+- correct rate: tasks whose answer held every ``expect`` string / tasks that expect some;
+- traced rate: succeeded answers whose every figure was traced to a tool result / succeeded
+  answers that held a figure needing a source (the evidence check of ``minipi ask``);
+- statuses by code (``failed/endpoint_unreachable``), tokens, p50/p95 seconds per task.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from minipi.batch.records import Record
+
+__all__ = ["Counts", "summarize", "summary_lines"]
+
+
+@dataclass(frozen=True)
+class Counts:
+    """The tasks of this invocation that have no record (yet)."""
+
+    tasks: int
+    """Tasks in the file (malformed lines excluded)."""
+    malformed: int = 0
+    cancelled: int = 0
+    """Stopped by Ctrl-C in this invocation (no record: a resumed run redoes them)."""
+    ran: int = 0
+    """Records this invocation added."""
+    wall_seconds: float = 0.0
+
+
+def _rate(part: int, whole: int) -> float | None:
+    return round(part / whole, 4) if whole else None
+
+
+def percentile(values: Sequence[float], share: float) -> float | None:
+    """The nearest-rank percentile (``share`` in 0..1) of ``values``; None when empty."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(share * len(ordered)) - 1)]
+
+
+def _key(record: Record) -> str:
+    return record.status if record.code is None else f"{record.status}/{record.code}"
+
+
+def summarize(records: Sequence[Record], counts: Counts) -> dict[str, Any]:
+    """``summary.json``'s document."""
+    succeeded = sum(r.status == "succeeded" for r in records)
+    judged = [r.correct for r in records if r.correct is not None]
+    traced = [r.traced for r in records if r.traced is not None]
+    seconds = [r.seconds for r in records]
+    tokens: Counter[str] = Counter()
+    for record in records:
+        tokens.update(record.tokens)
+    p50, p95 = percentile(seconds, 0.5), percentile(seconds, 0.95)
+    return {
+        "tasks": counts.tasks,
+        "finished": len(records),
+        "pending": max(counts.tasks - len(records), 0),
+        "malformed_lines": counts.malformed,
+        "cancelled": counts.cancelled,
+        "ran_now": counts.ran,
+        "succeeded": succeeded,
+        "success_rate": _rate(succeeded, len(records)),
+        "correct": sum(judged),
+        "judged": len(judged),
+        "correct_rate": _rate(sum(judged), len(judged)),
+        "traced": sum(traced),
+        "with_figures": len(traced),
+        "traced_rate": _rate(sum(traced), len(traced)),
+        "statuses": dict(Counter(_key(r) for r in records).most_common()),
+        "tokens": {k: tokens.get(k, 0) for k in ("input", "output", "cached")},
+        "seconds_per_task": {
+            "p50": None if p50 is None else round(p50, 3),
+            "p95": None if p95 is None else round(p95, 3),
+        },
+        "wall_seconds": round(counts.wall_seconds, 3),
+    }
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{part}/{whole} ({100 * part / whole:.1f}%)" if whole else "-"
+
+
+def summary_lines(summary: dict[str, Any]) -> list[str]:
+    """The closing lines a person reads."""
+    head = f"{summary['tasks']} tasks: {summary['finished']} finished"
+    head += f" ({summary['ran_now']} now)"
+    if summary["pending"]:
+        head += f", {summary['pending']} not finished"
+    if summary["cancelled"]:
+        head += f" ({summary['cancelled']} cancelled)"
+    if summary["malformed_lines"]:
+        count = summary["malformed_lines"]
+        head += f"; {count} malformed line{'s' if count > 1 else ''} skipped"
+    rates = (
+        f"succeeded {_share(summary['succeeded'], summary['finished'])}"
+        f"  correct {_share(summary['correct'], summary['judged'])}"
+        f"  traced {_share(summary['traced'], summary['with_figures'])}"
+    )
+    statuses = ", ".join(f"{k} {v}" for k, v in summary["statuses"].items()) or "-"
+    tokens = summary["tokens"]
+    spent = f"tokens: input {tokens['input']}, output {tokens['output']}, cached {tokens['cached']}"
+    seconds = summary["seconds_per_task"]
+    timing = "seconds per task: -"
+    if seconds["p50"] is not None:
+        timing = f"seconds per task: p50 {seconds['p50']:.2f}, p95 {seconds['p95']:.2f}"
+    timing += f"; wall {summary['wall_seconds']:.1f} s"
+    return [head, "  " + rates, "  statuses: " + statuses, "  " + spent, "  " + timing]

@@ -1,0 +1,194 @@
+"""``minipi batch TASKS.jsonl --out DIR``: many questions at once, resumable (``minipi.batch``).
+
+At the top only click, the stdlib and the flag groups, which ``minipi.cli.main`` loads
+anyway: ``minipi --help`` pays nothing for batch. The rest is imported when it runs.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Sequence
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from minipi.cli.options import SECONDS, loop_options, model_options, run_options, tool_options
+
+if TYPE_CHECKING:
+    from minipi.agent import AgentTool
+    from minipi.agent.events import EventSink
+    from minipi.assemble import ModelHandle, Settings
+    from minipi.batch import BatchOutcome
+
+__all__ = ["BatchTrace", "batch"]
+
+
+@click.command()
+@click.argument(
+    "tasks_file", metavar="TASKS.jsonl", type=click.Path(path_type=Path, dir_okay=False)
+)
+@click.option(
+    "-o",
+    "--out",
+    required=True,
+    type=click.Path(path_type=Path, file_okay=False),
+    help="The batch directory: results.jsonl, traces/, summary.json. Run the same command "
+    "again to resume it.",
+)
+@click.option(
+    "-w",
+    "--workers",
+    type=click.IntRange(1, 256),
+    default=4,
+    show_default=True,
+    help="Tasks run at once.",
+)
+@click.option(
+    "--max-connections",
+    type=click.IntRange(1, 100),
+    help="Model requests at once, all workers together [default: --workers; 1 for the "
+    "local engine, which answers one at a time].",
+)
+@click.option(
+    "--task-timeout",
+    type=SECONDS,
+    help="Seconds each task may take (its --max-seconds; the smaller wins): then it ends "
+    "budget_exhausted.",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Go on in a directory whose results were made with other options or tasks.",
+)
+@click.option(
+    "--ray",
+    "ray_address",
+    is_flag=False,
+    flag_value="local",
+    default=None,
+    metavar="[ADDRESS]",
+    help="Run the tasks on Ray: alone, a new local instance; or a cluster's address "
+    "(--ray=auto, --ray=ray://HOST:10001). Needs minipi[ray].",
+)
+@click.option(
+    "--allow-broad-root",
+    is_flag=True,
+    help="Let a task's project be / or your home directory itself.",
+)
+@tool_options
+@loop_options
+@model_options
+def batch(
+    tasks_file: Path,
+    out: Path,
+    workers: int,
+    max_connections: int | None,
+    task_timeout: float | None,
+    force: bool,
+    ray_address: str | None,
+    allow_broad_root: bool,
+    **kwargs: Any,
+) -> None:
+    """Answer every task of TASKS.jsonl, one JSON object a line: {"id": "t1", "question":
+    "...", "project": "DIR", "expect": ["..."], "max_turns": 8} (expect and max_turns
+    optional; a relative project is taken from the task file's folder). Each finished task
+    is a line of DIR/results.jsonl (its trace in DIR/traces/ID.json); a second run skips
+    them. Nobody is asked to approve a change: --approve deny (the default) or all. Exit 0
+    when every task succeeded, 1 when one did not (or a line was not a task), 130 after
+    Ctrl-C."""
+    from minipi.batch import BatchOptions
+    from minipi.cli.main import _guard
+
+    options = BatchOptions(tasks_file, out, workers, max_connections, force, ray_address)
+
+    def run() -> int:
+        return _run(options, task_timeout, allow_broad_root, kwargs)
+
+    sys.exit(_guard(run))
+
+
+def _run(
+    options: Any, task_timeout: float | None, allow_broad_root: bool, kwargs: dict[str, Any]
+) -> int:
+    import os
+
+    from minipi.batch import Plan, run_batch
+    from minipi.cli.settings import resolve_settings
+    from minipi.errors import ConfigError
+
+    run = run_options(kwargs)
+    if run.approve == "ask":
+        raise ConfigError(
+            "--approve ask needs a person at a terminal, and a batch has none: use --approve "
+            "deny (read-only, the default) or --approve all (changes allowed, nobody asked)"
+        )
+    settings = resolve_settings(run)
+    plan = Plan(
+        settings,
+        os.environ,
+        task_timeout,
+        trace=BatchTrace(),
+        check_root=partial(task_root, allow_broad_root),
+    )
+    outcome = run_batch(options, plan)
+    _show(outcome, options.out)
+    if outcome.stopped:
+        return 130
+    return 0 if outcome.all_succeeded else 1
+
+
+def _show(outcome: BatchOutcome, out: Path) -> None:
+    from minipi.batch import summary_lines
+    from minipi.cli.terminal import safe
+
+    lines = summary_lines(outcome.summary)
+    lines.append(f"  results: {out / 'results.jsonl'}; summary: {out / 'summary.json'}")
+    if outcome.problems:
+        lines.append("  fix the lines named above and run the same command to run them")
+    elif outcome.stopped or outcome.summary["pending"]:
+        lines.append("  run the same command again to finish the rest")
+    print(safe("\n".join(lines)), flush=True)
+
+
+def task_root(allow_broad_root: bool, project: Path) -> Path:
+    """A task's project as the tools' root: the rule of ``--project`` (``/`` and the home
+    directory refused unless ``--allow-broad-root``)."""
+    from minipi.cli.settings import RunOptions, project_root
+
+    return project_root(RunOptions(project=project, allow_broad_root=allow_broad_root))
+
+
+class BatchTrace:
+    """``--trace``'s recorder for each task (``minipi.cli.trace``), the header made once per
+    model: it holds the model file's sha256, which takes about a second a GB to compute."""
+
+    def __init__(self) -> None:
+        self._headers: dict[int, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+
+    def __getstate__(self) -> dict[str, Any]:  # shipped to Ray workers: without the cache
+        return {}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._headers = {}
+        self._lock = threading.Lock()
+
+    def __call__(
+        self,
+        path: Path,
+        settings: Settings,
+        model: ModelHandle,
+        tools: Sequence[AgentTool],
+        project: Path,
+    ) -> EventSink:
+        from minipi.cli.trace import TraceRecorder, trace_header
+
+        with self._lock:
+            header = self._headers.get(id(model))
+            if header is None:
+                header = trace_header(settings, model, tools, project)
+                self._headers[id(model)] = header
+        return TraceRecorder(path, {**header, "project": str(project)})
