@@ -74,8 +74,7 @@ def _batch(
 ) -> Proc:
     command = [
         sys.executable,
-        "-c",
-        ENTRY,
+        *ENTRY,
         str(tasks),
         "--out",
         str(out),

@@ -281,7 +281,7 @@ def test_a_terminal_shows_a_progress_bar(tmp_path: Path, server: FakeServer, pro
     controller, terminal = pty.openpty()
     fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))
     proc = subprocess.Popen(
-        [sys.executable, "-c", ENTRY, *_args(tasks, tmp_path / "out", server)],
+        [sys.executable, *ENTRY, *_args(tasks, tmp_path / "out", server)],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=terminal,
@@ -322,8 +322,11 @@ def test_changes_run_only_with_approve_all(tmp_path: Path, server: FakeServer) -
         batch_cli(*_args(tasks, tmp_path / f"out-{name}", server, *flags))
     denied = read_results(tmp_path / "out-denied")[0]
     allowed = read_results(tmp_path / "out-allowed")[0]
-    assert (denied["status"], denied["code"]) == ("failed", "user_denied")
+    # read-only (the default): the move was not offered, the one asked for anyway refused
+    # (read_only) and nothing changed; not a failure of the run (issue 15)
+    assert (denied["status"], denied["code"]) == ("succeeded", None)
     assert (roots["denied"] / "inbox" / "猫咪小花.txt").exists()
+    assert not (roots["denied"] / "archive" / "猫咪小花.txt").exists()
     assert allowed["status"] == "succeeded", allowed
     assert (roots["allowed"] / "archive" / "猫咪小花.txt").exists()
     assert not (roots["allowed"] / "inbox" / "猫咪小花.txt").exists()

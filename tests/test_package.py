@@ -34,6 +34,7 @@ FORBIDDEN = {
     "local": ("minipi.cli", "minipi.files"),
     "session": ("minipi.cli", "minipi.files", "minipi.local", *_WIRES),
     "mcp": ("minipi.cli", "minipi.files", "minipi.local", "minipi.session", *_WIRES),
+    "batch": ("minipi.cli", *_WIRES),
 }
 
 

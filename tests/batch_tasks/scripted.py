@@ -21,7 +21,7 @@ DAILY_ANSWER = "日报日期 2026-09-06，订单数 128，营收 9600 元。"
 DAILY_EXPECT = ["2026-09-06", "128", "9600"]
 SAMPLE = EXAMPLES / "sample_project"
 
-ENTRY = "from minipi.cli.batch import batch; batch(prog_name='minipi batch')"
+ENTRY = ["-m", "minipi", "batch"]
 """``minipi batch`` until the CLI registers the command in ``minipi.cli.main``."""
 
 
@@ -132,7 +132,7 @@ def batch_cli(
 ) -> subprocess.CompletedProcess[str]:
     """Run ``minipi batch ARGS`` to its end; a traceback fails the test."""
     proc = subprocess.run(
-        [sys.executable, "-c", ENTRY, *args],
+        [sys.executable, *ENTRY, *args],
         capture_output=True,
         text=True,
         encoding="utf-8",
@@ -147,7 +147,7 @@ def batch_cli(
 def start_batch(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     """``minipi batch ARGS`` started, output to pipes (the caller ends it)."""
     return subprocess.Popen(
-        [sys.executable, "-c", ENTRY, *args],
+        [sys.executable, *ENTRY, *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

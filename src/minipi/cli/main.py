@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 import click
 
 from minipi import __version__
+from minipi.cli.batch import batch
 from minipi.cli.options import (
     loop_options,
     mcp_from,
@@ -175,6 +176,9 @@ def _guard(run: Callable[[], int]) -> int:
     except KeyboardInterrupt:
         click.echo("minipi: cancelled", err=True)
         return 130
+
+
+cli.add_command(batch)
 
 
 def main() -> None:
