@@ -90,3 +90,22 @@ def test_cli_names_the_web_page_at_once(server: FakeServer, wire: Wire, tmp_path
     assert "try again later" not in proc.stderr
     assert server.posts == 1
     assert time.monotonic() - started < 8
+
+
+@pytest.mark.parametrize("value", ["nan", "NaN", "junk", "Wed, 21 Oct 99999 07:28:00 GMT"])
+def test_a_retry_after_that_means_nothing_is_ignored(
+    server: FakeServer, wire: Wire, value: str
+) -> None:
+    server.add(error_status(503, "busy", retry_after=value), Turn("ok"))
+    with closing(connect(Endpoint(server.base_url, "fake-model", wire=wire), FAST)) as client:
+        client.create(ModelRequest([Message("user", "hi")]))  # before: sleep(nan) raised
+    assert server.posts == 2
+
+
+@pytest.mark.parametrize("value", ["inf", "1e999"])
+def test_an_endless_retry_after_fails_at_once(server: FakeServer, wire: Wire, value: str) -> None:
+    server.add(error_status(429, "slow down", retry_after=value), Turn("never"))
+    error, seconds = failure(server, wire)
+    assert error.code == "rate_limited"
+    assert seconds < 1
+    assert server.posts == 1

@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
+import httpx
 import pytest
 
 from minipi.ai import ClientConfig, Endpoint, Message, ModelClient, ModelRequest, Wire, connect
@@ -197,11 +198,14 @@ def test_retries_run_while_the_deadline_allows(server: FakeServer, wire: Wire) -
 
 
 def test_every_pool_of_the_client_is_bounded() -> None:
-    """The mechanism itself: httpx keeps its pool's network backend where we set it."""
+    """The mechanism itself: httpx keeps its pool's network backend where it is set."""
+    with httpx.Client() as plain:
+        assert bound_client(plain) == 1
+        assert bound_client(plain) == 1  # installed once
     for base in ("http://127.0.0.1:9/v1", "https://127.0.0.1:9/v1"):
         core = HttpCore(Endpoint(base, "m"), ClientConfig())
         try:
-            assert bound_client(core._client) == 0  # already bounded, by HttpCore itself
+            assert bound_client(core._client) == 1  # bounded already, by HttpCore itself
         finally:
             core.close()
 
@@ -292,14 +296,15 @@ def _cli_run(
 
 
 @pytest.mark.parametrize(
-    ("fault", "flags"),
+    ("fault", "wire", "flags"),
     [
-        (Trickle(Turn("a long answer " * 20)), ("--no-stream",)),
-        (EmptyDeltas(), ()),
-        (Drip(60, every=SLOW), ()),
-        (Trickle(Turn("x"), slow_head=True), ()),
+        (Trickle(Turn("a long answer " * 20)), "chat", ("--no-stream",)),
+        (Trickle(Turn("a long answer " * 20)), "responses", ("--no-stream",)),
+        (EmptyDeltas(), "chat", ()),
+        (Drip(60, every=SLOW), "responses", ()),
+        (Trickle(Turn("x"), slow_head=True), "chat", ()),
     ],
-    ids=["trickle", "empty-deltas", "keepalives", "header-trickle"],
+    ids=["trickle-chat", "trickle-responses", "empty-deltas", "keepalives", "header-trickle"],
 )
 def test_cli_max_seconds_ends_a_hanging_request(
     server: FakeServer, wire: Wire, tmp_path: Path, fault: Step, flags: tuple[str, ...]
@@ -314,11 +319,9 @@ def test_cli_max_seconds_ends_a_hanging_request(
     assert server.posts == 1
 
 
-def test_cli_timeout_ends_a_trickle_without_max_seconds(
-    server: FakeServer, wire: Wire, tmp_path: Path
-) -> None:
+def test_cli_timeout_ends_a_trickle_without_max_seconds(server: FakeServer, tmp_path: Path) -> None:
     server.add(*[Trickle(Turn("a long answer " * 20))] * 3)
-    end, seconds, code = _cli_run(server, wire, tmp_path, "--timeout", "1", "--no-stream")
+    end, seconds, code = _cli_run(server, "chat", tmp_path, "--timeout", "1", "--no-stream")
     assert code == 1
     assert end["code"] == "timeout"
     assert seconds < 12  # 3 attempts of 1 s, the backoff, the start

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import email.utils
 import json
+import math
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 
-from minipi.ai.depth import check_depth
+from minipi.ai.depth import check_depth, check_values
 from minipi.ai.types import JsonObject
 from minipi.errors import ModelHTTPError, ModelProtocolError
 
@@ -55,7 +56,9 @@ class Answer:
 
 
 def decode_json(response: Answer, url: str) -> JsonObject:
-    """The 2xx body as a JSON object; ``ModelProtocolError`` for anything else (E12)."""
+    """The 2xx body as a JSON object; ``ModelProtocolError`` for anything else (E12), or for
+    a shape no reply has (``depth.py``: too many values, nested too deep)."""
+    check_values(response.content, f"the answer from {url}")
     try:
         data = json.loads(response.content)
     except (ValueError, RecursionError):
@@ -88,27 +91,30 @@ def unavailable(response: Answer, url: str, note: str, advice: str) -> ModelHTTP
 
 
 def retry_after(headers: httpx.Headers) -> float | None:
-    """Seconds the server asks us to wait (``Retry-After`` seconds or HTTP-date), if any."""
-    value = headers.get("retry-after-ms")
-    if value is not None:
+    """Seconds the server asks us to wait (``Retry-After`` seconds or HTTP-date), if any;
+    ``inf`` for a wait too long to express. ``nan`` and other nonsense ask nothing."""
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
         try:
-            return max(float(value) / 1000, 0.0)
+            seconds = float(value) / scale
         except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
+            seconds = _http_date(value) if scale == 1.0 else math.nan
+        if not math.isnan(seconds):
+            return max(seconds, 0.0)
+    return None
+
+
+def _http_date(value: str) -> float:
+    """Seconds until the HTTP-date ``value``; nan if it is not one."""
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
+    except (TypeError, ValueError, OverflowError):
+        return math.nan
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
-    return max((when - datetime.now(UTC)).total_seconds(), 0.0)
+    return (when - datetime.now(UTC)).total_seconds()
 
 
 def server_message(response: Answer) -> str:

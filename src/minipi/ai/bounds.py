@@ -171,7 +171,8 @@ class _BoundedBackend(httpcore.NetworkBackend):
 
 def bound_client(client: httpx.Client) -> int:
     """Install the bounded backend in every connection pool of ``client`` (its transport and
-    the proxy transports httpx mounted from the environment); the number of pools bounded.
+    the proxy transports httpx mounted from the environment); the number of pools bounded
+    afterwards (those bounded before included).
 
     httpx offers no public way to give ``HTTPTransport`` a network backend, so this sets
     the pool's ``_network_backend`` (httpcore's pools read it for each new connection).
@@ -180,13 +181,11 @@ def bound_client(client: httpx.Client) -> int:
     transports += list(getattr(client, "_mounts", {}).values())
     bounded = 0
     for transport in transports:
-        pool = (
-            getattr(transport, "_pool", None)
-            if isinstance(transport, httpx.HTTPTransport)
-            else None
-        )
+        pool = getattr(transport, "_pool", None)
         inner = getattr(pool, "_network_backend", None)
-        if isinstance(inner, httpcore.NetworkBackend) and not isinstance(inner, _BoundedBackend):
+        if not isinstance(transport, httpx.HTTPTransport) or inner is None:
+            continue
+        if not isinstance(inner, _BoundedBackend):
             pool._network_backend = _BoundedBackend(inner)  # type: ignore[union-attr]
-            bounded += 1
+        bounded += 1
     return bounded

@@ -5,6 +5,8 @@ and when the stream has ended properly returns the object the non-streamed API w
 answered, so that one decoder (``chat.py`` / ``responses.py``) reads both. A stream that ends
 before its finish (no ``finish_reason`` or no ``[DONE]``; no ``response.completed``) raises
 ``ModelStreamError``: its partial text is never an answer and its partial calls never run.
+Each reader counts its ``progress`` (events that add to the reply) and ``size`` (what it
+gathered), which ``HttpCore`` holds to ``stream_idle_timeout`` and ``max_response_bytes``.
 
 Chat tool-call deltas are keyed by ``index`` (RELIABILITY D9/D11): the id and name usually
 come only in a call's first chunk (later chunks say ``"id": null`` or nothing), arguments are
@@ -18,7 +20,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from minipi.ai.depth import check_depth
+from minipi.ai.depth import check_depth, check_values
 from minipi.ai.types import Delta, DeltaSink, JsonObject
 from minipi.errors import ModelError, ModelProtocolError, ModelStreamError
 
@@ -48,6 +50,7 @@ def _ignore(delta: Delta) -> None:
 
 
 def _frame(data: str) -> Any:
+    check_values(data, "a stream frame")
     try:
         frame = json.loads(data)
     except (ValueError, RecursionError):
