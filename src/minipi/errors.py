@@ -11,6 +11,7 @@ instead (see ``minipi.agent.tools``). Every exception derives from one base::
     │   │   └── ModelDeadlineError the request's deadline (the run's --max-seconds) passed
     │   ├── ModelHTTPError         non-2xx status; ``status`` and ``url`` attributes
     │   ├── ModelProtocolError     2xx but unusable: not JSON, no choices, a call without a name
+    │   │   └── ModelResponseTooLargeError  larger than ``max_response_bytes``; ``limit``
     │   └── ModelStreamError       a stream that stalled or ended before it finished (retried once)
     ├── ToolError                  a tool refused or failed; ``code`` is stable (fed back as data)
     │   └── FileAccessError        a ProjectFiles refusal (path, file type, size, encoding, ...)
@@ -35,6 +36,7 @@ __all__ = [
     "ModelError",
     "ModelHTTPError",
     "ModelProtocolError",
+    "ModelResponseTooLargeError",
     "ModelStreamError",
     "ModelTimeoutError",
     "SessionBusyError",
@@ -107,6 +109,17 @@ class ModelProtocolError(ModelError):
 
     def __init__(self, message: str, *, url: str = "", code: str = "protocol_error") -> None:
         super().__init__(message, code=code, url=url)
+
+
+class ModelResponseTooLargeError(ModelProtocolError):
+    """The reply (decoded), one line of its stream, or what its stream gathered, grew past
+    ``ClientConfig.max_response_bytes`` (``limit``): code ``response_too_large``; reading
+    stopped there and nothing of it is used. Not retried: the same server would send it
+    again."""
+
+    def __init__(self, message: str, *, limit: int, url: str = "") -> None:
+        super().__init__(message, url=url, code="response_too_large")
+        self.limit = limit
 
 
 class ModelStreamError(ModelError):

@@ -9,12 +9,13 @@
         client.close()
 
 The modules: ``types`` (neutral items, ``ModelRequest``/``ModelResponse``, ``ModelClient``,
-``RESERVED_OPTIONS``), ``endpoint`` (``Endpoint``, ``ClientConfig``), ``declare`` (a tool's
-declaration), one module per wire API (``chat``, ``responses``: ``encode`` -> dict, ``decode``),
-``stream`` + ``sse`` (streamed answers), ``client`` (``HttpModelClient``: a wire over
-``http.HttpCore``), ``chain`` (Responses chaining as a wrapper client), ``testing``
-(``ScriptedModel``). Importing this package stays cheap: httpx and the wire modules load on the
-first ``connect``.
+``RESERVED_OPTIONS``), ``endpoint`` (``Endpoint``, ``ClientConfig``; ``baseurl`` checks what
+they would send), ``declare`` (a tool's declaration), one module per wire API (``chat``,
+``responses``: ``encode`` -> dict, ``decode``), ``stream`` + ``sse`` (streamed answers),
+``client`` (``HttpModelClient``: a wire over ``http.HttpCore``; ``bounds``, ``body``,
+``depth``, ``answers`` and ``failures`` bound and word what a server sends), ``chain``
+(Responses chaining as a wrapper client), ``testing`` (``ScriptedModel``). Importing this
+package stays cheap: httpx and the wire modules load on the first ``connect``.
 """
 
 from __future__ import annotations

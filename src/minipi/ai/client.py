@@ -91,13 +91,14 @@ class HttpModelClient:
 
     def send(self, request: ModelRequest, body: JsonObject) -> ModelResponse:
         """POST ``body`` (made from ``request``) and decode the answer against ``request``.
-        Streamed when ``config.stream`` (deltas go to ``request.on_delta``)."""
+        Streamed when ``config.stream`` (deltas go to ``request.on_delta``); the whole of it,
+        retries included, bounded by ``request.deadline`` (``ModelDeadlineError``)."""
         try:
             payload = self._payload(body)
         except (TypeError, ValueError) as exc:  # an option or schema is not JSON
             raise ConfigError(f"the request cannot be encoded as JSON: {exc}") from None
         reader = self.wire.stream(request.on_delta) if self.config.stream else None
-        data, sent = self._http.post_json(self.wire.path, payload, reader)
+        data, sent = self._http.post_json(self.wire.path, payload, reader, request.deadline)
         return self._response(request, data, sent)
 
     def _payload(self, body: JsonObject) -> bytes:

@@ -5,12 +5,14 @@ Both are frozen values built by the caller; environment variables are read only 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Literal
 
+from minipi.ai.baseurl import check_secret, split_base_url
 from minipi.errors import ConfigError
 
-__all__ = ["ClientConfig", "Endpoint"]
+__all__ = ["MAX_SECONDS", "ClientConfig", "Endpoint"]
 
 
 @dataclass(frozen=True)
@@ -20,6 +22,11 @@ class Endpoint:
     ``base_url`` is normalised: surrounding whitespace and trailing slashes are removed, and a
     URL without a path gets ``/v1``, so ``http://127.0.0.1:8021`` and
     ``http://127.0.0.1:8021/v1/`` name the same endpoint. The repr never shows the key.
+
+    What cannot be sent is refused here, before any request (``ConfigError``, without the
+    secret in the message): a key with a line end, space, control or non-ASCII character; a
+    URL that is not http(s), has a bad port, a ``?query`` or ``#fragment``, or credentials
+    with control characters (``baseurl.py``).
     """
 
     base_url: str
@@ -36,12 +43,14 @@ class Endpoint:
     ``api_key`` is set (the key wins)."""
 
     def __post_init__(self) -> None:
-        url, credentials = _normalise(self.base_url)
+        url, credentials = split_base_url(self.base_url)
         object.__setattr__(self, "base_url", url)
         if credentials is not None:
             object.__setattr__(self, "basic_auth", credentials)
         if self.wire not in ("responses", "chat"):
             raise ConfigError(f"unknown wire {self.wire!r}: use 'chat' or 'responses'")
+        if self.api_key:
+            check_secret(self.api_key, "the API key", "--api-key / OPENAI_API_KEY")
 
     def __repr__(self) -> str:
         key = "None" if self.api_key is None else "'***'"
@@ -49,28 +58,6 @@ class Endpoint:
             f"Endpoint(base_url={self.base_url!r}, model={self.model!r}, "
             f"api_key={key}, wire={self.wire!r})"
         )
-
-
-def _normalise(base_url: str) -> tuple[str, tuple[str, str] | None]:
-    """The URL without trailing slashes (``/v1`` added to a bare host) and without
-    credentials, and the credentials it had."""
-    url = base_url.strip().rstrip("/")
-    scheme, _, rest = url.partition("://")  # not urllib.parse: it costs start-up time
-    host, slash, path = rest.partition("/")
-    credentials = None
-    if "@" in host:
-        from urllib.parse import unquote
-
-        userinfo, _, host = host.rpartition("@")
-        user, _, password = userinfo.partition(":")
-        credentials = (unquote(user), unquote(password))
-        url = f"{scheme}://{host}{slash}{path}"
-    if scheme.lower() not in ("http", "https") or not host:
-        raise ConfigError(
-            f"base URL {url!r} is not an http(s) URL — set --base-url / QWEN_BASE_URL "
-            "like http://127.0.0.1:8021/v1"
-        )
-    return (url if slash else url + "/v1"), credentials
 
 
 @dataclass(frozen=True)
@@ -81,7 +68,10 @@ class ClientConfig:
     connect_timeout: float = 5.0
     """Seconds to establish a connection."""
     read_timeout: float = 120.0
-    """Seconds to wait for the answer (also bounds each write)."""
+    """Seconds a plain (not streamed) exchange may take in all, from connecting to the
+    answer's last byte: a body that trickles in byte by byte is cut at this total, not
+    restarted by each byte. Also bounds sending the request, and waiting for a stream's
+    headers."""
     max_retries: int = 2
     """Retries after the first attempt, for 408/409/429/5xx, connection errors and timeouts."""
     backoff_base: float = 0.5
@@ -95,7 +85,11 @@ class ClientConfig:
     otherwise the request fails with ``stream_stalled`` or ``stream_incomplete`` and nothing
     of it is used. A server that answers a stream request with plain JSON is understood too."""
     stream_idle_timeout: float = 120.0
-    """Streaming: the longest silence allowed, before the first event or between two."""
+    """Streaming: the longest time without progress, before the first event or between two.
+    Only an event that adds to the reply counts (text, reasoning, a call's piece, the finish):
+    keep-alive comments and empty deltas do not. A stream that keeps progressing has no total
+    bound here; the request's ``deadline`` (the run's ``max_seconds``) and
+    ``max_response_bytes`` bound it."""
     previous_response_id: bool = False
     """Responses wire only (the chat wire ignores it). Off, every request re-sends the whole
     history (bytes O(N²) over an N-turn run). On, a request whose history extends the previous
@@ -111,9 +105,47 @@ class ClientConfig:
     and when the server answers a chained request that it no longer knows the previous
     response (400 naming it, or 404), the request is retried once, silently, with the full
     history. State is per thread: one conversation per thread chains."""
+    max_response_bytes: int = 16 * 1024 * 1024
+    """The largest reply read, counted after decompression as it arrives: a plain body, one
+    line or event of a stream, and the text, reasoning and call arguments a stream gathers.
+    A larger reply fails ``response_too_large`` (not retried) and is never used; reading
+    stops there, so a server cannot make minipi hold more than about this much of its
+    answer, whatever it sends (a gzip bomb included). 16 MiB is far above a real reply (a
+    100k-token answer is about 0.5 MB)."""
 
     def __post_init__(self) -> None:
-        if self.connect_timeout <= 0 or self.read_timeout <= 0 or self.stream_idle_timeout <= 0:
-            raise ConfigError("timeouts must be positive seconds")
-        if self.max_retries < 0 or self.backoff_base < 0 or self.max_retry_after < 0:
-            raise ConfigError("max_retries, backoff_base and max_retry_after must be >= 0")
+        for name in ("connect_timeout", "read_timeout", "stream_idle_timeout"):
+            _check_number(self, name, 0.0, MAX_SECONDS, low_open=True)
+        for name in ("backoff_base", "max_retry_after"):
+            _check_number(self, name, 0.0, MAX_SECONDS)
+        _check_number(self, "max_retries", 0, 100, integer=True)
+        _check_number(self, "max_response_bytes", 1024, 2**40, integer=True)
+
+
+MAX_SECONDS = 86_400.0
+"""The longest timeout ``ClientConfig`` takes (a day): a larger one is no bound at all, and
+past ~9e9 s the sockets below cannot even express it."""
+
+
+def _check_number(
+    config: ClientConfig,
+    name: str,
+    low: float,
+    high: float,
+    *,
+    low_open: bool = False,
+    integer: bool = False,
+) -> None:
+    """``ConfigError`` unless ``config.name`` is a finite number in its range (an int when
+    ``integer``): nan, inf, 1e300 and strings are refused here, not deep inside a request."""
+    value = getattr(config, name)
+    kinds = (int,) if integer else (int, float)
+    number = isinstance(value, kinds) and not isinstance(value, bool)
+    finite = number and (isinstance(value, int) or math.isfinite(value))
+    if finite and (low < value if low_open else low <= value) and value <= high:
+        return
+    bound = f"> {low:g}" if low_open else f">= {low:g}"
+    kind = "a whole number" if integer else "a finite number"
+    raise ConfigError(
+        f"ClientConfig.{name} must be {kind} {bound} and <= {high:g}, not {value!r:.40}"
+    )

@@ -5,6 +5,8 @@ and when the stream has ended properly returns the object the non-streamed API w
 answered, so that one decoder (``chat.py`` / ``responses.py``) reads both. A stream that ends
 before its finish (no ``finish_reason`` or no ``[DONE]``; no ``response.completed``) raises
 ``ModelStreamError``: its partial text is never an answer and its partial calls never run.
+Each reader counts its ``progress`` (events that add to the reply) and ``size`` (what it
+gathered), which ``HttpCore`` holds to ``stream_idle_timeout`` and ``max_response_bytes``.
 
 Chat tool-call deltas are keyed by ``index`` (RELIABILITY D9/D11): the id and name usually
 come only in a call's first chunk (later chunks say ``"id": null`` or nothing), arguments are
@@ -18,6 +20,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from minipi.ai.depth import check_depth, check_values
 from minipi.ai.types import Delta, DeltaSink, JsonObject
 from minipi.errors import ModelError, ModelProtocolError, ModelStreamError
 
@@ -27,9 +30,15 @@ __all__ = ["ChatStream", "ResponsesStream", "StreamReader", "raise_inband_error"
 class StreamReader(Protocol):
     """What ``HttpCore.post_json`` feeds a streamed answer to: ``event`` per SSE event, then
     ``result``. ``finished`` turns true once the stream's end marker arrived (nothing after it
-    is read)."""
+    is read). ``progress`` counts the events that added to the reply (text, reasoning, a
+    call's piece, an item, the finish): keep-alives and empty deltas leave it as it is, so
+    they do not hold the idle timeout off. ``size`` is what the reply has gathered so far
+    (characters of text, reasoning, names and arguments; the JSON of kept items), held
+    under ``max_response_bytes``."""
 
     finished: bool
+    progress: int
+    size: int
 
     def event(self, name: str, data: str) -> None: ...
 
@@ -41,12 +50,15 @@ def _ignore(delta: Delta) -> None:
 
 
 def _frame(data: str) -> Any:
+    check_values(data, "a stream frame")
     try:
-        return json.loads(data)
+        frame = json.loads(data)
     except (ValueError, RecursionError):
         raise ModelProtocolError(
             f"the stream sent a frame that is not JSON: {data[:120]!r}", code="malformed_stream"
         ) from None
+    check_depth(frame, "a stream frame")
+    return frame
 
 
 def raise_inband_error(data: JsonObject, url: str = "") -> None:
@@ -73,6 +85,8 @@ class ChatStream:
 
     def __init__(self, on_delta: DeltaSink | None) -> None:
         self.finished = False
+        self.progress = 0
+        self.size = 0
         self._emit = on_delta or _ignore
         self._head: JsonObject = {}
         self._text: list[str] = []
@@ -107,10 +121,12 @@ class ChatStream:
             content = delta.get("content")
             if isinstance(content, str) and content:
                 self._text.append(content)
+                self._grew(len(content))
                 self._emit(Delta("text", content))
             reasoning = delta.get("reasoning_content") or delta.get("reasoning")
             if isinstance(reasoning, str) and reasoning:
                 self._reasoning.append(reasoning)
+                self._grew(len(reasoning))
                 self._emit(Delta("reasoning", reasoning))
             calls = delta.get("tool_calls")
             if isinstance(calls, list):
@@ -120,6 +136,11 @@ class ChatStream:
         reason = choice.get("finish_reason")
         if isinstance(reason, str) and reason:
             self._finish = reason
+            self._grew(0)
+
+    def _grew(self, size: int) -> None:
+        self.progress += 1
+        self.size += size
 
     def _call(self, entry: JsonObject) -> None:
         index, new_id = entry.get("index"), entry.get("id")
@@ -131,6 +152,7 @@ class ChatStream:
         call = self._calls[position]
         if isinstance(name, str) and name and not call.name:
             call.name = name
+            self._grew(len(name))
         if isinstance(arguments, str):
             piece = arguments
         elif arguments is not None:  # a whole object at once (Ollama)
@@ -139,6 +161,7 @@ class ChatStream:
             piece = ""
         if piece:
             call.arguments.append(piece)
+            self._grew(len(piece))
         if piece or name:
             self._emit(Delta("call", piece, position, call.name))
 
@@ -183,11 +206,20 @@ class ChatStream:
         return data
 
 
+_PROGRESS = frozenset(
+    {"response.output_item.added", "response.output_item.done", "response.completed"}
+    | {"response.incomplete", "response.failed"}
+)
+"""Responses events that add to the reply even without a ``delta`` text."""
+
+
 class ResponsesStream:
     """Responses API events -> the final ``response`` object (``response.completed``)."""
 
     def __init__(self, on_delta: DeltaSink | None) -> None:
         self.finished = False
+        self.progress = 0
+        self.size = 0
         self._emit = on_delta or _ignore
         self._response: JsonObject | None = None
         self._items: dict[int, JsonObject] = {}
@@ -208,6 +240,7 @@ class ResponsesStream:
         index = index if isinstance(index, int) else 0
         delta = frame.get("delta")
         piece = delta if isinstance(delta, str) else ""
+        self._count(kind, piece, data)
         if kind == "response.output_text.delta" and piece:
             self._emit(Delta("text", piece))
         elif kind in ("response.reasoning_text.delta", "response.reasoning_summary_text.delta"):
@@ -219,6 +252,12 @@ class ResponsesStream:
             self._item(kind, index, frame.get("item"))
         elif kind in ("response.completed", "response.incomplete", "response.failed"):
             self._end(kind, frame.get("response"))
+
+    def _count(self, kind: str, piece: str, data: str) -> None:
+        """Progress and size: a delta's text; a kept item's JSON."""
+        if piece or kind in _PROGRESS:
+            self.progress += 1
+            self.size += len(piece) + (len(data) if kind == "response.output_item.done" else 0)
 
     def _item(self, kind: str, index: int, item: object) -> None:
         if not isinstance(item, dict):

@@ -22,7 +22,7 @@ from minipi.ai.types import (
 )
 from minipi.errors import ConfigError, ModelProtocolError
 
-__all__ = ["Decoded", "WireApi", "check_options", "decode_call", "read_usage"]
+__all__ = ["MAX_TOKENS_COUNT", "Decoded", "WireApi", "check_options", "decode_call", "read_usage"]
 
 Decoded: TypeAlias = tuple[tuple[Item, ...], FinishReason, Usage]
 """A decoded answer: its neutral items, finish reason and usage."""
@@ -96,8 +96,14 @@ def decode_call(
     return name, arguments, call_id
 
 
+MAX_TOKENS_COUNT = 10**12
+"""The largest token count believed: more is no real usage (``prompt_tokens: 10**400`` is
+a valid JSON number that would overflow every later sum and ratio)."""
+
+
 def read_usage(data: Any, inputs: str, outputs: str, details: str) -> Usage:
-    """Token counts from a ``usage`` object; absent or odd fields count 0."""
+    """Token counts from a ``usage`` object; absent or odd fields count 0 (not an int, a
+    negative number, or more than ``MAX_TOKENS_COUNT``)."""
     usage = data.get("usage") if isinstance(data, dict) else None
     if not isinstance(usage, dict):
         return Usage(requests=1)
@@ -107,4 +113,6 @@ def read_usage(data: Any, inputs: str, outputs: str, details: str) -> Usage:
 
 
 def _count(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKENS_COUNT:
+        return value
+    return 0

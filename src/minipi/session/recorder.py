@@ -9,8 +9,9 @@ ran from one whose outcome is unknown. Each step is saved as the JSON object ``m
 --json`` writes for its event (``to_json``); a tool's ``tool_result`` is saved with the
 ``items`` that carry its output, in one transaction.
 
-A save that fails (disk full) raises ``SessionError`` (``session_write_failed``) out of the
-sink, and again at every later event, saving nothing more: a record with a gap would look
+A save that fails (disk full: ``session_write_failed``; a step that is not plain JSON:
+``session_unsavable``) raises ``SessionError`` out of the sink, and again at every later
+event, saving nothing more: a record with a gap would look
 whole. ``run_agent`` ends the run ``failed`` with that error; the run stays open in the
 store and is repaired when the session is next opened. An approval whose record cannot be
 saved is a denial, and the failure is raised at the next event.
@@ -44,6 +45,8 @@ __all__ = ["SessionRecorder", "ended"]
 
 T = TypeVar("T")
 _SAVED_AS_IS = (ModelResponded, Notice, ToolExecuting)
+_GAPS = frozenset({"session_write_failed", "session_unsavable"})
+"""Failed saves after which nothing more is saved (a record with a gap would look whole)."""
 
 
 class SessionRecorder:
@@ -145,13 +148,18 @@ class SessionRecorder:
             try:
                 return write()
             except SessionError as error:
-                if error.code != "session_write_failed":
+                if error.code not in _GAPS:
                     raise
                 name = self.session.name
+                fix = (
+                    "free some space, then resume"
+                    if error.code == "session_write_failed"
+                    else "resume"
+                )
                 self._failure = SessionError(
                     f"session '{name}' was not saved: {error}. The run stopped before its "
-                    f"next step; free some space, then resume with --session {name} (what "
-                    "was not saved is marked interrupted)",
+                    f"next step; {fix} with --session {name} (what was not saved is marked "
+                    "interrupted)",
                     code=error.code,
                     session=name,
                 )

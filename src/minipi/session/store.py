@@ -247,12 +247,12 @@ class SessionStore:
 
     def sessions(self, project: str | None = None) -> list[SessionInfo]:
         """Every session (of ``project`` if given), the most recently updated first."""
-        where, args = (" WHERE s.project = ?", (project,)) if project else ("", ())
+        where, args = (" WHERE s.project = ?", (_sql_text(project),)) if project else ("", ())
         rows = self._read(f"{_SESSION_SQL}{where} ORDER BY s.updated DESC, s.id DESC", args)
         return [SessionInfo(*self._typed(r, _SESSION_TYPES, "session row")) for r in rows]
 
     def find(self, name: str) -> SessionInfo | None:
-        rows = self._read(f"{_SESSION_SQL} WHERE s.name = ?", (name,))
+        rows = self._read(f"{_SESSION_SQL} WHERE s.name = ?", (_sql_text(name),))
         return SessionInfo(*self._typed(rows[0], _SESSION_TYPES, "session row")) if rows else None
 
     def runs(self, session_id: int) -> list[RunRecord]:
@@ -316,6 +316,7 @@ class SessionStore:
     def create(self, name: str, project: str) -> SessionInfo:
         now = time.time()
         sql = "INSERT INTO sessions (name, project, created, updated) VALUES (?, ?, ?, ?)"
+        name, project = _sql_text(name), _sql_text(project)
         self._write(lambda db: db.execute(sql, (name, project, now, now)))
         found = self.find(name)
         assert found is not None
@@ -326,6 +327,8 @@ class SessionStore:
 
     def begin_run(self, session_id: int, question: str, model: str, first: dict[str, Any]) -> int:
         """Start a run and save its first step (the question) in one transaction."""
+
+        question, model = _sql_text(question), _sql_text(model)
 
         def work(db: sqlite3.Connection) -> int:
             cursor = db.execute(
@@ -421,7 +424,33 @@ def _version_error(path: Path, version: object) -> SessionStoreError:
 
 
 def _dumps(value: dict[str, Any]) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    """``value`` as JSON text SQLite can store: UTF-8 as is, but a lone surrogate (a
+    ``"\\ud800"`` escape in a reply, an undecodable file name) kept escaped, so that it reads
+    back as the same string. A value that cannot be JSON at all (nested past the recursion
+    limit) is a ``SessionError``, never a traceback."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+        if not text.isascii():
+            text.encode()  # SQLite takes UTF-8 only: a surrogate raises here
+        return text
+    except UnicodeEncodeError:
+        return json.dumps(value)  # \uXXXX escapes throughout: ASCII, and the same on reading
+    except (RecursionError, ValueError, TypeError) as error:
+        raise SessionError(
+            f"a step could not be saved: it is not plain JSON ({type(error).__name__}); the "
+            "run stopped so that the record has no gap",
+            code="session_unsavable",
+        ) from None
+
+
+def _sql_text(value: str) -> str:
+    """``value`` as text SQLite can store (a lone surrogate written as ``\\udcff``): for the
+    columns that name a session, project, question or model."""
+    try:
+        value.encode()
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "backslashreplace").decode()
+    return value
 
 
 def _touch(db: sqlite3.Connection, session_id: int) -> None:
