@@ -71,6 +71,8 @@ class Settings:
     """Stream replies (servers that cannot: False)."""
     timeout: float | None = None
     """Seconds to wait for an answer, and the longest silence in a stream."""
+    max_response_mb: int = 16
+    """The most of one reply minipi reads (after decompression), in MiB."""
     model_file: str | None = None
     """A GGUF for the local engine (then ``base_url`` is not used)."""
     guided: bool | None = None
@@ -91,10 +93,14 @@ class Settings:
     def client_config(self, *, stream: bool = True) -> ClientConfig:
         """The HTTP client settings (``stream=False``: never stream)."""
         streamed = self.stream and stream
+        limit = self.max_response_mb * 1024 * 1024
         if self.timeout is None:
-            return ClientConfig(stream=streamed)
+            return ClientConfig(stream=streamed, max_response_bytes=limit)
         return ClientConfig(
-            stream=streamed, read_timeout=self.timeout, stream_idle_timeout=self.timeout
+            stream=streamed,
+            read_timeout=self.timeout,
+            stream_idle_timeout=self.timeout,
+            max_response_bytes=limit,
         )
 
 

@@ -79,9 +79,11 @@ END_CODES: dict[str, tuple[RunStatus, str]] = {
     "redirected": ("failed", "3xx: redirects are not followed"),
     "protocol_error": ("failed", "a 2xx answer that is not a usable reply"),
     "malformed_stream": ("failed", "a stream frame that is not JSON"),
+    "response_too_large": ("failed", "a reply (decoded) over --max-response-mb; not retried"),
     "model_error": ("failed", "the server reported an error in its answer"),
     "guided_invalid_json": ("failed", "guided mode: the reply is not JSON despite the grammar"),
     "guided_invalid_reply": ("failed", "guided mode: the reply is neither a call nor an answer"),
     # sinks
     "session_write_failed": ("failed", "a step could not be saved (disk full); resume later"),
+    "session_unsavable": ("failed", "a step could not be saved as JSON; resume the session"),
 }

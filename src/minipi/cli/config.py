@@ -42,6 +42,7 @@ _KEYS: dict[str, tuple[type, ...]] = {
     "max_calls_per_reply": (int,),
     "max_seconds": (int, float),
     "timeout": (int, float),
+    "max_response_mb": (int,),
     "temperature": (int, float),
     "stream": (bool,),
     "system": (str,),

@@ -56,8 +56,9 @@ class Finite(click.ParamType[float]):
         return number
 
 
-SECONDS = Finite(0, 1_000_000, open_low=True)
-"""Seconds: more than 0, at most about 11 days (httpx and the OS timers fail beyond)."""
+SECONDS = Finite(0, 86_400, open_low=True)
+"""Seconds: more than 0, at most a day (httpx and the OS timers fail far beyond; a day is
+what the model layer accepts)."""
 
 
 def _apply(function: F, options: list[Callable[[F], F]]) -> F:
@@ -131,6 +132,12 @@ def model_options(function: F) -> F:
                 type=SECONDS,
                 help="Seconds to wait for the model, and the longest pause in a stream "
                 "[default: 120].",
+            ),
+            click.option(
+                "--max-response-mb",
+                type=click.IntRange(min=1, max=1024),
+                help="The most minipi reads of one reply, after decompression; a larger one "
+                "fails response_too_large [default: 16].",
             ),
             click.option(
                 "--context-tokens",

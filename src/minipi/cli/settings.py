@@ -57,6 +57,7 @@ class RunOptions:
     guided: bool | None = None
     stream: bool | None = None
     timeout: float | None = None
+    max_response_mb: int | None = None
     context_tokens: int | None = None
     evidence: str | None = None
     """``off``, ``warn`` or ``require`` (None: ``MINIPI_EVIDENCE``, else ``warn``)."""
@@ -132,6 +133,7 @@ def _endpoint(options: RunOptions, env: Mapping[str, str], file: UserConfig) -> 
         "request_options": _request_options(env, wire, temperature),
         "stream": _stream(options.stream, env, file),
         "timeout": _positive(_pick(options.timeout, file.get("timeout")), "timeout"),
+        "max_response_mb": int(_pick(options.max_response_mb, file.get("max_response_mb"), 16)),
         "model_file": model_file,
     }
 
@@ -158,8 +160,8 @@ def _positive(value: Any, key: str) -> float | None:
     if value is None:
         return None
     number = float(value)
-    if not math.isfinite(number) or not 0 < number <= 1_000_000:
-        raise ConfigError(f"{key} must be a number of seconds above 0 and at most 1000000")
+    if not math.isfinite(number) or not 0 < number <= 86_400:
+        raise ConfigError(f"{key} must be a number of seconds above 0 and at most 86400")
     return number
 
 
