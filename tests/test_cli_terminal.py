@@ -225,7 +225,7 @@ class Terminal:
         os.close(slave)
         self.seen = ""
 
-    def expect(self, text: str, timeout: float = 20) -> str:
+    def expect(self, text: str, timeout: float = 60) -> str:
         """Read until ``text`` has appeared (after what was expected before)."""
         deadline = time.monotonic() + timeout
         while text not in self.seen and time.monotonic() < deadline:
