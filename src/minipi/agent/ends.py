@@ -66,6 +66,7 @@ END_CODES: dict[str, tuple[RunStatus, str]] = {
     "stream_stalled": ("failed", "the stream went silent for --timeout seconds, twice"),
     "stream_incomplete": ("failed", "the stream ended before its finish, twice"),
     "content_filter": ("failed", "the endpoint filtered the reply"),
+    "unsupported_figures": ("failed", "--evidence require: a figure no tool result holds, twice"),
     "malformed_call": ("failed", "a tool call without a name: nothing can answer it"),
     # the endpoint
     "endpoint_unreachable": ("failed", "no connection, or it dropped (after retries)"),
