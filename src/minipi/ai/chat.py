@@ -40,12 +40,18 @@ from minipi.ai.types import (
     ModelRequest,
     Reasoning,
 )
-from minipi.ai.wire import Decoded, WireApi, check_options, decode_call, read_usage
+from minipi.ai.wire import (
+    TOOL_CHOICES,
+    Decoded,
+    WireApi,
+    check_options,
+    decode_call,
+    read_usage,
+)
 from minipi.errors import ConfigError, ModelProtocolError
 
 __all__ = ["WIRE", "decode", "encode"]
 
-_CHOICES = frozenset({"auto", "none", "required"})
 _FINISH: dict[str, FinishReason] = {
     "stop": "stop",
     "tool_calls": "tool_calls",
@@ -72,7 +78,7 @@ def encode(request: ModelRequest, model: str, *, stream: bool) -> JsonObject:
         choice = request.tool_choice
         body["tools"] = [declare_tool(t, "chat") for t in request.tools]
         body["tool_choice"] = (
-            choice if choice in _CHOICES else {"type": "function", "function": {"name": choice}}
+            choice if choice in TOOL_CHOICES else {"type": "function", "function": {"name": choice}}
         )
         body["parallel_tool_calls"] = request.parallel_tool_calls
     body.update(_options(request.options))

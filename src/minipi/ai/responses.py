@@ -35,12 +35,18 @@ from minipi.ai.types import (
     ModelRequest,
     Reasoning,
 )
-from minipi.ai.wire import Decoded, WireApi, check_options, decode_call, read_usage
+from minipi.ai.wire import (
+    TOOL_CHOICES,
+    Decoded,
+    WireApi,
+    check_options,
+    decode_call,
+    read_usage,
+)
 from minipi.errors import ModelProtocolError
 
 __all__ = ["WIRE", "decode", "encode"]
 
-_CHOICES = frozenset({"auto", "none", "required"})
 _INCOMPLETE: dict[str, FinishReason] = {
     "max_output_tokens": "length",
     "content_filter": "content_filter",
@@ -65,7 +71,7 @@ def encode(
     choice = request.tool_choice
     body["input"] = [i for item in request.items if (i := _input_item(item)) is not None]
     body["tools"] = [declare_tool(t, "responses") for t in request.tools]
-    body["tool_choice"] = choice if choice in _CHOICES else {"type": "function", "name": choice}
+    body["tool_choice"] = choice if choice in TOOL_CHOICES else {"type": "function", "name": choice}
     body["parallel_tool_calls"] = request.parallel_tool_calls
     body["store"] = store
     body.update(request.options)

@@ -22,7 +22,18 @@ from minipi.ai.types import (
 )
 from minipi.errors import ConfigError, ModelProtocolError
 
-__all__ = ["MAX_TOKENS_COUNT", "Decoded", "WireApi", "check_options", "decode_call", "read_usage"]
+__all__ = [
+    "MAX_TOKENS_COUNT",
+    "TOOL_CHOICES",
+    "Decoded",
+    "WireApi",
+    "check_options",
+    "decode_call",
+    "read_usage",
+]
+
+TOOL_CHOICES = frozenset({"auto", "none", "required"})
+"""The ``tool_choice`` words both wires send as they are (anything else names a tool)."""
 
 Decoded: TypeAlias = tuple[tuple[Item, ...], FinishReason, Usage]
 """A decoded answer: its neutral items, finish reason and usage."""
