@@ -9,6 +9,7 @@ import select
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -225,7 +226,7 @@ class Terminal:
         os.close(slave)
         self.seen = ""
 
-    def expect(self, text: str, timeout: float = 60) -> str:
+    def expect(self, text: str, timeout: float = 30) -> str:
         """Read until ``text`` has appeared (after what was expected before)."""
         deadline = time.monotonic() + timeout
         while text not in self.seen and time.monotonic() < deadline:
@@ -246,15 +247,35 @@ class Terminal:
         try:
             return self.process.wait(timeout=20)
         finally:
+            self.kill()
+
+    def kill(self) -> None:
+        """Whatever happened, no process is left behind (and the terminal is closed)."""
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        if self.master >= 0:
             os.close(self.master)
+            self.master = -1
 
 
+@pytest.fixture
+def terminals() -> Iterator[list[Terminal]]:
+    """Terminals a test opens, killed at its end even when it failed."""
+    opened: list[Terminal] = []
+    yield opened
+    for terminal in opened:
+        terminal.kill()
+
+
+@pytest.mark.timeout(240)  # three chats, each a fresh process; slow on a loaded machine
 def test_chat_on_a_terminal_edits_lines_keeps_a_history_and_leaves_cleanly(
-    fake_server: FakeServer, tmp_path: Path
+    fake_server: FakeServer, tmp_path: Path, terminals: list[Terminal]
 ) -> None:
     fake_server.add(Turn("first answer"), Turn("second answer"), Turn("third answer"))
     env = clean_env(MINIPI_DATA_DIR=str(tmp_path / "data"))
     chat = Terminal(["chat", *endpoint(fake_server), "--no-stream"], env)
+    terminals.append(chat)
     chat.expect("> ")
     chat.send(b"how many orders?\r")
     shown = chat.expect("> ")
@@ -272,12 +293,14 @@ def test_chat_on_a_terminal_edits_lines_keeps_a_history_and_leaves_cleanly(
     assert (tmp_path / "data" / "chat_history").stat().st_mode & 0o777 == 0o600
     # the next chat finds the history, and a resumed session says what it holds
     again = Terminal(["chat", *endpoint(fake_server), "--session", "s", "--no-stream"], env)
+    terminals.append(again)
     again.expect("> ")
     again.send(b"\x1b[A\r")
     again.expect("third answer")
     again.send(b"exit\r")
     assert again.close() == 0
     resumed = Terminal(["chat", *endpoint(fake_server), "--session", "s"], env)
+    terminals.append(resumed)
     assert "[session s] 1 earlier question" in resumed.expect("> ")
     resumed.send(b"\x04")
     assert resumed.close() == 0
