@@ -25,6 +25,7 @@ from typing import Any, Literal, TypeAlias
 from minipi.agent import AgentConfig, AgentTool, Approver, ToolResult
 from minipi.agent.config import EvidenceMode
 from minipi.ai import ClientConfig, Endpoint, connect
+from minipi.ai.endpoint import Pacer
 from minipi.ai.types import ModelClient, Wire
 from minipi.errors import ConfigError
 from minipi.files import ProjectFiles, create_project_tools
@@ -137,16 +138,18 @@ def open_model(
     *,
     can_approve: bool = True,
     report: Report = _say,
+    pacer: Pacer | None = None,
 ) -> ModelHandle:
     """Connect to the configured endpoint, or to the local engine when none is configured
     (a running ``minipi serve``, else an engine started now; ``report`` says which).
 
-    Without ``can_approve``, guided replies cannot name the mutating tools at all.
+    Without ``can_approve``, guided replies cannot name the mutating tools at all; a
+    ``pacer`` is shared by the clients of concurrent runs (a 429 slows them all).
     """
     configured = settings.base_url is not None and settings.model_file is None
     guided = settings.guided if settings.guided is not None else not configured
     # A guided reply is a JSON document, not text to show as it comes: not streamed.
-    config = settings.client_config(stream=not guided)
+    config = replace(settings.client_config(stream=not guided), pacer=pacer)
     if configured:
         if settings.model is None:
             raise ConfigError("no model name: pass --model NAME (or set QWEN_MODEL / OPENAI_MODEL)")

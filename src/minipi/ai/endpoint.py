@@ -7,12 +7,22 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, Protocol
 
 from minipi.ai.baseurl import check_secret, split_base_url
 from minipi.errors import ConfigError
 
-__all__ = ["MAX_SECONDS", "ClientConfig", "Endpoint"]
+__all__ = ["MAX_SECONDS", "ClientConfig", "Endpoint", "Pacer"]
+
+
+class Pacer(Protocol):
+    """Shared by the clients of many concurrent runs (a batch): a 429 slows them all."""
+
+    def wait(self) -> None:
+        """Return when a request may start (raise to give up, e.g. on Ctrl-C)."""
+
+    def defer(self, seconds: float) -> None:
+        """No request of any client starts for ``seconds`` from now."""
 
 
 @dataclass(frozen=True)
@@ -105,6 +115,9 @@ class ClientConfig:
     and when the server answers a chained request that it no longer knows the previous
     response (400 naming it, or 404), the request is retried once, silently, with the full
     history. State is per thread: one conversation per thread chains."""
+    pacer: Pacer | None = field(default=None, compare=False, repr=False)
+    """Called before every attempt (``wait``) and told of every 429 that will be retried
+    (``defer`` its delay), so that concurrent clients back off together."""
     max_response_bytes: int = 16 * 1024 * 1024
     """The largest reply read, counted after decompression as it arrives: a plain body, one
     line or event of a stream, and the text, reasoning and call arguments a stream gathers.

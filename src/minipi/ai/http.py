@@ -126,6 +126,8 @@ class HttpCore:
         url = self.endpoint.base_url + path
         attempt = 0
         while True:
+            if self.config.pacer is not None:
+                self.config.pacer.wait()  # a 429 another client got holds this one too
             if deadline is not None and time.monotonic() >= deadline:
                 raise failures.deadline_error(url, "before the request was sent")
             outcome = self._attempt(url, body, attempt, reader, deadline)
@@ -137,6 +139,8 @@ class HttpCore:
                 raise failures.deadline_error(
                     url, f"before the request could be retried, after: {outcome.error.message}"
                 )
+            if self.config.pacer is not None and outcome.error.code == "rate_limited":
+                self.config.pacer.defer(outcome.delay)
             time.sleep(outcome.delay)
             attempt += 1
 

@@ -70,6 +70,12 @@ class Gate:
         self.deferrals = 0
         """How many times rate limiting pushed the not-before time."""
 
+    def limit(self, max_connections: int) -> None:
+        """Set the number of connections, before any request (the model decides: an
+        embedded engine serves one at a time)."""
+        self.max_connections = max_connections
+        self._slots = threading.Semaphore(max_connections)
+
     def defer(self, seconds: float) -> None:
         """No worker starts a request for ``seconds`` from now (a later time already set
         stays)."""

@@ -52,10 +52,12 @@ def run_here(
 ) -> bool:
     """Run ``pending`` in ``options.workers`` threads; True when Ctrl-C stopped it."""
     settings = plan.settings
-    model = open_model(settings, plan.env, can_approve=settings.approve == "all", report=report)
+    wanted = min(options.max_connections or options.workers, options.workers)
+    gate = Gate(wanted, stop)  # also the pacer of every attempt: a 429 slows every worker
+    allowed = settings.approve == "all"
+    model = open_model(settings, plan.env, can_approve=allowed, report=report, pacer=gate)
     try:
-        wanted = min(options.max_connections or options.workers, options.workers)
-        gate = Gate(connections_for(wanted, model, report), stop)
+        gate.limit(connections_for(wanted, model, report))
 
         def run(task: Task) -> Record:
             return run_task(task, plan, model, gate, store.trace_path(task.id))
