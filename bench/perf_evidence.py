@@ -16,6 +16,8 @@ name, a Chinese numeral, a scaled figure). Printed, each the median of ``--reps`
   extracting every number of the tool output would cost at least) and one ``str.find`` pass
   (what each rendering of a figure looked for costs);
 - the check on the README's daily-report run (two small results), for scale;
+- the check of a runaway answer (``WRONG`` repeated to 16 MiB of UTF-8) on the same run,
+  median of 3: bounded by ``MAX_ANSWER_CHARS`` and ``MAX_CLAIMS``;
 - the import cost of ``minipi.agent.evidence`` (``python -X importtime``, cumulative µs,
   median of 5 fresh processes with bytecode cached in a temporary ``PYTHONPYCACHEPREFIX``,
   as an installed package has it), its parent ``minipi.agent`` not included.
@@ -200,6 +202,9 @@ def main() -> None:
     scan_ms = median_ms(lambda: [sum(1 for _ in digits.finditer(t)) for t in outputs], args.reps)
     find_ms = median_ms(lambda: [t.find("SKU-7731") for t in outputs], args.reps)
     daily_ms = median_ms(lambda: check_evidence(daily_answer, daily), args.reps)
+    huge = WRONG * (16 * 2**20 // len(WRONG.encode()) + 1)
+    huge_ms = median_ms(lambda: check_evidence(huge, items), 3)
+    cut = check_evidence(huge, items)
     chars = sum(len(t) for t in outputs)
     print(f"run: {len(outputs)} tool results, {size / 1e6:.2f} MB ({chars / 1e6:.2f} M characters)")
     print(
@@ -213,6 +218,8 @@ def main() -> None:
     _row("all supported / finditer pass", ok_ms / scan_ms, "x")
     _row("all supported / str.find pass", ok_ms / find_ms, "x")
     _row("check_evidence, the daily report (2 results)", daily_ms * 1000, "us")
+    note = f"{len(cut.claims)} claims, unchecked from character {cut.unchecked_from}"
+    _row(f"check_evidence, a {len(huge.encode()) / 2**20:.0f} MiB answer", huge_ms, note=note)
     counts = f"{evidence.supported}/{len(evidence.claims)} supported"
     print(f"answer: {counts}; with the 2 wrong figures: {wrong.unsupported} unsupported")
     _row("import minipi.agent.evidence (cumulative)", import_cost_us() / 1000)
