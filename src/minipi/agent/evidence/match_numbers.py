@@ -226,11 +226,16 @@ class NumberMatcher:
 
     def _read(self, text: str, needles: Iterable[Needle]) -> Iterator[Hit]:
         seen: set[int] = set()
+        size = len(text)
         for needle in needles:
             chinese = needle.text[0] in CN_DIGITS or needle.text[0] == "十"
+            length = len(needle.text)
             for index in find_all(text, needle.text):
+                end = index + length
+                if end < size and text[end] in _DIGITS:
+                    continue  # inside a larger number whatever precedes (most hits of "63")
                 start = _start(text, index, needle)
-                if start is None or _inside_larger(text, start, index + len(needle.text)):
+                if start is None or _inside_larger(text, start, end):
                     continue
                 if chinese:
                     token = read_chinese(text, start)
