@@ -42,6 +42,14 @@ def test_an_answer_past_the_limit_is_cut_at_a_blank_before_it() -> None:
     assert evidence.claims == ()  # neither 128 (it straddles the limit) nor a piece of it
 
 
+def test_a_chinese_answer_is_cut_at_its_punctuation() -> None:
+    head = "好" * (MAX_ANSWER_CHARS - 6) + "，营收9600元"  # 9600 straddles the limit
+    evidence = check_evidence(head + "。" * 100_000, _run())
+    assert head.index("9600") < MAX_ANSWER_CHARS < head.index("9600") + 4
+    assert evidence.unchecked_from == head.index("，")
+    assert evidence.claims == ()
+
+
 def test_an_answer_without_blanks_is_cut_at_the_limit() -> None:
     answer = "x" * (MAX_ANSWER_CHARS - 10) + "营收9600元" + "y" * 3_000_000
     evidence = check_evidence(answer, _run())

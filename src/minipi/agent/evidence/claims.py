@@ -113,14 +113,18 @@ def checked_claims(answer: str) -> tuple[tuple[Claim, ...], int | None]:
     return claims, cut
 
 
+_BREAKS = " \n\t\u3000，。；、！？"
+"""Where a cut splits no figure: blanks and the Chinese punctuation that ends a phrase."""
+
+
 def _examined(answer: str) -> int:
-    """How much of ``answer`` is examined: all of it, or up to the last blank before the
-    limit (within 200 characters of it), so that the cut splits no figure that has one."""
+    """How much of ``answer`` is examined: all of it, or up to the last break (``_BREAKS``)
+    before the limit, within 200 characters of it, else exactly the limit."""
     if len(answer) <= MAX_ANSWER_CHARS:
         return len(answer)
     lowest = MAX_ANSWER_CHARS - 200
-    blank = max(answer.rfind(c, lowest, MAX_ANSWER_CHARS + 1) for c in " \n\t\u3000")
-    return blank if blank > 0 else MAX_ANSWER_CHARS
+    cut = max(answer.rfind(c, lowest, MAX_ANSWER_CHARS + 1) for c in _BREAKS)
+    return cut if cut > 0 else MAX_ANSWER_CHARS
 
 
 def _reserved(text: str) -> Iterator[re.Match[str]]:
