@@ -16,6 +16,11 @@ name, a Chinese numeral, a scaled figure). Printed, each the median of ``--reps`
   extracting every number of the tool output would cost at least) and one ``str.find`` pass
   (what each rendering of a figure looked for costs);
 - the check on the README's daily-report run (two small results), for scale;
+- the check of a runaway answer (``WRONG`` repeated to 16 MiB of UTF-8) on the same run,
+  median of 3: bounded by ``MAX_ANSWER_CHARS`` and ``MAX_CLAIMS``;
+- the first three again in CPU time of this process (``time.process_time``): on a loaded
+  machine the wall-clock medians of the check, which runs for several scheduler slices, grow
+  more than that of a single pass;
 - the import cost of ``minipi.agent.evidence`` (``python -X importtime``, cumulative µs,
   median of 5 fresh processes with bytecode cached in a temporary ``PYTHONPYCACHEPREFIX``,
   as an installed package has it), its parent ``minipi.agent`` not included.
@@ -132,12 +137,14 @@ ANSWER = (
 WRONG = ANSWER + "另有 1,356 单待发货，库存 48,213 件。"
 
 
-def median_ms(function: Callable[[], object], reps: int) -> float:
+def median_ms(
+    function: Callable[[], object], reps: int, clock: Callable[[], float] = time.perf_counter
+) -> float:
     times = []
     for _ in range(reps):
-        start = time.perf_counter()
+        start = clock()
         function()
-        times.append(time.perf_counter() - start)
+        times.append(clock() - start)
     return statistics.median(times) * 1000
 
 
@@ -197,9 +204,16 @@ def main() -> None:
     daily_answer = "这份日报的日期是2026年9月6日，订单数为128，营收为9600元。"
     ok_ms = median_ms(lambda: check_evidence(ANSWER, items), args.reps)
     wrong_ms = median_ms(lambda: check_evidence(WRONG, items), args.reps)
+    cpu = time.process_time  # not counting time other processes took the CPU from this one
+    ok_cpu = median_ms(lambda: check_evidence(ANSWER, items), args.reps, cpu)
+    wrong_cpu = median_ms(lambda: check_evidence(WRONG, items), args.reps, cpu)
+    find_cpu = median_ms(lambda: [t.find("SKU-7731") for t in outputs], args.reps, cpu)
     scan_ms = median_ms(lambda: [sum(1 for _ in digits.finditer(t)) for t in outputs], args.reps)
     find_ms = median_ms(lambda: [t.find("SKU-7731") for t in outputs], args.reps)
     daily_ms = median_ms(lambda: check_evidence(daily_answer, daily), args.reps)
+    huge = WRONG * (16 * 2**20 // len(WRONG.encode()) + 1)
+    huge_ms = median_ms(lambda: check_evidence(huge, items), 3)
+    cut = check_evidence(huge, items)
     chars = sum(len(t) for t in outputs)
     print(f"run: {len(outputs)} tool results, {size / 1e6:.2f} MB ({chars / 1e6:.2f} M characters)")
     print(
@@ -212,7 +226,13 @@ def main() -> None:
     _row("reference: one str.find pass", find_ms)
     _row("all supported / finditer pass", ok_ms / scan_ms, "x")
     _row("all supported / str.find pass", ok_ms / find_ms, "x")
+    _row("CPU time: all supported", ok_cpu, note="process time, for a loaded machine")
+    _row("CPU time: the same and 2 unsupported", wrong_cpu)
+    _row("CPU time: one str.find pass", find_cpu)
+    _row("CPU time: all supported / str.find pass", ok_cpu / find_cpu, "x")
     _row("check_evidence, the daily report (2 results)", daily_ms * 1000, "us")
+    note = f"{len(cut.claims)} claims, unchecked from character {cut.unchecked_from}"
+    _row(f"check_evidence, a {len(huge.encode()) / 2**20:.0f} MiB answer", huge_ms, note=note)
     counts = f"{evidence.supported}/{len(evidence.claims)} supported"
     print(f"answer: {counts}; with the 2 wrong figures: {wrong.unsupported} unsupported")
     _row("import minipi.agent.evidence (cumulative)", import_cost_us() / 1000)

@@ -70,6 +70,11 @@ Locators
 ``unsupported``
     For a number, the nearest value within 10% is a hint (``CheckedClaim.nearest``). It is not in
     ``to_json()``, whose shape is EVIDENCE.md's.
+Bounds
+    Only the first ``MAX_ANSWER_CHARS`` characters of an answer are examined, and at most
+    ``MAX_CLAIMS`` claims are checked, so that a runaway answer costs bounded time; then
+    ``Evidence.unchecked_from`` (``"unchecked_from"`` in ``to_json()``, only then) is where the
+    figures not checked begin.
 Not done
     Numbers in words (twelve), JSON Pointers into JSON Lines, text behind ``\\u`` escapes of JSON
     output, sums of numbers (above), a check of units.
@@ -79,7 +84,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from minipi.agent.evidence.claims import extract_claims
+from minipi.agent.evidence.claims import (
+    MAX_ANSWER_CHARS,
+    MAX_CLAIMS,
+    checked_claims,
+    extract_claims,
+)
 from minipi.agent.evidence.match import MAX_SOURCES, Locator, Verdict, judge
 from minipi.agent.evidence.sources import collect_sources
 from minipi.agent.evidence.types import (
@@ -101,6 +111,8 @@ from minipi.agent.evidence.types import (
 from minipi.ai.types import Item
 
 __all__ = [
+    "MAX_ANSWER_CHARS",
+    "MAX_CLAIMS",
     "MAX_SOURCES",
     "SUPPORTED",
     "CheckedClaim",
@@ -126,16 +138,19 @@ def check_evidence(answer: str, items: Sequence[Item]) -> Evidence:
 
     ``items`` is the history as ``RunResult.items`` has it: the run is what follows its last
     user message (earlier turns of a chat are other runs); its sources are the tool results
-    there that are not errors. Equal figures are looked up once.
+    there that are not errors. Equal figures are looked up once. A runaway answer is checked
+    up to a bound (``claims.MAX_ANSWER_CHARS``, ``claims.MAX_CLAIMS``) and says where it was
+    cut (``Evidence.unchecked_from``).
     """
     run = collect_sources(items)
     locator = Locator()
     verdicts: dict[tuple[str, Figure, bool], Verdict] = {}
     checked = []
-    for claim in extract_claims(answer):
+    claims, cut = checked_claims(answer)
+    for claim in claims:
         key = (claim.kind, claim.figure, claim.weak)
         verdict = verdicts.get(key)
         if verdict is None:
             verdict = verdicts[key] = judge(claim, run, locator)
         checked.append(CheckedClaim(claim, verdict.status, verdict.sources, verdict.nearest))
-    return Evidence(tuple(checked), run.tool_results)
+    return Evidence(tuple(checked), run.tool_results, cut)

@@ -19,7 +19,23 @@ from minipi.agent.evidence.numbers import find_chinese_numbers, find_numbers
 from minipi.agent.evidence.numerals import fold
 from minipi.agent.evidence.types import Claim, Found, TextFigure
 
-__all__ = ["extract_claims", "find_composites", "find_identifiers", "find_quotes"]
+__all__ = [
+    "MAX_ANSWER_CHARS",
+    "MAX_CLAIMS",
+    "checked_claims",
+    "extract_claims",
+    "find_composites",
+    "find_identifiers",
+    "find_quotes",
+]
+
+MAX_ANSWER_CHARS = 20_000
+"""The characters of an answer examined for claims (cut back to a space or line break near
+there): extraction costs about 10 µs a character of figure-dense text, so a runaway answer of
+megabytes would take minutes; 20 000 characters is a long report."""
+MAX_CLAIMS = 100
+"""The claims checked, in answer order: each distinct figure costs a search of every output
+(up to ~10 ms when a megabyte holds none of it)."""
 
 
 Finder = Callable[[str], Iterator[Found]]
@@ -82,6 +98,33 @@ def extract_claims(answer: str) -> tuple[Claim, ...]:
                 found.append(item)
     claims = [_to_claim(answer, folded.span, item) for item in found]
     return tuple(sorted(claims, key=lambda c: c.span))
+
+
+def checked_claims(answer: str) -> tuple[tuple[Claim, ...], int | None]:
+    """The claims to check: those of the first ``MAX_ANSWER_CHARS`` of ``answer``, at most
+    ``MAX_CLAIMS``; and the position of the answer from which figures were not examined (the
+    cut), or None when the whole answer was."""
+    examined = _examined(answer)
+    claims = extract_claims(answer[:examined])
+    cut = examined if examined < len(answer) else None
+    if len(claims) > MAX_CLAIMS:
+        cut = claims[MAX_CLAIMS].span[0]
+        claims = claims[:MAX_CLAIMS]
+    return claims, cut
+
+
+_BREAKS = " \n\t\u3000，。；、！？"
+"""Where a cut splits no figure: blanks and the Chinese punctuation that ends a phrase."""
+
+
+def _examined(answer: str) -> int:
+    """How much of ``answer`` is examined: all of it, or up to the last break (``_BREAKS``)
+    before the limit, within 200 characters of it, else exactly the limit."""
+    if len(answer) <= MAX_ANSWER_CHARS:
+        return len(answer)
+    lowest = MAX_ANSWER_CHARS - 200
+    cut = max(answer.rfind(c, lowest, MAX_ANSWER_CHARS + 1) for c in _BREAKS)
+    return cut if cut > 0 else MAX_ANSWER_CHARS
 
 
 def _reserved(text: str) -> Iterator[re.Match[str]]:

@@ -2,10 +2,18 @@
 
 A pointer is found without parsing the whole document into objects we keep: from the top,
 the children of each container on the way are delimited with the stdlib's C scanner
-(``JSONDecoder.scan_once``) and the one holding the position is entered. The children found
-are kept, so the next pointer into the same document (an ``ambiguous`` figure has up to ten)
-costs a bisection per level. A document cut short (``read_file`` with ``limit``) still gives
-the pointers of what precedes the cut.
+(``JSONDecoder.scan_once``) and the one holding the position is entered. A document cut
+short (``read_file`` with ``limit``) still gives the pointers of what precedes the cut.
+
+Cost (a 20 KB report with a ``rows`` array is typical): the top level is delimited whole, each
+member scanned to its end, which parses the document once and decides whether it has pointers
+at all (a break anywhere but at a cut makes none). Inside a member that scanned, the JSON is
+known to be valid up to any cut, so deeper containers are delimited lazily, only as far as the
+positions asked for, and a flat child (an object or array holding no container, no escape) is
+stepped over with ``str.find`` of its closing bracket instead of being parsed. What has been
+delimited is kept, so the next pointer into the same document (an ``ambiguous`` figure has up
+to ten) costs a bisection per level. The result is the same as delimiting every level whole
+(``tests/test_evidence_locate.py`` checks both ways).
 """
 
 from __future__ import annotations
@@ -17,7 +25,7 @@ from dataclasses import dataclass
 from json.scanner import make_scanner
 from typing import Any, cast
 
-__all__ = ["JsonIndex", "json_pointer", "line_column", "looks_like_json"]
+__all__ = ["JsonIndex", "json_pointer", "line_column", "looks_like_json", "whole_pointer"]
 
 _WS = re.compile(r"[ \t\n\r]*")
 _SCAN = make_scanner(cast(Any, json.JSONDecoder()))  # typeshed wants the C type; any decoder works
@@ -76,33 +84,147 @@ class JsonIndex:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self._children: dict[int, _Children | None] = {}
+        self._top: _Children | None = None
+        self._top_done = False
+        self._lazy: dict[int, _Lazy] = {}
 
     def pointer(self, offset: int) -> str | None:
         """See ``json_pointer``."""
         text = self.text
         pos = _skip(text, 0)
-        tokens: list[str] = []
-        while pos < len(text) and text[pos] in "{[":
-            children = self._delimit(pos)
-            if children is None:
-                return None
-            index = bisect.bisect_right(children.starts, offset) - 1
-            if index < 0 or offset >= children.ends[index]:
-                return None
-            tokens.append(children.tokens[index])
-            if offset < children.values[index]:
-                break  # in a member's name
-            pos = children.values[index]
+        if pos >= len(text) or text[pos] not in "{[":
+            return ""
+        top = self._delimit_top(pos)
+        if top is None:
+            return None
+        index = bisect.bisect_right(top.starts, offset) - 1
+        if index < 0 or offset >= top.ends[index]:
+            return None
+        tokens = [top.tokens[index]]
+        if offset >= top.values[index]:
+            try:
+                if not self._descend(top.values[index], offset, tokens):
+                    return None
+            except RecursionError:
+                return whole_pointer(text, offset)  # absurdly deep: the plain way decides
         return "".join("/" + t.replace("~", "~0").replace("/", "~1") for t in tokens)
 
-    def _delimit(self, pos: int) -> _Children | None:
-        if pos not in self._children:
+    def _descend(self, pos: int, offset: int, tokens: list[str]) -> bool:
+        """Append the tokens from the value at ``pos`` down to ``offset``; False: none holds it."""
+        text = self.text
+        while pos < len(text) and text[pos] in "{[":
+            lazy = self._lazy.get(pos)
+            if lazy is None:
+                lazy = self._lazy[pos] = _Lazy(text, pos)
+            child = lazy.child_at(offset)
+            if child is None:
+                return False
+            token, value = child
+            tokens.append(token)
+            if offset < value:
+                break  # in a member's name
+            pos = value
+        return True
+
+    def _delimit_top(self, pos: int) -> _Children | None:
+        if not self._top_done:
+            self._top_done = True
             try:
-                self._children[pos] = _members(self.text, pos)
+                self._top = _members(self.text, pos)
             except (ValueError, IndexError, StopIteration, RecursionError):
-                self._children[pos] = None  # broken (or absurdly deep) JSON: no pointer
-        return self._children[pos]
+                self._top = None  # broken (or absurdly deep) JSON: no pointer
+        return self._top
+
+
+class _Lazy:
+    """The children of a container inside a member that scanned (so valid up to any cut),
+    delimited in order as far as asked. The same children as ``_members`` finds."""
+
+    def __init__(self, text: str, pos: int) -> None:
+        self.text = text
+        self.is_object = text[pos] == "{"
+        self.tokens: list[str] = []
+        self.starts: list[int] = []
+        self.values: list[int] = []
+        self.ends: list[int] = []
+        self.pos = _skip(text, pos + 1)  # where the next child starts
+        self.done = False
+
+    def child_at(self, offset: int) -> tuple[str, int] | None:
+        """(token, value start) of the child whose span holds ``offset``, or None."""
+        index = bisect.bisect_right(self.starts, offset) - 1
+        if index >= 0 and offset < self.ends[index]:
+            return self.tokens[index], self.values[index]
+        if index < len(self.starts) - 1:
+            return None  # before the first child, or between two
+        while not self.done and self.pos <= offset and self._next():
+            if offset < self.ends[-1]:
+                return self.tokens[-1], self.values[-1]
+        return None
+
+    def _next(self) -> bool:
+        """Delimit the next child; False when there is none."""
+        text = self.text
+        pos = start = self.pos
+        if pos >= len(text) or text[pos] in "}]":
+            self.done = True
+            return False
+        if self.is_object:
+            name, after = _SCAN(text, pos)
+            token = str(name)
+            pos = _skip(text, _skip(text, after) + 1)
+        else:
+            token = str(len(self.tokens))
+        end = self._value_end(pos)
+        self.tokens.append(token)
+        self.starts.append(start)
+        self.values.append(pos)
+        self.ends.append(end)
+        pos = _skip(text, end)
+        if pos >= len(text) or text[pos] != ",":
+            self.done = True
+        self.pos = _skip(text, pos + 1)
+        return True
+
+    def _value_end(self, pos: int) -> int:
+        """Where the value at ``pos`` ends: a flat container's closing bracket is the first one
+        after it outside a string (valid JSON, no escapes); anything else is scanned."""
+        text = self.text
+        if pos < len(text) and text[pos] in "{[":
+            close = text.find("}" if text[pos] == "{" else "]", pos)
+            if close > 0 and _flat(text, pos + 1, close):
+                return close + 1
+        return _value_end(text, pos)
+
+
+def _flat(text: str, start: int, close: int) -> bool:
+    """No container, escape or unclosed string between ``start`` and ``close``."""
+    return (
+        text.find("{", start, close) < 0
+        and text.find("[", start, close) < 0
+        and text.find("\\", start, close) < 0
+        and text.count('"', start, close) % 2 == 0
+    )
+
+
+def whole_pointer(text: str, offset: int) -> str | None:
+    """``json_pointer`` the plain way: every container on the way delimited whole. The
+    reference ``JsonIndex`` must agree with (and the fallback for absurdly deep JSON)."""
+    pos = _skip(text, 0)
+    tokens: list[str] = []
+    while pos < len(text) and text[pos] in "{[":
+        try:
+            children = _members(text, pos)
+        except (ValueError, IndexError, StopIteration, RecursionError):
+            return None
+        index = bisect.bisect_right(children.starts, offset) - 1
+        if index < 0 or offset >= children.ends[index]:
+            return None
+        tokens.append(children.tokens[index])
+        if offset < children.values[index]:
+            break
+        pos = children.values[index]
+    return "".join("/" + t.replace("~", "~0").replace("/", "~1") for t in tokens)
 
 
 def _members(text: str, pos: int) -> _Children:

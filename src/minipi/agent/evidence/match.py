@@ -10,6 +10,7 @@ last ``unsupported`` with the nearest number shown as a hint.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -56,10 +57,23 @@ class Verdict:
 
 class Locator:
     """Sources with their locators, for one run: the JSON index of an output is made the
-    first time a pointer into it is asked for, and kept for the next one."""
+    first time a pointer into it is asked for, and kept for the next one; so are the line
+    numbers found, so that the next one counts line breaks from the nearest known place
+    instead of from the start of a megabyte."""
 
     def __init__(self) -> None:
         self._indexes: dict[int, JsonIndex | None] = {}
+        self._lines: dict[int, tuple[list[int], list[int]]] = {}
+
+    def line_column(self, output: Output, offset: int) -> tuple[int, int]:
+        """``line_column(output.text, offset)``, counted from the nearest offset known."""
+        offsets, lines = self._lines.setdefault(id(output), ([0], [1]))
+        index = bisect.bisect_right(offsets, offset) - 1
+        text = output.text
+        line = lines[index] + text.count("\n", offsets[index], offset)
+        offsets.insert(index + 1, offset)
+        lines.insert(index + 1, line)
+        return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
 
     def pointer(self, output: Output, offset: int) -> str | None:
         key = id(output)
@@ -71,7 +85,7 @@ class Locator:
         return index.pointer(offset) if index is not None else None
 
     def source(self, output: Output, hit: Hit, origin: Origin) -> Source:
-        line, column = line_column(output.text, hit.start)
+        line, column = self.line_column(output, hit.start)
         line += output.first_line - 1  # the file's line when read_file started at an offset
         pointer = self.pointer(output, hit.start) if origin == "content" else None
         return Source(

@@ -12,10 +12,15 @@ from functools import cached_property, lru_cache
 
 from minipi.agent.evidence.hits import Hit, find_all
 from minipi.agent.evidence.numerals import CN_DIGITS, canonical, render_chinese
-from minipi.agent.evidence.read_numbers import compare_number, read_chinese, read_number
+from minipi.agent.evidence.read_numbers import (
+    compare_number,
+    glued_before,
+    read_chinese,
+    read_number,
+)
 from minipi.agent.evidence.types import NumberFigure
 
-__all__ = ["Needle", "NumberMatcher", "nearest", "number_needles"]
+__all__ = ["Needle", "NumberMatcher", "RangeGroup", "nearest", "number_needles", "range_regexes"]
 
 _FULLWIDTH = str.maketrans("0123456789,.", "０１２３４５６７８９，．")
 
@@ -79,31 +84,45 @@ def number_needles(figure: NumberFigure) -> tuple[Needle, ...]:
     return tuple(needles)
 
 
-def _same_length(low: str, high: str) -> re.Pattern[str]:
+RangeGroup = tuple[re.Pattern[str], ...]
+"""Regexes whose matches together, in text order, are those of one range regex."""
+
+
+def _same_length(low: str, high: str) -> RangeGroup:
     """Numbers of ``len(low)`` whole digits from about ``low`` to ``high``: their common
     leading digits, then a range for the next one (``9,?[5-6]`` and three more digits,
-    each maybe after a comma). The lookbehind sits after the first digit so that ``re``
-    can skip ahead to it."""
+    each maybe after a comma).
+
+    Each regex starts with a literal digit, so that ``re`` skips ahead to it at C speed, and
+    the lookbehind sits right after it. A range of first digits (``[4-5]``) is one regex per
+    digit: a character class first makes ``re`` test a set at every position, which cost 2.7x
+    the two literal passes (bench/perf_evidence.py, callgrind). Matches of the split regexes
+    never overlap (each starts after no digit, point or comma and holds only those), so
+    merged in text order they are the class regex's."""
     size = 0
     while size < len(low) and low[size] == high[size]:
         size += 1
+    rest = len(low) - size - (1 if size < len(low) else 0)
+    tail = ",?[0-9]" * rest + "(?![0-9])"  # unrolled: a repeat group costs more in ``re``
+    if size == 0 and int(high[0]) - int(low[0]) < 5:
+        firsts = [str(d) for d in range(int(low[0]), int(high[0]) + 1)]
+        return tuple(re.compile(f"{d}(?<![0-9.,]{d}){tail}") for d in firsts)
     lead = list(low[:size]) + ([f"[{low[size]}-{high[size]}]"] if size < len(low) else [])
-    rest = len(low) - len(lead)
     first = lead[0]
-    body = "".join(",?" + c for c in lead[1:]) + (f"(?:,?[0-9]){{{rest}}}" if rest else "")
-    return re.compile(f"{first}(?<![0-9.,]{first}){body}(?![0-9])")
+    body = "".join(",?" + c for c in lead[1:])
+    return (re.compile(f"{first}(?<![0-9.,]{first}){body}{tail}"),)
 
 
 @lru_cache(maxsize=256)
-def range_regexes(low: int, high: int) -> tuple[re.Pattern[str], ...]:
+def range_regexes(low: int, high: int) -> tuple[RangeGroup, ...]:
     """Regexes that find (at least) every number whose whole part is in ``[low, high]``."""
     low, high = max(0, low), max(0, high)
-    regexes = []
+    groups = []
     while low <= high:
         top = 10 ** len(str(low)) - 1
-        regexes.append(_same_length(str(low), str(min(high, top))))
+        groups.append(_same_length(str(low), str(min(high, top))))
         low = top + 1
-    return tuple(regexes)
+    return tuple(groups)
 
 
 _DIGITS = frozenset("0123456789０１２３４５６７８９")
@@ -146,11 +165,11 @@ class NumberMatcher:
         self._hint = (math.floor(target * Decimal("0.9")), math.floor(target * Decimal("1.1")))
 
     @cached_property
-    def _support(self) -> tuple[re.Pattern[str], ...]:
-        return tuple(r for a, b in self._windows for r in range_regexes(a, b))
+    def _support(self) -> tuple[RangeGroup, ...]:
+        return tuple(g for a, b in self._windows for g in range_regexes(a, b))
 
     @cached_property
-    def _wide(self) -> tuple[re.Pattern[str], ...]:
+    def _wide(self) -> tuple[RangeGroup, ...]:
         return _covering((*self._windows, self._hint))
 
     @cached_property
@@ -166,9 +185,7 @@ class NumberMatcher:
         yield from self._read(text, self._other)
         yield from self._by_regex(text, self._wide, hint=True)
 
-    def _by_regex(
-        self, text: str, regexes: Iterable[re.Pattern[str]], *, hint: bool
-    ) -> Iterator[Hit]:
+    def _by_regex(self, text: str, groups: Iterable[RangeGroup], *, hint: bool) -> Iterator[Hit]:
         """Numbers the regexes find whose whole part falls in the figure's window, read and
         compared; with ``hint``, then the one nearest the figure (a ``near`` hit). Thousands
         of numbers may share a first digit, so the others are only converted to ``int``."""
@@ -176,14 +193,18 @@ class NumberMatcher:
         target = abs(self.figure.value)
         seen: set[int] = set()
         near: list[tuple[Decimal, int]] = []
-        for regex in regexes:
-            for match in regex.finditer(text):
+        for group in groups:
+            for match in _matches(group, text):
                 start = match.start()
                 if start in seen:
                     continue
                 seen.add(start)
                 whole = int(match.group().replace(",", ""))
-                hit = self._check(text, start) if any(a <= whole <= b for a, b in windows) else None
+                hit = None
+                for low, high in windows:
+                    if low <= whole <= high:
+                        hit = self._check(text, start)
+                        break
                 if hit is not None:
                     yield hit
                 elif hint and self._hint[0] <= whole <= self._hint[1]:
@@ -192,26 +213,34 @@ class NumberMatcher:
             yield from self._nearest(text, sorted(near))
 
     def _check(self, text: str, start: int) -> Hit | None:
-        token = read_number(text, start)
+        token = None if glued_before(text, start) else read_number(text, start)
         tier = compare_number(self.figure, token) if token is not None else None
         return Hit(token.start, token.end, tier, token.value) if token and tier else None
 
     def _nearest(self, text: str, candidates: list[tuple[Decimal, int]]) -> Iterator[Hit]:
         for _, start in candidates[:8]:
-            token = read_number(text, start)
+            token = None if glued_before(text, start) else read_number(text, start)
             if token is not None:
                 yield Hit(token.start, token.end, "near", token.value)
                 return
 
     def _read(self, text: str, needles: Iterable[Needle]) -> Iterator[Hit]:
         seen: set[int] = set()
+        size = len(text)
         for needle in needles:
             chinese = needle.text[0] in CN_DIGITS or needle.text[0] == "十"
+            length = len(needle.text)
             for index in find_all(text, needle.text):
+                end = index + length
+                if end < size and text[end] in _DIGITS:
+                    continue  # inside a larger number whatever precedes (most hits of "63")
                 start = _start(text, index, needle)
-                if start is None or _inside_larger(text, start, index + len(needle.text)):
+                if start is None or _inside_larger(text, start, end):
                     continue
-                token = read_chinese(text, start) if chinese else read_number(text, start)
+                if chinese:
+                    token = read_chinese(text, start)
+                else:
+                    token = None if glued_before(text, start) else read_number(text, start)
                 if token is None or token.start in seen:
                     continue
                 seen.add(token.start)
@@ -220,7 +249,13 @@ class NumberMatcher:
                     yield Hit(token.start, token.end, tier, token.value)
 
 
-def _covering(windows: tuple[tuple[int, int], ...]) -> tuple[re.Pattern[str], ...]:
+def _matches(group: RangeGroup, text: str) -> Iterable[re.Match[str]]:
+    if len(group) == 1:
+        return group[0].finditer(text)
+    return sorted((m for regex in group for m in regex.finditer(text)), key=lambda m: m.start())
+
+
+def _covering(windows: tuple[tuple[int, int], ...]) -> tuple[RangeGroup, ...]:
     """Regexes for windows, overlapping ones merged (fewer passes over the text)."""
     merged: list[tuple[int, int]] = []
     for low, high in sorted(windows):
@@ -228,7 +263,7 @@ def _covering(windows: tuple[tuple[int, int], ...]) -> tuple[re.Pattern[str], ..
             merged[-1] = (merged[-1][0], max(merged[-1][1], high))
         else:
             merged.append((low, high))
-    return tuple(dict.fromkeys(r for low, high in merged for r in range_regexes(low, high)))
+    return tuple(dict.fromkeys(g for low, high in merged for g in range_regexes(low, high)))
 
 
 def _windows(figure: NumberFigure) -> tuple[tuple[int, int], ...]:

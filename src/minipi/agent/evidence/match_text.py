@@ -49,13 +49,37 @@ def _insensitive(text: str) -> re.Pattern[str]:
     return re.compile("".join(parts))
 
 
+_NOT_LETTERS = re.compile(r"[^A-Za-z]+")
+
+
+def _anchor(text: str) -> tuple[int, str]:
+    """The longest run of ``text`` without an ASCII letter, and its offset: what every loose
+    match holds as written, unless the output has a full-width form of one of its characters."""
+    best = (0, "")
+    for match in _NOT_LETTERS.finditer(text):
+        if len(match.group()) > len(best[1]):
+            best = (match.start(), match.group())
+    return best
+
+
 class TextMatcher:
-    """Finds a ``TextFigure`` (identifier or quoted text) in a text."""
+    """Finds a ``TextFigure`` (identifier or quoted text) in a text.
+
+    The loose search (any case, either width) is one regex of a character class per character,
+    which ``re`` tries at every position: 17x a ``str.find`` pass over a megabyte
+    (bench/perf_evidence.py). So where the figure has a run without letters (``-7791`` of
+    ``SKU-7791``) and the output holds no full-width form of that run's characters (one
+    single-character search each), the run is looked for with ``str.find`` and the regex only
+    tried where it is: the same matches (``tests/test_evidence_text.py`` checks both ways).
+    """
 
     def __init__(self, figure: TextFigure) -> None:
         self.figure = figure
         self._needles = tuple(dict.fromkeys((figure.text, figure.literal)))
         self._loose = _insensitive(figure.text)
+        self._offset, self._anchor = _anchor(figure.text)
+        wide = (chr(ord(c) + 0xFEE0) for c in self._anchor if "!" <= c <= "~")
+        self._wide = tuple(dict.fromkeys(wide))
 
     def _tier(self, text: str, start: int, end: int) -> HitTier:
         return "exact" if text[start:end] == self.figure.literal else "normalized"
@@ -68,9 +92,29 @@ class TextMatcher:
                     yield Hit(index, end, self._tier(text, index, end))
 
     def more_hits(self, text: str) -> Iterator[Hit]:
+        for start, end in self._loose_spans(text):
+            if _bounded(text, start, end):
+                yield Hit(start, end, "normalized")
+
+    def plain_more_hits(self, text: str) -> Iterator[Hit]:
+        """``more_hits`` the plain way (the regex over the whole text), which it must equal."""
         for match in self._loose.finditer(text):
             if _bounded(text, *match.span()):
                 yield Hit(match.start(), match.end(), "normalized")
+
+    def _loose_spans(self, text: str) -> Iterator[tuple[int, int]]:
+        """The spans of ``self._loose.finditer(text)``: leftmost, not overlapping."""
+        if not self._anchor or any(wide in text for wide in self._wide):
+            for match in self._loose.finditer(text):
+                yield match.span()
+            return
+        size = len(self.figure.text)  # one character a class: every match is this long
+        after = 0
+        for index in find_all(text, self._anchor):
+            start = index - self._offset
+            if start >= after and self._loose.match(text, start):
+                yield start, start + size
+                after = start + size
 
 
 @lru_cache(maxsize=64)

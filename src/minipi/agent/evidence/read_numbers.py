@@ -14,7 +14,14 @@ from typing import Literal, TypeAlias
 from minipi.agent.evidence.numerals import CN_DIGITS, CN_UNITS, parse_chinese, to_ascii_digits
 from minipi.agent.evidence.types import NumberFigure
 
-__all__ = ["SourceNumber", "Tier", "compare_number", "read_chinese", "read_number"]
+__all__ = [
+    "SourceNumber",
+    "Tier",
+    "compare_number",
+    "glued_before",
+    "read_chinese",
+    "read_number",
+]
 
 Tier: TypeAlias = Literal["exact", "normalized", "rounded"]
 
@@ -112,6 +119,16 @@ def _glued(text: str, a: int, b: int) -> bool:
     if _letter(before) or (before in _MINUS and a >= 2 and _letter(text[a - 2])):
         return True
     return b < len(text) and text[b] == "_"
+
+
+def glued_before(text: str, at: int) -> bool:
+    """Whether the digits at ``at`` follow a letter (``x128``, ``SKU-0042``), which makes
+    ``read_number(text, at)`` None: a cheap first look, for the many numbers of identifiers
+    near a figure's value. (Neither a letter nor a minus extends the token to the left.)"""
+    if not at:
+        return False
+    before = text[at - 1]
+    return _letter(before) or (before in _MINUS and at >= 2 and _letter(text[at - 2]))
 
 
 def read_number(text: str, at: int) -> SourceNumber | None:

@@ -213,11 +213,15 @@ class Evidence:
 
     ``supported`` counts the statuses of ``SUPPORTED``; ``unsupported`` counts ``unsupported``
     only (``weak``, ``path`` and ``from_question`` are shown, and are neither).
-    ``tool_results`` counts this run's tool results that were not errors.
+    ``tool_results`` counts this run's tool results that were not errors. ``unchecked_from``
+    is the position of the answer from which no figure was examined (a runaway answer: the
+    bounds are in ``claims``), or None when the whole answer was; in ``to_json()`` only when
+    set.
     """
 
     claims: tuple[CheckedClaim, ...]
     tool_results: int
+    unchecked_from: int | None = None
 
     @property
     def supported(self) -> int:
@@ -234,9 +238,12 @@ class Evidence:
         return tuple(texts)[:limit]
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        shown: dict[str, Any] = {
             "claims": [claim.to_json() for claim in self.claims],
             "supported": self.supported,
             "unsupported": self.unsupported,
             "tool_results": self.tool_results,
         }
+        if self.unchecked_from is not None:
+            shown["unchecked_from"] = self.unchecked_from
+        return shown

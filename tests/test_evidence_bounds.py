@@ -1,0 +1,65 @@
+"""A runaway answer is checked up to a bound, and says where the check stopped.
+
+No timing here (bench/perf_evidence.py prints what a huge answer costs): the bounds are what
+keep it small, so they are what is asserted.
+"""
+
+from __future__ import annotations
+
+import json
+
+from minipi.agent.evidence import MAX_ANSWER_CHARS, MAX_CLAIMS, check_evidence
+from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, Message
+
+
+def _run() -> list[Item]:
+    report = '{\n  "date": "2026-09-06",\n  "orders": 128,\n  "revenue_yuan": 9600\n}\n'
+    return [
+        Message("user", "日报的订单数和营收？"),
+        FunctionCall("call_1", "read_file", json.dumps({"path": "daily.json"})),
+        FunctionCallOutput("call_1", report),
+    ]
+
+
+def test_a_figure_dense_answer_of_megabytes_checks_at_most_max_claims() -> None:
+    answer = "订单 128，营收 9,600 元，另有 1357 件。" * 120_000  # about 3 MiB of UTF-8
+    evidence = check_evidence(answer, _run())
+    assert len(evidence.claims) == MAX_CLAIMS
+    assert evidence.unchecked_from is not None
+    between = answer[evidence.claims[-1].claim.span[1] : evidence.unchecked_from]
+    assert not any(c.isdigit() for c in between)
+    assert answer[evidence.unchecked_from].isdigit()
+    assert evidence.to_json()["unchecked_from"] == evidence.unchecked_from
+    assert [c.status for c in evidence.claims[:3]] == ["exact", "normalized", "unsupported"]
+
+
+def test_an_answer_past_the_limit_is_cut_at_a_blank_before_it() -> None:
+    head = "see " * (MAX_ANSWER_CHARS // 4 - 1) + "ok 128"  # 128 ends past the limit
+    answer = head + " and 9600 " + "words " * 500_000
+    evidence = check_evidence(answer, _run())
+    assert head.index(" 128") < MAX_ANSWER_CHARS < head.index("128") + 3
+    assert evidence.unchecked_from == head.index(" 128")
+    assert evidence.claims == ()  # neither 128 (it straddles the limit) nor a piece of it
+
+
+def test_a_chinese_answer_is_cut_at_its_punctuation() -> None:
+    head = "好" * (MAX_ANSWER_CHARS - 6) + "，营收9600元"  # 9600 straddles the limit
+    evidence = check_evidence(head + "。" * 100_000, _run())
+    assert head.index("9600") < MAX_ANSWER_CHARS < head.index("9600") + 4
+    assert evidence.unchecked_from == head.index("，")
+    assert evidence.claims == ()
+
+
+def test_an_answer_without_blanks_is_cut_at_the_limit() -> None:
+    answer = "x" * (MAX_ANSWER_CHARS - 10) + "营收9600元" + "y" * 3_000_000
+    evidence = check_evidence(answer, _run())
+    assert evidence.unchecked_from == MAX_ANSWER_CHARS
+    assert [c.claim.text for c in evidence.claims] == ["9600元"]
+
+
+def test_an_answer_within_the_bounds_is_checked_whole() -> None:
+    answer = "营收 9600 元。" * (MAX_CLAIMS // 2)
+    evidence = check_evidence(answer, _run())
+    assert len(evidence.claims) == MAX_CLAIMS // 2
+    assert evidence.unchecked_from is None
+    assert "unchecked_from" not in evidence.to_json()
