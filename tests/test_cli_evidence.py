@@ -248,3 +248,21 @@ def test_a_bad_evidence_flag_is_a_usage_error(fake_server: FakeServer, flag: str
     proc = ask(fake_server, SAMPLE, QUESTION, flag)
     assert proc.returncode == 2
     assert fake_server.requests == []
+
+
+def test_a_runaway_answer_is_checked_up_to_a_bound_and_says_so(fake_server: FakeServer) -> None:
+    """A model that streams megabytes of figures: the check stops at a bound (no minutes of
+    work), the answer is printed whole, and the block says where checking stopped."""
+    filler = "营收 9600 元，" * 200_000  # 2.4 M characters
+    fake_server.add(*daily(lambda body: right(body) + filler))
+    proc = ask(fake_server, SAMPLE, QUESTION, "--json")
+    assert proc.returncode == 0, proc.stderr
+    end = json_lines(proc.stdout)[-1]
+    assert end["answer"].endswith(filler)  # the answer itself is not cut
+    evidence = end["evidence"]
+    assert 0 < evidence["unchecked_from"] < len(end["answer"])
+    assert len(evidence["claims"]) <= 100
+    fake_server.add(*daily(lambda body: right(body) + filler))
+    shown = ask(fake_server, SAMPLE, QUESTION)
+    note = next(line for line in shown.stderr.splitlines() if "未再检查" in line)
+    assert str(evidence["unchecked_from"]) in note

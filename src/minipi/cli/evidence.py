@@ -35,8 +35,10 @@ def traced(evidence: Mapping[str, Any]) -> tuple[int, int]:
 def evidence_lines(evidence: Mapping[str, Any], words: Words, *, fancy: bool) -> list[str]:
     """The block's lines: a heading, then one line per claim (unsupported first)."""
     claims: Sequence[Mapping[str, Any]] = evidence["claims"]
+    cut = evidence.get("unchecked_from")  # a runaway answer is checked up to a bound
+    tail = [words("evidence_unchecked", at=cut)] if cut is not None else []
     if not claims:
-        return [words("evidence_none")]
+        return [words("evidence_none"), *tail]
     done, wanted = traced(evidence)
     head = words("evidence", done=done, wanted=wanted)
     if not evidence["tool_results"]:
@@ -44,7 +46,7 @@ def evidence_lines(evidence: Mapping[str, Any], words: Words, *, fancy: bool) ->
     ordered = sorted(claims, key=lambda c: _ORDER.get(str(c["status"]), 9))
     rows = [_cells(claim, words, fancy) for claim in ordered]
     widths = [max((columns(r[i]) for r in rows if len(r) > i + 1), default=0) for i in range(3)]
-    return [head, *("  " + _joined(row, widths) for row in rows)]
+    return [head, *("  " + _joined(row, widths) for row in rows), *tail]
 
 
 def _joined(row: list[str], widths: list[int]) -> str:

@@ -59,6 +59,10 @@ _TEXT: dict[str, tuple[str, str]] = {
     "evidence_path": ("只出现在文件名中：{path}", "only in a file name: {path}"),
     "evidence_from_question": ("出自问题本身", "from the question itself"),
     "evidence_weak": ("（太常见，不计入）", "(too common to count)"),
+    "evidence_unchecked": (
+        "  （答案从第 {at} 个字符起太长，未再检查）",
+        "  (the answer is too long: not checked from character {at} on)",
+    ),
     "evidence_more": ("，另有 {n} 处", ", and {n} more"),
     "line": ("第 {n} 行", "line {n}"),
     "line_column": ("第 {n} 行第 {column} 列", "line {n}, column {column}"),
