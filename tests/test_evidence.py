@@ -344,6 +344,10 @@ def test_a_json_cut_short_still_has_pointers_before_the_cut() -> None:
     text = '{\n  "date": "2026-09-06",\n  "rows": [\n    {"orders": 128},\n'
     assert json_pointer(text, text.index("128")) == "/rows/0/orders"
     assert json_pointer("[db]\nhost = 1.2.3.4", 12) is None
+    minified = '{"a": 1, "rows": [{"n": 96}, {"note": "cut he'  # cut inside a string
+    assert json_pointer(minified, minified.index("1")) == "/a"
+    assert json_pointer(minified, minified.index("96")) == "/rows/0/n"
+    assert json_pointer(minified, minified.index("cut")) == "/rows/1/note"
 
 
 def test_line_and_column_are_one_based_code_points() -> None:

@@ -63,10 +63,23 @@ def _value_end(text: str, start: int) -> int:
     except StopIteration as stop:
         failed_at = int(stop.value)
     except json.JSONDecodeError as error:
+        if error.msg.startswith("Unterminated string"):
+            return len(text)  # no closing quote up to the end: cut inside a string
         failed_at = error.pos
     if failed_at >= len(text.rstrip()):
         return len(text)
     raise ValueError(f"not JSON at {failed_at}")
+
+
+def _name(text: str, pos: int) -> tuple[str, int] | None:
+    """A member's name and where it ends; None when the text is cut inside it."""
+    try:
+        name, after = _SCAN(text, pos)
+    except json.JSONDecodeError as error:
+        if error.msg.startswith("Unterminated string"):
+            return None
+        raise ValueError(f"not JSON at {error.pos}") from error
+    return str(name), int(after)
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,8 +183,11 @@ class _Lazy:
             self.done = True
             return False
         if self.is_object:
-            name, after = _SCAN(text, pos)
-            token = str(name)
+            named = _name(text, pos)
+            if named is None:
+                self.done = True
+                return False
+            token, after = named
             pos = _skip(text, _skip(text, after) + 1)
         else:
             token = str(len(self.tokens))
@@ -238,9 +254,11 @@ def _members(text: str, pos: int) -> _Children:
     while pos < len(text) and text[pos] not in "}]":
         start = pos
         if is_object:
-            name, after = _SCAN(text, pos)
-            tokens.append(str(name))
-            pos = _skip(text, _skip(text, after) + 1)
+            named = _name(text, pos)
+            if named is None:
+                break
+            tokens.append(named[0])
+            pos = _skip(text, _skip(text, named[1]) + 1)
         else:
             tokens.append(str(len(tokens)))
         end = _value_end(text, pos)
