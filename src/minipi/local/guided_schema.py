@@ -22,6 +22,9 @@ Rules of the schema (the run's state is read from the request's items only):
   message (``answer_needs_evidence``), or when no tool branch is left;
 - ``tool_choice``: ``"none"`` allows only the answer, a tool name only that tool,
   ``"required"`` only tools, ``"auto"`` the rules above.
+
+An answer that cites facts from the tool results needs more than JSON Schema can say:
+``minipi.local.guided_grammar`` turns this schema into a GBNF grammar for that.
 """
 
 from __future__ import annotations
