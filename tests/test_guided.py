@@ -758,6 +758,8 @@ def test_compose_answer_follows_the_question_language() -> None:
     english = compose_answer("It is 9600.", ["revenue_yuan: 9600"], "What revenue?")
     assert english == f"It is 9600.\n\n{FACTS_HEADINGS['en']}\n- revenue_yuan: 9600"
     origins = {"名字：猫咪小花": "inbox/猫咪小花.txt"}
+    nudged = compose_answer("营收 9600 元", ["revenue_yuan: 9600"], "These figures in your")
+    assert nudged.startswith(f"营收 9600 元\n\n{FACTS_HEADINGS['zh']}\n")
     chinese = compose_answer("是它", ["名字：猫咪小花", "a.txt"], "哪只？", origins)
     assert (
         chinese == f"是它\n\n{FACTS_HEADINGS['zh']}\n- 名字：猫咪小花 (inbox/猫咪小花.txt)\n- a.txt"
@@ -773,3 +775,35 @@ def test_answer_forms_and_reserved_grammar(files: ProjectFiles) -> None:
     digits, _, _ = guided_run(files, [*DAILY[:3], reply('{"answer": "9600"}')], answer="digits")
     assert digits.answer == "9600"
     assert "Every number in your answer is copied" in guided_instructions(None, [], "digits")
+
+
+def test_an_answer_with_facts_waits_for_content_while_tools_remain(files: ProjectFiles) -> None:
+    """Qwen2.5-Coder-1.5B answered from the first listing, citing a directory: in the
+    fact-citing forms the answer needs a content fact while a tool can still be called."""
+    tools = [t.spec() for t in create_project_tools(files)]
+
+    def answer_offered(items: list[Item], **options: Any) -> bool:
+        inner = ScriptedModel([reply('{"answer": "x"}')])
+        GuidedClient(inner, **options).create(ModelRequest(items, tools=tools))
+        return "\\x22answer\\x22" in inner.requests[0].options["grammar"]
+
+    listed: list[Item] = [
+        Message("user", QUESTION),
+        call("list_files", {"path": "."}, "c1"),
+        result("c1", "reports/", dir=("reports",)),
+        call("list_files", {"path": "reports"}, "c2"),
+        result("c2", REPORT, file=(REPORT,)),
+    ]
+    assert not answer_offered(listed)
+    assert answer_offered(listed, answer_needs_evidence=False)
+    read: list[Item] = [
+        *listed,
+        call("read_file", {"path": REPORT}, "c3"),
+        result("c3", '{"orders": 128}'),
+    ]
+    assert answer_offered(read)
+    empty: list[Item] = [
+        *read[:-1],
+        result("c3", "(empty file, 0 bytes)"),
+    ]  # no content, nothing left
+    assert answer_offered(empty)

@@ -27,7 +27,9 @@ most once, in order; ``"digits"`` for ``{"answer": TEXT}`` whose digits can only
 from the results; ``"facts_digits"`` both; ``"plain"`` a free ``{"answer": TEXT}``. Every form
 but ``plain`` is a GBNF grammar sent as the request's ``grammar`` (llama-cpp-python's server
 and llama-server read it; ``style`` then does not matter); ``plain`` is the JSON Schema sent
-as ``response_format``, for servers without GBNF (vLLM, OpenAI).
+as ``response_format``, for servers without GBNF (vLLM, OpenAI). In the fact-citing forms
+the answer is offered only once a content fact exists (a file was read, not only listed),
+or when no tool is left to call.
 
 The answer the loop sees is the text, then the chosen facts under a heading in the question's
 language (``compose_answer``): the facts are part of the answer, so the user reads them on
@@ -106,7 +108,8 @@ _FACTS = """{"facts": [...], "answer": "..."} is your final answer to the user: 
 copied from the tool results, the answer is your reply in the question's language.
 Use the tools to find the facts first. As soon as a tool result holds what the question asks
 for, reply with {"facts": [...], "answer": ...}: first copy the facts that answer the
-question, then write the answer with them."""
+question, then write the answer with them. A question that asks for a change is answered
+only after the tool that makes the change has done it."""
 _DIGITS = "\nEvery number in your answer is copied from a tool result."
 _PROTOCOLS: Mapping[AnswerForm, str] = {
     "plain": _PROTOCOL + _ANSWER,
@@ -176,14 +179,7 @@ class GuidedClient:
             answer_needs_evidence=self.answer_needs_evidence,
             free_text=self.free_text,
         )
-        facts = Facts()
-        constraint: JsonObject
-        if self.answer == "plain":
-            constraint = {"response_format": response_format(schema, self.style)}
-        else:
-            if _offers_answer(schema):
-                facts = guided_facts(request.items)
-            constraint = {"grammar": guided_grammar(schema, facts, self.answer).gbnf()}
+        constraint, facts = self._constraint(schema, request.items)
         guided = ModelRequest(
             items=self._render(request.items),
             instructions=guided_instructions(request.instructions, request.tools, self.answer),
@@ -195,6 +191,20 @@ class GuidedClient:
         if cited.composed is not None:  # later turns show the model its reply as it wrote it
             self._rendered[id(cited.composed)] = (cited.composed, cited.reply)
         return response
+
+    def _constraint(self, schema: JsonObject, items: Sequence[Item]) -> tuple[JsonObject, Facts]:
+        """The request's constraint (``response_format`` or ``grammar``) and the facts offered.
+
+        An answer that cites facts needs one from content (a file read, not only a listing)
+        while a tool can still be called, unless ``answer_needs_evidence`` is off: measured
+        with Qwen2.5-Coder-1.5B, which otherwise answers from the first listing, citing a
+        directory."""
+        if self.answer == "plain":
+            return {"response_format": response_format(schema, self.style)}, Facts()
+        facts = guided_facts(items) if _offers_answer(schema) else Facts()
+        if not facts.content and self.answer_needs_evidence:
+            schema = _without_answer(schema)
+        return {"grammar": guided_grammar(schema, facts, self.answer).gbnf()}, facts
 
     @property
     def model(self) -> str:
@@ -256,18 +266,27 @@ def compose_answer(
     text: str, facts: Sequence[str], question: str, origins: Mapping[str, str] | None = None
 ) -> str:
     """The answer the loop sees: ``text``, then ``facts`` one a line under ``FACTS_HEADINGS``
-    in the question's language (Chinese if it has Han characters), each with the file it was
-    read from when ``origins`` knows it (``- orders: 128 (reports/daily.json)``): a line such
-    as ``性格：亲人，爱晒太阳`` says little without it."""
+    in the question's language (Chinese if it or the text has Han characters: the last user
+    message may be the loop's English nudge), each with the file it was read from when
+    ``origins`` knows it (``- orders: 128 (reports/daily.json)``): a line such as
+    ``性格：亲人，爱晒太阳`` says little without it."""
     if not facts:
         return text
-    heading = FACTS_HEADINGS["zh" if _HAN.search(question) else "en"]
+    heading = FACTS_HEADINGS["zh" if _HAN.search(question) or _HAN.search(text) else "en"]
     where = origins or {}
     lines = (f"- {fact} ({where[fact]})" if fact in where else f"- {fact}" for fact in facts)
     return "\n".join((text, "", heading, *lines))
 
 
 _HAN = re.compile(r"[\u4e00-\u9fff]")
+
+
+def _without_answer(schema: JsonObject) -> JsonObject:
+    """``schema`` without its answer branch, unless the answer is all it allows."""
+    branches = [b for b in schema.get("anyOf", ()) if b != ANSWER_BRANCH]
+    if not branches:
+        return schema
+    return branches[0] if len(branches) == 1 else {"anyOf": branches}
 
 
 def _offers_answer(schema: JsonObject) -> bool:
