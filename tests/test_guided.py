@@ -807,3 +807,36 @@ def test_an_answer_with_facts_waits_for_content_while_tools_remain(files: Projec
         result("c3", "(empty file, 0 bytes)"),
     ]  # no content, nothing left
     assert answer_offered(empty)
+
+
+def test_an_answer_with_facts_waits_for_a_fact_that_bears_on_the_question(
+    files: ProjectFiles,
+) -> None:
+    """Asked which pet likes the sun, Qwen2.5-Coder-1.5B described the first pet file it read:
+    while a file is left to read, the answer needs a content fact sharing a word with the
+    question; once none is left, it is offered whatever the facts say."""
+    tools = [t.spec() for t in create_project_tools(files)]
+
+    def answer_offered(items: list[Item]) -> bool:
+        inner = ScriptedModel([reply('{"answer": "x"}')])
+        GuidedClient(inner).create(ModelRequest(items, tools=tools))
+        return "\\x22answer\\x22" in inner.requests[0].options["grammar"]
+
+    hamster, cat = "inbox/仓鼠球球.txt", "inbox/猫咪小花.txt"
+    asked: list[Item] = [
+        Message("user", "inbox 里哪只宠物爱晒太阳？"),
+        call("list_files", {"path": "."}, "c0"),
+        result("c0", "inbox/", dir=("inbox",)),
+        call("list_files", {"path": "inbox"}, "c1"),
+        result("c1", f"{hamster}\n{cat}", file=(hamster, cat)),
+        call("read_file", {"path": hamster}, "c2"),
+        result("c2", "名字：仓鼠球球\n性格：胆小，爱囤粮"),
+    ]
+    assert not answer_offered(asked)
+    read_cat: list[Item] = [
+        call("read_file", {"path": cat}, "c3"),
+        result("c3", "性格：亲人，爱晒太阳"),
+    ]
+    assert answer_offered([*asked, *read_cat])
+    unrelated: list[Item] = [call("read_file", {"path": cat}, "c3"), result("c3", "名字：猫咪小花")]
+    assert answer_offered([*asked, *unrelated])  # nothing left to read
