@@ -3,7 +3,7 @@
 
     python bench/local_tasks.py [--reps 1] [--model-file GGUF | --qwen 0.5b|1.5b]
         [--modes facts,digits,facts_digits,plain,unguided] [--evidence warn,require]
-        [--tasks daily,treasure,...] [--threads N]
+        [--tasks daily,treasure,...] [--threads N] [--max-turns 8] [--show]
 
 One engine (``--model-file``; ``--qwen`` assembles a Qwen2.5-Coder-Instruct GGUF with
 ``bench/qwen_gguf.py``; else the model ``minipi ask`` would pick) serves every run; each task
@@ -147,14 +147,19 @@ def shown_texts(result: RunResult) -> list[str]:
 
 
 def run_task(
-    client: ModelClient, task: Task, evidence: EvidenceMode, tally: Tally, show: bool = False
+    client: ModelClient,
+    task: Task,
+    evidence: EvidenceMode,
+    tally: Tally,
+    show: bool = False,
+    max_turns: int = 8,
 ) -> None:
     with tempfile.TemporaryDirectory() as temp:
         root = Path(temp) / task.project
         shutil.copytree(EXAMPLES / task.project, root)
         config = AgentConfig(
             instructions=DEFAULT_INSTRUCTIONS,
-            max_turns=8,
+            max_turns=max_turns,
             request_options={"temperature": 0, "max_output_tokens": 256},
             evidence=evidence,
         )
@@ -240,6 +245,7 @@ def main() -> int:
     parser.add_argument("--tasks", default=",".join(t.name for t in TASKS))
     parser.add_argument("--threads", type=int, help="engine threads (default: its own)")
     parser.add_argument("--show", action="store_true", help="print each run's calls and answer")
+    parser.add_argument("--max-turns", type=int, default=8, help="per run (8: the CLI's)")
     args = parser.parse_args()
     require_local_extra()
     chosen = [t for t in TASKS if t.name in args.tasks.split(",")]
@@ -264,7 +270,7 @@ def main() -> int:
                 for evidence in policies:
                     for task in chosen:
                         tally = results.setdefault((task.name, mode, evidence), Tally())
-                        run_task(clients[mode], task, evidence, tally, args.show)
+                        run_task(clients[mode], task, evidence, tally, args.show, args.max_turns)
                         print(".", end="", file=sys.stderr, flush=True)
         plain.close()
     ordered = {k: results[k] for k in sorted(results, key=lambda k: (k[1], k[2], k[0]))}
