@@ -36,6 +36,7 @@ from minipi.errors import ConfigError
 from minipi.files import ProjectFiles, create_project_tools
 from minipi.local.guided import (
     ANSWER_BRANCH,
+    ANSWER_FORMS,
     FACTS_HEADINGS,
     AnswerForm,
     GuidedClient,
@@ -537,15 +538,18 @@ def test_offer_mutating_false_leaves_the_mutating_tools_out(files: ProjectFiles)
     items: list[Item] = listed(("a.txt",), ("archive",))
     request = ModelRequest(items, tools=tools)
     inner = ScriptedModel([reply('{"answer": "ok"}') for _ in range(3)])
-    offered = sent_schema(GuidedClient(inner, answer="plain"), inner, request)
+    # answer_needs_evidence off: the answer is offered after a listing
+    eager = GuidedClient(inner, answer="plain", answer_needs_evidence=False)
+    offered = sent_schema(eager, inner, request)
     assert set(branches(offered)) == {"list_files", "read_file", "move_file", "answer"}
     move = {"source": "a.txt", "target": "archive"}
     assert allows(offered, {"tool": "move_file", "arguments": move})
-    client = GuidedClient(inner, answer="plain", offer_mutating=False)
+    client = GuidedClient(inner, answer="plain", answer_needs_evidence=False, offer_mutating=False)
     left_out = sent_schema(client, inner, request)
     assert set(branches(left_out)) == {"list_files", "read_file", "answer"}
     assert not allows(left_out, {"tool": "move_file", "arguments": move})
-    assert left_out == guided_schema([t for t in tools if t.name != "move_file"], items)
+    kept = [t for t in tools if t.name != "move_file"]
+    assert left_out == guided_schema(kept, items, answer_needs_evidence=False)
     # Forcing the left-out tool leaves only the answer.
     forced = ModelRequest(items, tools=tools, tool_choice="move_file")
     assert sent_schema(client, inner, forced) == ANSWER_BRANCH
@@ -813,14 +817,20 @@ def test_an_answer_with_facts_waits_for_a_fact_that_bears_on_the_question(
     files: ProjectFiles,
 ) -> None:
     """Asked which pet likes the sun, Qwen2.5-Coder-1.5B described the first pet file it read:
-    while a file is left to read, the answer needs a content fact sharing a word with the
-    question; once none is left, it is offered whatever the facts say."""
+    in every answer form, while a file is left to read, the answer needs a content fact
+    sharing a word with the question; once none is left, it is offered whatever they say."""
     tools = [t.spec() for t in create_project_tools(files)]
 
     def answer_offered(items: list[Item]) -> bool:
-        inner = ScriptedModel([reply('{"answer": "x"}')])
-        GuidedClient(inner).create(ModelRequest(items, tools=tools))
-        return "\\x22answer\\x22" in inner.requests[0].options["grammar"]
+        offered = set()
+        for form in ANSWER_FORMS:
+            inner = ScriptedModel([reply('{"answer": "x"}')])
+            GuidedClient(inner, answer=form).create(ModelRequest(items, tools=tools))
+            options = inner.requests[0].options
+            constraint = options.get("grammar") or json.dumps(options["response_format"])
+            offered.add("\\x22answer\\x22" in constraint or '"answer"' in constraint)
+        assert len(offered) == 1, "every answer form waits alike"
+        return offered.pop()
 
     hamster, cat = "inbox/仓鼠球球.txt", "inbox/猫咪小花.txt"
     asked: list[Item] = [

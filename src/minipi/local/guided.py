@@ -27,9 +27,9 @@ most once, in order; ``"digits"`` for ``{"answer": TEXT}`` whose digits can only
 from the results; ``"facts_digits"`` both; ``"plain"`` a free ``{"answer": TEXT}``. Every form
 but ``plain`` is a GBNF grammar sent as the request's ``grammar`` (llama-cpp-python's server
 and llama-server read it; ``style`` then does not matter); ``plain`` is the JSON Schema sent
-as ``response_format``, for servers without GBNF (vLLM, OpenAI). In the fact-citing forms
-the answer is offered only once a content fact (a file read, not only listed) shares a word
-with the question, or when no tool is left to call.
+as ``response_format``, for servers without GBNF (vLLM, OpenAI). In every form the answer is
+offered only once a content fact (a file read, not only listed) shares a word with the
+question, or when no tool is left to call.
 
 The answer the loop sees is the text, then the chosen facts under a heading in the question's
 language (``compose_answer``): the facts are part of the answer, so the user reads them on
@@ -197,18 +197,18 @@ class GuidedClient:
     def _constraint(self, schema: JsonObject, items: Sequence[Item]) -> tuple[JsonObject, Facts]:
         """The request's constraint (``response_format`` or ``grammar``) and the facts offered.
 
-        While a tool can still be called, an answer that cites facts needs a content fact (a
+        In every form, while a tool can still be called, the answer needs a content fact (a
         file read, not only a listing) that shares a word with the question (``Facts.leading``),
         unless ``answer_needs_evidence`` is off. Measured with Qwen2.5-Coder-1.5B, which
         otherwise answers from the first listing, citing a directory, and, asked which pet
         likes the sun, describes the first pet file it read. When no tool is left (every
         listed file read) the answer is offered whatever the facts: a Chinese question about
         an English JSON file shares no word with it."""
-        if self.answer == "plain":
-            return {"response_format": response_format(schema, self.style)}, Facts()
         facts = guided_facts(items) if _offers_answer(schema) else Facts()
         if not facts.leading and self.answer_needs_evidence:
             schema = _without_answer(schema)
+        if self.answer == "plain":
+            return {"response_format": response_format(schema, self.style)}, Facts()
         return {"grammar": guided_grammar(schema, facts, self.answer).gbnf()}, facts
 
     @property
