@@ -309,6 +309,9 @@ def test_the_memory_resets_only_after_a_successful_mutating_output(
     schema = guided_schema(specs, moved, mutating=MOVE_FILE)
     assert enum(schema, "list_files") == [".", "archive"]
     assert allows(schema, {"tool": "list_files", "arguments": {"path": "."}})
+    # The change just made is not offered again (SmolLM2-135M moved the file twice).
+    assert not allows(schema, {"tool": "move_file", "arguments": move})
+    assert allows(schema, {"tool": "move_file", "arguments": {**move, "source": "b.txt"}})
 
     # Calls made after the change count again, and a later failure does not reset them.
     again = [*moved, call("list_files", {"path": "."}, "c3"), result("c3", "", dir=("archive",))]
