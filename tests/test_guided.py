@@ -36,10 +36,15 @@ from minipi.errors import ConfigError
 from minipi.files import ProjectFiles, create_project_tools
 from minipi.local.guided import (
     ANSWER_BRANCH,
+    ANSWER_FORMS,
+    FACTS_HEADINGS,
+    AnswerForm,
     GuidedClient,
+    compose_answer,
     guided_instructions,
     guided_schema,
 )
+from minipi.local.guided_grammar import guided_facts, guided_grammar
 from support.fake import FakeServer, Turn
 
 QUESTION = "帮我看看 reports 目录里的日报，告诉我这份日报的日期、订单数和营收。"
@@ -304,6 +309,9 @@ def test_the_memory_resets_only_after_a_successful_mutating_output(
     schema = guided_schema(specs, moved, mutating=MOVE_FILE)
     assert enum(schema, "list_files") == [".", "archive"]
     assert allows(schema, {"tool": "list_files", "arguments": {"path": "."}})
+    # The change just made is not offered again (SmolLM2-135M moved the file twice).
+    assert not allows(schema, {"tool": "move_file", "arguments": move})
+    assert allows(schema, {"tool": "move_file", "arguments": {**move, "source": "b.txt"}})
 
     # Calls made after the change count again, and a later failure does not reset them.
     again = [*moved, call("list_files", {"path": "."}, "c3"), result("c3", "", dir=("archive",))]
@@ -397,14 +405,18 @@ def reply(text: str, finish: FinishReason = "stop") -> ModelResponse:
 
 
 def guided_run(
-    files: ProjectFiles, script: list[ModelResponse], **options: Any
+    files: ProjectFiles,
+    script: list[ModelResponse],
+    answer: AnswerForm = "plain",
+    **options: Any,
 ) -> tuple[Any, ScriptedModel, list[AgentEvent]]:
+    """The question through the real loop, the replies from ``script`` (JSON Schema
+    constraint by default: ``answer="plain"``)."""
     inner = ScriptedModel(script)
     events: list[AgentEvent] = []
     config = AgentConfig(instructions="Be brief.", request_options=options)
-    outcome = run_agent(
-        GuidedClient(inner), create_project_tools(files), config, QUESTION, events.append
-    )
+    client = GuidedClient(inner, answer=answer)
+    outcome = run_agent(client, create_project_tools(files), config, QUESTION, events.append)
     return outcome, inner, events
 
 
@@ -471,7 +483,9 @@ def test_the_prefix_sent_over_http_is_byte_stable(files: ProjectFiles) -> None:
     with FakeServer([Turn(text) for text in DAILY_TEXTS]) as server:
         inner = connect(Endpoint(server.base_url, "fake-model", wire="chat"))
         config = AgentConfig(request_options={"temperature": 0})
-        outcome = run_agent(GuidedClient(inner), create_project_tools(files), config, QUESTION)
+        outcome = run_agent(
+            GuidedClient(inner, answer="plain"), create_project_tools(files), config, QUESTION
+        )
         inner.close()
     assert outcome.status == "succeeded"
     bodies = [r.raw for r in server.requests]
@@ -492,7 +506,7 @@ def test_the_prefix_sent_over_http_is_byte_stable(files: ProjectFiles) -> None:
 
 def test_json_schema_style(files: ProjectFiles) -> None:
     inner = ScriptedModel([reply('{"tool": "list_files", "arguments": {"path": "."}}')])
-    client = GuidedClient(inner, style="json_schema")
+    client = GuidedClient(inner, answer="plain", style="json_schema")
     request = ModelRequest(
         [Message("user", "q")], tools=[t.spec() for t in create_project_tools(files)]
     )
@@ -515,9 +529,9 @@ def test_the_client_offers_free_text_tools_only_when_asked(files: ProjectFiles) 
     )
     answer = '{"tool": "list_files", "arguments": {"path": "."}}'
     inner = ScriptedModel([reply(answer), reply(answer)])
-    default = sent_schema(GuidedClient(inner), inner, request)
+    default = sent_schema(GuidedClient(inner, answer="plain"), inner, request)
     assert set(branches(default)) == {"list_files"}
-    with_text = sent_schema(GuidedClient(inner, free_text=True), inner, request)
+    with_text = sent_schema(GuidedClient(inner, answer="plain", free_text=True), inner, request)
     assert set(branches(with_text)) == {"list_files", "search_files"}
     assert with_text == guided_schema(request.tools, request.items, free_text=True)
 
@@ -527,15 +541,18 @@ def test_offer_mutating_false_leaves_the_mutating_tools_out(files: ProjectFiles)
     items: list[Item] = listed(("a.txt",), ("archive",))
     request = ModelRequest(items, tools=tools)
     inner = ScriptedModel([reply('{"answer": "ok"}') for _ in range(3)])
-    offered = sent_schema(GuidedClient(inner), inner, request)
+    # answer_needs_evidence off: the answer is offered after a listing
+    eager = GuidedClient(inner, answer="plain", answer_needs_evidence=False)
+    offered = sent_schema(eager, inner, request)
     assert set(branches(offered)) == {"list_files", "read_file", "move_file", "answer"}
     move = {"source": "a.txt", "target": "archive"}
     assert allows(offered, {"tool": "move_file", "arguments": move})
-    client = GuidedClient(inner, offer_mutating=False)
+    client = GuidedClient(inner, answer="plain", answer_needs_evidence=False, offer_mutating=False)
     left_out = sent_schema(client, inner, request)
     assert set(branches(left_out)) == {"list_files", "read_file", "answer"}
     assert not allows(left_out, {"tool": "move_file", "arguments": move})
-    assert left_out == guided_schema([t for t in tools if t.name != "move_file"], items)
+    kept = [t for t in tools if t.name != "move_file"]
+    assert left_out == guided_schema(kept, items, answer_needs_evidence=False)
     # Forcing the left-out tool leaves only the answer.
     forced = ModelRequest(items, tools=tools, tool_choice="move_file")
     assert sent_schema(client, inner, forced) == ANSWER_BRANCH
@@ -560,9 +577,11 @@ def test_the_client_reads_the_mutating_flag_not_the_tool_name(files: ProjectFile
         result("c2", "moved a.txt -> archive/a.txt"),
     ]
     inner = ScriptedModel([reply('{"answer": "ok"}') for _ in range(2)])
-    changed = sent_schema(GuidedClient(inner), inner, ModelRequest(items, tools=renamed))
+    changed = sent_schema(
+        GuidedClient(inner, answer="plain"), inner, ModelRequest(items, tools=renamed)
+    )
     assert enum(changed, "list_files") == [".", "archive"]  # "." may be listed again
-    client = GuidedClient(inner, offer_mutating=False, free_text=True)
+    client = GuidedClient(inner, answer="plain", offer_mutating=False, free_text=True)
     left_out = branches(sent_schema(client, inner, ModelRequest(items, tools=renamed)))
     assert "adopt" not in left_out
     assert "move_file" in left_out  # the renamed search_files, which changes nothing
@@ -587,7 +606,7 @@ def test_the_loop_marks_failed_outputs_and_only_a_done_move_resets(
         asked.append(request)
         return approved
 
-    client = GuidedClient(inner)
+    client = GuidedClient(inner, answer="plain")
     tools = create_project_tools(files, approve=approve)
     outcome = run_agent(client, tools, AgentConfig(), QUESTION)
     inner.assert_complete()
@@ -686,3 +705,151 @@ def test_reasoning_and_think_are_not_replayed() -> None:
         ("assistant", '{"answer": "earlier answer"}'),
         ("user", "again"),
     ]
+
+
+# --- the answer with facts (the default form) ---------------------------------------------
+
+FACTS_REPLY = json.dumps(
+    {"facts": ["orders: 128", "revenue_yuan: 9600"], "answer": "订单 128 笔，营收 9600 元"},
+    ensure_ascii=False,
+)
+
+
+def test_an_answer_with_facts_is_composed_and_traced(files: ProjectFiles) -> None:
+    script = [*DAILY[:3], reply(FACTS_REPLY)]
+    outcome, inner, _ = guided_run(files, script, answer="facts")
+    inner.assert_complete()
+    assert outcome.status == "succeeded"
+    assert outcome.answer == (
+        f"订单 128 笔，营收 9600 元\n\n{FACTS_HEADINGS['zh']}\n"
+        f"- orders: 128 ({REPORT})\n- revenue_yuan: 9600 ({REPORT})"
+    )
+    assert outcome.evidence is not None
+    assert outcome.evidence.unsupported == 0
+    traced = {c.claim.text for c in outcome.evidence.claims if c.supported}
+    assert {"128", "9600", "revenue_yuan"} <= traced
+    last = inner.requests[-1]
+    assert "response_format" not in last.options  # the grammar replaces it
+    schema = guided_schema(
+        [t.spec() for t in create_project_tools(files)], outcome.items[:-1], "auto"
+    )
+    grammar = guided_grammar(schema, guided_facts(outcome.items[:-1]), "facts")
+    assert last.options["grammar"] == grammar.gbnf()  # rebuilt from the history each turn
+    assert last.instructions is not None
+    assert '{"facts": [...], "answer": "..."} is your final answer' in last.instructions
+    assert "fact-0" not in (inner.requests[0].options["grammar"])  # no result yet: no facts
+
+
+def test_a_fact_that_was_not_offered_is_never_shown(files: ProjectFiles) -> None:
+    invented = json.dumps({"facts": ["orders: 129", "orders: 128"], "answer": "128"})
+    outcome, _, _ = guided_run(files, [*DAILY[:3], reply(invented)], answer="facts")
+    assert outcome.answer == f"128\n\n{FACTS_HEADINGS['zh']}\n- orders: 128 ({REPORT})"
+    only_invented = json.dumps({"facts": ["orders: 129"], "answer": "订单很多"})
+    outcome, _, _ = guided_run(files, [*DAILY[:3], reply(only_invented)], answer="facts")
+    assert outcome.answer == "订单很多"
+
+
+def test_later_turns_show_the_model_its_reply_as_written(files: ProjectFiles) -> None:
+    inner = ScriptedModel([*DAILY[:3], reply(FACTS_REPLY), reply('{"answer": "ok"}')])
+    client = GuidedClient(inner)
+    first = run_agent(client, create_project_tools(files), AgentConfig(), QUESTION)
+    again = [*first.items, Message("user", "再说一遍")]
+    run_agent(client, create_project_tools(files), AgentConfig(), again)
+    shown = [i.text for i in inner.requests[-1].items if isinstance(i, Message)]
+    assert shown[-2:] == [FACTS_REPLY, "再说一遍"]  # not the composed text
+    assert first.answer in [i.text for i in first.items if isinstance(i, Message)]
+
+
+def test_compose_answer_follows_the_question_language() -> None:
+    assert compose_answer("x", (), "q") == "x"
+    english = compose_answer("It is 9600.", ["revenue_yuan: 9600"], "What revenue?")
+    assert english == f"It is 9600.\n\n{FACTS_HEADINGS['en']}\n- revenue_yuan: 9600"
+    origins = {"名字：猫咪小花": "inbox/猫咪小花.txt"}
+    nudged = compose_answer("营收 9600 元", ["revenue_yuan: 9600"], "These figures in your")
+    assert nudged.startswith(f"营收 9600 元\n\n{FACTS_HEADINGS['zh']}\n")
+    chinese = compose_answer("是它", ["名字：猫咪小花", "a.txt"], "哪只？", origins)
+    assert (
+        chinese == f"是它\n\n{FACTS_HEADINGS['zh']}\n- 名字：猫咪小花 (inbox/猫咪小花.txt)\n- a.txt"
+    )
+
+
+def test_answer_forms_and_reserved_grammar(files: ProjectFiles) -> None:
+    with pytest.raises(ConfigError, match="one of facts, digits, facts_digits, plain"):
+        GuidedClient(ScriptedModel([]), answer="free")  # type: ignore[arg-type]
+    request = ModelRequest([Message("user", "q")], options={"grammar": "root ::= x"})
+    with pytest.raises(ConfigError, match="grammar in guided mode"):
+        GuidedClient(ScriptedModel([])).create(request)
+    digits, _, _ = guided_run(files, [*DAILY[:3], reply('{"answer": "9600"}')], answer="digits")
+    assert digits.answer == "9600"
+    assert "Every number in your answer is copied" in guided_instructions(None, [], "digits")
+
+
+def test_an_answer_with_facts_waits_for_content_while_tools_remain(files: ProjectFiles) -> None:
+    """Qwen2.5-Coder-1.5B answered from the first listing, citing a directory: in the
+    fact-citing forms the answer needs a content fact while a tool can still be called."""
+    tools = [t.spec() for t in create_project_tools(files)]
+
+    def answer_offered(items: list[Item], **options: Any) -> bool:
+        inner = ScriptedModel([reply('{"answer": "x"}')])
+        GuidedClient(inner, **options).create(ModelRequest(items, tools=tools))
+        return "\\x22answer\\x22" in inner.requests[0].options["grammar"]
+
+    listed: list[Item] = [
+        Message("user", QUESTION),
+        call("list_files", {"path": "."}, "c1"),
+        result("c1", "reports/", dir=("reports",)),
+        call("list_files", {"path": "reports"}, "c2"),
+        result("c2", REPORT, file=(REPORT,)),
+    ]
+    assert not answer_offered(listed)
+    assert answer_offered(listed, answer_needs_evidence=False)
+    read: list[Item] = [
+        *listed,
+        call("read_file", {"path": REPORT}, "c3"),
+        result("c3", '{"orders": 128}'),
+    ]
+    assert answer_offered(read)
+    empty: list[Item] = [
+        *read[:-1],
+        result("c3", "(empty file, 0 bytes)"),
+    ]  # no content, nothing left
+    assert answer_offered(empty)
+
+
+def test_an_answer_with_facts_waits_for_a_fact_that_bears_on_the_question(
+    files: ProjectFiles,
+) -> None:
+    """Asked which pet likes the sun, Qwen2.5-Coder-1.5B described the first pet file it read:
+    in every answer form, while a file is left to read, the answer needs a content fact
+    sharing a word with the question; once none is left, it is offered whatever they say."""
+    tools = [t.spec() for t in create_project_tools(files)]
+
+    def answer_offered(items: list[Item]) -> bool:
+        offered = set()
+        for form in ANSWER_FORMS:
+            inner = ScriptedModel([reply('{"answer": "x"}')])
+            GuidedClient(inner, answer=form).create(ModelRequest(items, tools=tools))
+            options = inner.requests[0].options
+            constraint = options.get("grammar") or json.dumps(options["response_format"])
+            offered.add("\\x22answer\\x22" in constraint or '"answer"' in constraint)
+        assert len(offered) == 1, "every answer form waits alike"
+        return offered.pop()
+
+    hamster, cat = "inbox/仓鼠球球.txt", "inbox/猫咪小花.txt"
+    asked: list[Item] = [
+        Message("user", "inbox 里哪只宠物爱晒太阳？"),
+        call("list_files", {"path": "."}, "c0"),
+        result("c0", "inbox/", dir=("inbox",)),
+        call("list_files", {"path": "inbox"}, "c1"),
+        result("c1", f"{hamster}\n{cat}", file=(hamster, cat)),
+        call("read_file", {"path": hamster}, "c2"),
+        result("c2", "名字：仓鼠球球\n性格：胆小，爱囤粮"),
+    ]
+    assert not answer_offered(asked)
+    read_cat: list[Item] = [
+        call("read_file", {"path": cat}, "c3"),
+        result("c3", "性格：亲人，爱晒太阳"),
+    ]
+    assert answer_offered([*asked, *read_cat])
+    unrelated: list[Item] = [call("read_file", {"path": cat}, "c3"), result("c3", "名字：猫咪小花")]
+    assert answer_offered([*asked, *unrelated])  # nothing left to read

