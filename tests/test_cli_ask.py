@@ -351,6 +351,7 @@ def test_guided_flag_constrains_replies_and_leaves_out_unapprovable_moves(
     def guided(reply: str) -> Any:
         def answer(body: dict[str, Any]) -> Turn:
             assert "tools" not in body  # the grammar replaces native tool calling
+            assert "grammar" not in body  # not our engine: a JSON Schema, the plain answer
             schemas.append(json.dumps(body["response_format"]["schema"], ensure_ascii=False))
             return Turn(text=reply)
 

@@ -159,9 +159,12 @@ def open_model(
     else:
         handle = _local(settings, env, config, report)
     if guided:
-        from minipi.local.guided import GuidedClient
+        from minipi.local.guided import AnswerForm, GuidedClient
 
-        handle.client = GuidedClient(handle.client, offer_mutating=can_approve)
+        # Our engine reads a GBNF grammar, so answers cite facts; other servers (vLLM,
+        # OpenAI) take a JSON Schema as response_format only: the plain answer form.
+        form: AnswerForm = "facts" if handle.embedded else "plain"
+        handle.client = GuidedClient(handle.client, offer_mutating=can_approve, answer=form)
     return handle
 
 
