@@ -853,3 +853,29 @@ def test_an_answer_with_facts_waits_for_a_fact_that_bears_on_the_question(
     assert answer_offered([*asked, *read_cat])
     unrelated: list[Item] = [call("read_file", {"path": cat}, "c3"), result("c3", "名字：猫咪小花")]
     assert answer_offered([*asked, *unrelated])  # nothing left to read
+
+
+def test_tools_whose_arguments_the_grammar_cannot_constrain_are_left_out_and_named() -> None:
+    """An MCP tool with a number, a boolean or an enum is offered (the grammar writes the
+    value); one with a free string is not, and ``left_out`` names it."""
+
+    def tool(name: str, schema: dict[str, Any], mutating: bool = False) -> ToolSpec:
+        parameters = {"type": "object", "properties": {"x": schema}, "required": ["x"]}
+        return ToolSpec(name, name, parameters, mutating=mutating)
+
+    tools = [
+        tool("nap", {"type": "number"}),
+        tool("flag", {"type": "boolean"}),
+        tool("pick", {"type": "string", "enum": ["a", "b"]}),
+        tool("say", {"type": "string"}),
+        tool("post", {"type": "string"}, mutating=True),
+    ]
+    schema = json.dumps(guided_schema(tools, [Message("user", "q")]))
+    for name in ("nap", "flag", "pick"):
+        assert f'"const": "{name}"' in schema
+    assert '"const": "say"' not in schema
+    assert '"enum": ["a", "b"]' in schema
+    inner = ScriptedModel([])
+    assert GuidedClient(inner).left_out(tools) == ["say", "post"]
+    assert GuidedClient(inner, offer_mutating=False).left_out(tools) == ["say"]
+    assert GuidedClient(inner, free_text=True).left_out(tools) == []

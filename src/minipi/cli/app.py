@@ -167,7 +167,24 @@ def _start(
     session = _open(options, words)
     stack.callback(session.close)
     session.mcp = mcp
+    if mcp is not None:
+        _say_left_out(session.client, mcp)
     return book, session, _resume(book, session, options, stdin)
+
+
+def _say_left_out(client: ModelClient, mcp: McpTools) -> None:
+    """Guided mode offers the MCP tools whose arguments its grammar can constrain: say which
+    it leaves out, and how to offer them."""
+    from minipi.local.guided import GuidedClient
+
+    if not isinstance(client, GuidedClient):
+        return
+    names = client.left_out([tool.spec() for tool in mcp.tools])
+    if names:
+        _note(
+            f"minipi: guided mode leaves out {plural(len(names), 'MCP tool')} with free-text "
+            f"arguments: {', '.join(names)} (--no-guided offers them)"
+        )
 
 
 def _start_mcp(options: RunOptions, stack: ExitStack) -> McpTools | None:

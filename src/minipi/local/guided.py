@@ -76,6 +76,7 @@ from minipi.errors import ConfigError, ModelProtocolError
 from minipi.local.guided_grammar import AnswerForm, Facts, guided_facts, guided_grammar
 from minipi.local.guided_schema import (
     ANSWER_BRANCH,
+    can_constrain,
     guided_schema,
     loads_or_none,
     required_parameters,
@@ -210,6 +211,13 @@ class GuidedClient:
         if self.answer == "plain":
             return {"response_format": response_format(schema, self.style)}, Facts()
         return {"grammar": guided_grammar(schema, facts, self.answer).gbnf()}, facts
+
+    def left_out(self, tools: Sequence[ToolSpec]) -> list[str]:
+        """The names of ``tools`` guided replies can never call because a required argument
+        is free text (``guided_schema.can_constrain``); tools left out because no approval
+        can be given (``offer_mutating``) are not named. The CLI names them for MCP tools."""
+        offered = (t for t in tools if self.offer_mutating or not t.mutating)
+        return [tool.name for tool in offered if not can_constrain(tool, self.free_text)]
 
     @property
     def model(self) -> str:

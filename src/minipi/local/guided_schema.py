@@ -17,8 +17,10 @@ Rules of the schema (the run's state is read from the request's items only):
   loop's duplicate check, and a tool that has repeated an identical call is dropped from then
   on (until the next change);
 - a tool whose enum is empty is dropped; when no tool is left, the answer is allowed;
-- a tool with a free-text required argument (``search_files``' query) is offered only with
-  ``free_text=True``: a tiny model fills such a field with noise and loops on it;
+- a tool with a free-text required argument (``search_files``' query, an MCP tool's
+  ``text``) is offered only with ``free_text=True``: a tiny model fills such a field with
+  noise and loops on it; an argument closed by its own schema (an enum, a const, a boolean,
+  a number) is written by the grammar (``can_constrain``);
 - the answer (a non-empty string) is allowed only once a tool result follows the last user
   message (``answer_needs_evidence``), or when no tool branch is left;
 - ``tool_choice``: ``"none"`` allows only the answer, a tool name only that tool,
@@ -46,7 +48,13 @@ from minipi.ai.types import (
     ToolSpec,
 )
 
-__all__ = ["ANSWER_BRANCH", "guided_schema", "loads_or_none", "required_parameters"]
+__all__ = [
+    "ANSWER_BRANCH",
+    "can_constrain",
+    "guided_schema",
+    "loads_or_none",
+    "required_parameters",
+]
 
 ANSWER_BRANCH: JsonObject = {
     "type": "object",
@@ -126,12 +134,28 @@ class _State:
         return list(dict.fromkeys((*spec.always, *self.shown.get(spec.kind, ()))))
 
 
+def can_constrain(tool: ToolSpec, free_text: bool = False) -> bool:
+    """Whether guided replies may call ``tool`` at all: each required argument is chosen
+    from the values tool results showed (a ``ChoiceSpec``) or is closed by its own schema
+    (an ``enum``, a ``const``, a boolean, a number: the grammar writes it exactly), unless
+    ``free_text`` allows free strings too (a tiny model fills them with noise)."""
+    required = required_parameters(tool.parameters)
+    return free_text or all(n in tool.choices or _closed_value(s) for n, s in required.items())
+
+
+def _closed_value(schema: JsonObject) -> bool:
+    return "enum" in schema or "const" in schema or schema.get("type") in _CLOSED_TYPES
+
+
+_CLOSED_TYPES = ("boolean", "integer", "number")
+
+
 def _tool_branch(tool: ToolSpec, state: _State, free_text: bool) -> JsonObject | None:
     """The branch for one call of ``tool``, or None when no useful call is left."""
+    if not can_constrain(tool, free_text):
+        return None
     required = required_parameters(tool.parameters)
     guided = {name: tool.choices[name] for name in required if name in tool.choices}
-    if not free_text and len(guided) < len(required):
-        return None  # a free-text argument: tiny models fill it with noise
     if tool.name in state.repeated or (not required and _call_key(tool.name, {}) in state.made):
         return None
     if guided and len(guided) == len(required):
