@@ -266,3 +266,11 @@ def test_a_runaway_answer_is_checked_up_to_a_bound_and_says_so(fake_server: Fake
     shown = ask(fake_server, SAMPLE, QUESTION)
     note = next(line for line in shown.stderr.splitlines() if "未再检查" in line)
     assert str(evidence["unchecked_from"]) in note
+
+
+def test_a_figure_said_twice_is_one_row_of_the_block(fake_server: FakeServer) -> None:
+    fake_server.add(*daily(lambda body: right(body) + " 营收为9600元，没错。"))
+    proc = ask(fake_server, SAMPLE, QUESTION)
+    assert proc.returncode == 0, proc.stderr
+    block = proc.stderr[proc.stderr.index("[依据] 4/4 个数字可追溯") :].splitlines()
+    assert [line.split()[0] for line in block[1:]] == ["2026-09-06", "128", "9600元"]

@@ -44,7 +44,8 @@ def evidence_lines(evidence: Mapping[str, Any], words: Words, *, fancy: bool) ->
     if not evidence["tool_results"]:
         head += words("evidence_no_results")
     ordered = sorted(claims, key=lambda c: _ORDER.get(str(c["status"]), 9))
-    rows = [_cells(claim, words, fancy) for claim in ordered]
+    # one row per distinct line: a guided answer names its file after each fact it cites
+    rows = [list(r) for r in dict.fromkeys(tuple(_cells(c, words, fancy)) for c in ordered)]
     widths = [max((columns(r[i]) for r in rows if len(r) > i + 1), default=0) for i in range(3)]
     return [head, *("  " + _joined(row, widths) for row in rows), *tail]
 
