@@ -766,6 +766,8 @@ def test_compose_answer_follows_the_question_language() -> None:
     assert english == f"It is 9600.\n\n{FACTS_HEADINGS['en']}\n- revenue_yuan: 9600"
     origins = {"名字：猫咪小花": "inbox/猫咪小花.txt"}
     nudged = compose_answer("营收 9600 元", ["revenue_yuan: 9600"], "These figures in your")
+    named = compose_answer("It likes the sun.", ["a: b"], "Which pet in 猫咪小花.txt likes sun?")
+    assert FACTS_HEADINGS["en"] in named  # a Chinese file name does not make it Chinese
     assert nudged.startswith(f"营收 9600 元\n\n{FACTS_HEADINGS['zh']}\n")
     chinese = compose_answer("是它", ["名字：猫咪小花", "a.txt"], "哪只？", origins)
     assert (

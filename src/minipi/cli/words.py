@@ -6,9 +6,8 @@ the question's own words (a Chinese file name in an English question keeps Engli
 
 from __future__ import annotations
 
-import re
-
 from minipi.agent.result import RunResult
+from minipi.language import written_in_chinese
 
 __all__ = ["Words", "plural", "words_for"]
 
@@ -142,16 +141,6 @@ class Words:
         return line
 
 
-_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-_LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
-_NAMED = re.compile(r"""(?:"[^"]*"|'[^']*'|`[^`]*`|\S*[./\\]\S*)""")
-
-
 def words_for(question: str) -> Words:
-    """Chinese when the question is written in Chinese: Han characters outweigh Latin words,
-    not counting file names, paths and quoted text (an English question that names
-    ``猫咪小花.txt`` is English; ``帮我看看 reports 目录`` is Chinese)."""
-    prose = _NAMED.sub(" ", question)
-    han = len(_HAN.findall(prose))
-    latin = len(_LATIN_WORD.findall(prose))
-    return Words(han > 0 and han >= latin)
+    """Chinese when the question is written in Chinese (``minipi.language``)."""
+    return Words(written_in_chinese(question))

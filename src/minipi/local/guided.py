@@ -53,7 +53,6 @@ with finish ``length``.
 from __future__ import annotations
 
 import json
-import re
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -73,6 +72,7 @@ from minipi.ai.types import (
     output_text,
 )
 from minipi.errors import ConfigError, ModelProtocolError
+from minipi.language import written_in_chinese
 from minipi.local.guided_grammar import AnswerForm, Facts, guided_facts, guided_grammar
 from minipi.local.guided_schema import (
     ANSWER_BRANCH,
@@ -279,19 +279,17 @@ def compose_answer(
     text: str, facts: Sequence[str], question: str, origins: Mapping[str, str] | None = None
 ) -> str:
     """The answer the loop sees: ``text``, then ``facts`` one a line under ``FACTS_HEADINGS``
-    in the question's language (Chinese if it or the text has Han characters: the last user
-    message may be the loop's English nudge), each with the file it was read from when
-    ``origins`` knows it (``- orders: 128 (reports/daily.json)``): a line such as
+    in the question's language (``minipi.language``, the CLI's rule; Chinese also when the
+    text is: the last user message may be the loop's English nudge), each with the file it
+    was read from when ``origins`` knows it (``- orders: 128 (reports/daily.json)``): a line such as
     ``性格：亲人，爱晒太阳`` says little without it."""
     if not facts:
         return text
-    heading = FACTS_HEADINGS["zh" if _HAN.search(question) or _HAN.search(text) else "en"]
+    chinese = written_in_chinese(question) or written_in_chinese(text)
+    heading = FACTS_HEADINGS["zh" if chinese else "en"]
     where = origins or {}
     lines = (f"- {fact} ({where[fact]})" if fact in where else f"- {fact}" for fact in facts)
     return "\n".join((text, "", heading, *lines))
-
-
-_HAN = re.compile(r"[\u4e00-\u9fff]")
 
 
 def _without_answer(schema: JsonObject) -> JsonObject:
