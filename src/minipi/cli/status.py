@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TextIO
 
+from minipi.threads import leave_sigint_to_main
+
 __all__ = ["Ticker"]
 
 _FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -69,6 +71,7 @@ class Ticker:
             self.drawn = False
 
     def _tick(self) -> None:
+        leave_sigint_to_main()  # Ctrl-C must wake the main thread at the approval prompt
         frame = 0
         while not self.stopped.wait(self.every):
             with self.lock:

@@ -164,6 +164,7 @@ class Hub:
             anyio.from_thread.start_blocking_portal("asyncio", name="minipi-mcp")
         )
         self._portal = portal
+        portal.call(_leave_sigint_to_main)  # its thread starts no process: ours are spawned here
         timeout = self.config.connect_timeout
         links = [link for name, link in self.links.items() if name not in self.failures]
         for link in links:
@@ -315,3 +316,10 @@ def _close_pipes(process: subprocess.Popen[bytes]) -> None:
         with contextlib.suppress(OSError):
             if pipe is not None:
                 pipe.close()
+
+
+async def _leave_sigint_to_main() -> None:
+    """Run in the portal's event-loop thread: Ctrl-C stays the main thread's."""
+    from minipi.threads import leave_sigint_to_main
+
+    leave_sigint_to_main()

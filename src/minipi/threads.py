@@ -1,0 +1,23 @@
+"""Our background threads leave Ctrl-C to the main thread.
+
+Python runs signal handlers in the main thread only. When the kernel hands a process's SIGINT
+to another thread, the main thread is not woken from a blocking read, so Ctrl-C at a prompt
+(the approval's ``Allow? [y/N]``) did nothing until a key was pressed: seen in CI, with the
+status line's thread alive (its stack and the main thread's, in ``test_session_kill``). A
+thread that blocks SIGINT is never chosen, so the main thread always gets it.
+
+Only for threads that start no process: a child inherits the signal mask, and a tool's child
+with SIGINT blocked would survive Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import signal
+
+__all__ = ["leave_sigint_to_main"]
+
+
+def leave_sigint_to_main() -> None:
+    """Block SIGINT in the calling thread (where the platform has per-thread masks)."""
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
