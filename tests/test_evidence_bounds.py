@@ -63,3 +63,20 @@ def test_an_answer_within_the_bounds_is_checked_whole() -> None:
     assert len(evidence.claims) == MAX_CLAIMS // 2
     assert evidence.unchecked_from is None
     assert "unchecked_from" not in evidence.to_json()
+
+
+def test_a_number_of_thousands_of_digits_is_matched_as_written() -> None:
+    """``int()`` refuses more than 4300 digits: such a run is no quantity, it is text."""
+    digits = "9" * 10_000
+    run = _run()
+    run[-1] = FunctionCallOutput("call_1", f"serial: {digits}\n")
+    evidence = check_evidence(f"序列号 {digits}，还有 {'8' * 5_000}.5 和 -{'7' * 40}", run)
+    assert [(c.claim.kind, c.status) for c in evidence.claims] == [
+        ("identifier", "exact"),
+        ("identifier", "unsupported"),
+        ("identifier", "unsupported"),
+    ]
+    assert evidence.claims[0].sources[0].range == (8, 10_008)
+    assert evidence.claims[2].claim.text == "7" * 40  # the sign is no part of text
+    grouped = check_evidence("1,000" * 3000, run)  # one grouped number of 12,000 digits
+    assert grouped.claims[0].claim.kind == "number"  # split: 1,0001,... is no grouping

@@ -14,7 +14,7 @@ from minipi.agent.evidence.patterns import (
     PREFIX_UNIT,
     SUFFIX,
 )
-from minipi.agent.evidence.types import Found, NumberFigure
+from minipi.agent.evidence.types import Found, NumberFigure, TextFigure
 
 __all__ = ["digit_unit", "find_chinese_numbers", "find_numbers"]
 
@@ -24,6 +24,10 @@ _CHINESE = re.compile(r"(?P<pct>百分之)?(?P<num>[零〇一二两三四五六�
 _CN_FIRST = "一二两三四五六七八九十"
 _CN_VAGUE = "几数上成好千"  # 几十万, 数百, 上万, 成千: not a figure
 _PERCENT_UNITS = ("%", "percent", "pct")
+MAX_DIGITS = 28
+"""A longer run of digits is no quantity (a hash, a serial number, a runaway answer): it is
+matched as written, like an identifier. 28 is the precision of ``decimal``'s arithmetic, and
+``int()`` refuses to convert a string of more than 4300 digits."""
 
 
 def find_numbers(text: str) -> Iterator[Found]:
@@ -46,6 +50,12 @@ def find_numbers(text: str) -> Iterator[Found]:
         if sign and sign_at and _joins(text[sign_at - 1]):
             sign = None  # 3-5 is a range, A-17 an identifier
         yield from _parts(text, match, sign)
+
+
+def _as_written(text: str, start: int, end: int) -> Found:
+    token = text[start:end].lstrip("+-")
+    start = end - len(token)
+    return Found(start, end, "identifier", token, None, TextFigure(token, ""), (start, end))
 
 
 def _joins(char: str) -> bool:
@@ -72,6 +82,8 @@ def _number(text: str, span: tuple[int, int], sign: str | None, last: bool) -> F
     start, end = span
     literal = text[start:end]
     body = literal.lstrip("+-").replace(",", "")
+    if len(body) > MAX_DIGITS + 1 and sum(c.isdigit() for c in body) > MAX_DIGITS:
+        return _as_written(text, start, end)
     decimals = len(body.split(".")[1]) if "." in body else 0
     suffix = SUFFIX.match(text, end) if last else None
     mag = (suffix.group("mag") or "").strip() if suffix else ""
