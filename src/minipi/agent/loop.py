@@ -170,6 +170,7 @@ class _Run:
     def ask(self) -> Reply:
         """Send the next request; the reply, read once (a broken stream is a reply too)."""
         self.turns += 1
+        self.rules.evidence.begin_reply()
         choice = self.rules.required.choice()
         items = self.rules.context.view(self.history)
         request = ModelRequest(
@@ -258,6 +259,8 @@ class _Run:
 
     def _on_delta(self, delta: Delta) -> None:
         self.emit(ModelDelta(self.turns, delta))
+        if delta.kind == "text":
+            self.rules.evidence.streamed(delta.text, self.history)
         if self.rules.clock.passed():  # a slow stream does not outlive the run's wall-clock budget
             raise _OutOfTime
 

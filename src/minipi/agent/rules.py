@@ -28,7 +28,7 @@ from minipi.agent.tools import AgentTool, ToolResult
 from minipi.ai.types import FunctionCall, Item, JsonObject, Message, ToolSpec
 
 if TYPE_CHECKING:
-    from minipi.agent.evidence import Evidence
+    from minipi.agent.evidence import Evidence, EvidenceCheck
 
 __all__ = [
     "CallBudget",
@@ -222,19 +222,37 @@ class EvidencePolicy(Rule):
     ``warn``: the check is kept (``RunResult.evidence``) and shown; ``require``: an answer
     with an unsupported figure is refused once, naming the figures, and the model is asked to
     answer from the results (it may read more); a second such answer ends the run
-    ``unsupported_figures``. ``off``: no check."""
+    ``unsupported_figures``. ``off``: no check.
+
+    A reply's text is fed to the check while it streams (``begin_reply``, ``streamed``), so
+    that the figures are judged while the model writes and the answer's check is mostly done
+    when it ends (``minipi.agent.evidence.check``); the result is the same either way."""
 
     mode: EvidenceMode
     last: Evidence | None = None
     nudged: str | None = None  # the message that refused an answer (not part of the question)
+    _check: EvidenceCheck | None = field(default=None, repr=False)
+    _fresh: bool = field(default=True, repr=False)  # no text of this reply fed yet
+
+    def begin_reply(self) -> None:
+        """A new reply is asked for: text fed from now on is its."""
+        self._fresh = True
+
+    def streamed(self, piece: str, history: Sequence[Item]) -> None:
+        """A piece of the reply's text, as it streams; ``history``: the run so far."""
+        if self.mode == "off":
+            return
+        if self._fresh:
+            self._fresh = False
+            self._check = self._check_for(self._run(history))
+            self._check.restart()
+        assert self._check is not None
+        self._check.feed(piece)
 
     def accept(self, answer: str, history: Sequence[Item]) -> End | Nudge | None:
         if self.mode == "off":
             return None
-        from minipi.agent.evidence import check_evidence  # only a run that answers pays
-
-        nudge = Message("user", self.nudged) if self.nudged else None
-        self.last = check_evidence(answer, [i for i in history if i != nudge])
+        self.last = self._check_for(self._run(history)).check(answer)
         missing = self.last.unsupported_figures()
         if self.mode != "require" or not missing:
             return None
@@ -249,6 +267,19 @@ class EvidencePolicy(Rule):
         return End(
             "unsupported_figures", f"the answer still has figures no tool result holds: {shown}"
         )
+
+    def _run(self, history: Sequence[Item]) -> list[Item]:
+        """The history the check reads: without the message that refused an answer."""
+        nudge = Message("user", self.nudged) if self.nudged else None
+        return [i for i in history if i != nudge]
+
+    def _check_for(self, run: Sequence[Item]) -> EvidenceCheck:
+        """The check of this run: the one fed so far while its sources are the same."""
+        if self._check is None or not self._check.same_run(run):
+            from minipi.agent.evidence import EvidenceCheck  # only a run that answers pays
+
+            self._check = EvidenceCheck(run)
+        return self._check
 
 
 @dataclass

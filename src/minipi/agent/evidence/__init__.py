@@ -82,16 +82,9 @@ Not done
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from minipi.agent.evidence.claims import (
-    MAX_ANSWER_CHARS,
-    MAX_CLAIMS,
-    checked_claims,
-    extract_claims,
-)
-from minipi.agent.evidence.match import MAX_SOURCES, Locator, Verdict, judge
-from minipi.agent.evidence.sources import collect_sources
+from minipi.agent.evidence.check import EvidenceCheck, check_evidence
+from minipi.agent.evidence.claims import MAX_ANSWER_CHARS, MAX_CLAIMS, extract_claims
+from minipi.agent.evidence.match import MAX_SOURCES
 from minipi.agent.evidence.types import (
     SUPPORTED,
     CheckedClaim,
@@ -108,7 +101,6 @@ from minipi.agent.evidence.types import (
     TextFigure,
     TimeFigure,
 )
-from minipi.ai.types import Item
 
 __all__ = [
     "MAX_ANSWER_CHARS",
@@ -120,6 +112,7 @@ __all__ = [
     "ClaimKind",
     "DateFigure",
     "Evidence",
+    "EvidenceCheck",
     "Figure",
     "Nearest",
     "NumberFigure",
@@ -131,26 +124,3 @@ __all__ = [
     "check_evidence",
     "extract_claims",
 ]
-
-
-def check_evidence(answer: str, items: Sequence[Item]) -> Evidence:
-    """The claims of ``answer`` checked against the run that ends ``items``.
-
-    ``items`` is the history as ``RunResult.items`` has it: the run is what follows its last
-    user message (earlier turns of a chat are other runs); its sources are the tool results
-    there that are not errors. Equal figures are looked up once. A runaway answer is checked
-    up to a bound (``claims.MAX_ANSWER_CHARS``, ``claims.MAX_CLAIMS``) and says where it was
-    cut (``Evidence.unchecked_from``).
-    """
-    run = collect_sources(items)
-    locator = Locator()
-    verdicts: dict[tuple[str, Figure, bool], Verdict] = {}
-    checked = []
-    claims, cut = checked_claims(answer)
-    for claim in claims:
-        key = (claim.kind, claim.figure, claim.weak)
-        verdict = verdicts.get(key)
-        if verdict is None:
-            verdict = verdicts[key] = judge(claim, run, locator)
-        checked.append(CheckedClaim(claim, verdict.status, verdict.sources, verdict.nearest))
-    return Evidence(tuple(checked), run.tool_results, cut)
