@@ -28,6 +28,7 @@ from minipi.ai.chat import WIRE as CHAT_WIRE
 from minipi.ai.client import dumps
 from minipi.ai.responses import WIRE as RESPONSES_WIRE
 from minipi.ai.serialize import item_from_json, item_to_json
+from minipi.ai.wire import WireApi
 from support.fake import Call, FakeServer, RawReply, Turn
 
 TOOLS = [ToolSpec("read_file", "read", {"type": "object", "properties": {}})]
@@ -320,6 +321,45 @@ def test_a_raw_reply_with_spaces_is_replayed_as_the_same_json(fake_server: FakeS
     assert history_of(fake_server.requests[1].body)[1] == {**message, "content": ""}
 
 
+MOVED = FunctionCallOutput(
+    "c1",
+    "moved inbox/猫咪小花.txt -> archive/猫咪小花.txt",
+    {"file": ("archive/猫咪小花.txt",)},
+    False,
+    {"file": ("inbox/猫咪小花.txt",)},
+)
+
+
+def test_what_a_result_showed_and_showed_gone_survive_a_record() -> None:
+    record = json.loads(json.dumps(item_to_json(MOVED), ensure_ascii=False))
+    assert record["choices"] == {"file": ["archive/猫咪小花.txt"]}
+    assert record["gone"] == {"file": ["inbox/猫咪小花.txt"]}
+    assert item_from_json(record) == MOVED
+    # Nothing gone: no field (a record reads the same as one written before it existed).
+    assert "gone" not in item_to_json(FunctionCallOutput("c2", "a.txt", {"file": ("a.txt",)}))
+
+
+def test_a_record_written_before_gone_existed_still_loads() -> None:
+    old = {"type": "function_call_output", "call_id": "c", "output": "o", "choices": {"f": ["a"]}}
+    assert item_from_json(old) == FunctionCallOutput("c", "o", {"f": ("a",)})
+    assert item_from_json({**old, "is_error": True}) == FunctionCallOutput(
+        "c", "o", {"f": ("a",)}, True
+    )
+
+
+@pytest.mark.parametrize("api", [CHAT_WIRE, RESPONSES_WIRE], ids=["chat", "responses"])
+def test_choices_and_gone_are_never_sent(api: WireApi) -> None:
+    call = FunctionCall("c1", "move_file", '{"source": "inbox/猫咪小花.txt", "target": "archive"}')
+    bare = FunctionCallOutput(MOVED.call_id, MOVED.output)
+
+    def body(output: FunctionCallOutput) -> bytes:
+        return dumps(
+            api.encode(ModelRequest([Message("user", "q"), call, output]), "m", stream=False)
+        )
+
+    assert body(MOVED) == body(bare)
+
+
 @pytest.mark.parametrize(
     "record",
     [
@@ -329,6 +369,8 @@ def test_a_raw_reply_with_spaces_is_replayed_as_the_same_json(fake_server: FakeS
         {"type": "function_call", "call_id": "c", "name": None, "arguments": "{}"},
         {"type": "function_call_output", "call_id": "c", "output": "o", "choices": [1]},
         {"type": "function_call_output", "call_id": "c", "output": "o", "choices": {"f": 3}},
+        {"type": "function_call_output", "call_id": "c", "output": "o", "gone": ["a"]},
+        {"type": "function_call_output", "call_id": "c", "output": "o", "gone": {"f": "a"}},
         {"type": "reasoning", "text": "t", "raw": "not an object"},
         {"type": "reasoning", "text": "t", "wire": "grpc"},
         {"type": "picture"},

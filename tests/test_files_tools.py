@@ -199,6 +199,41 @@ def test_move_file_reports_the_canonical_move(project: Project, files: ProjectFi
     assert len(approvals.requests) == 1
 
 
+def test_a_move_says_where_the_file_is_now_as_a_listing_would(
+    project: Project, files: ProjectFiles, tools: dict[str, AgentTool]
+) -> None:
+    """The new path is offered, the old one is gone, both spelled as list_files shows them
+    (the model's spelling of the source may differ: "./inbox//x")."""
+
+    def listed(directory: str) -> tuple[str, ...]:
+        return tools["list_files"].execute({"path": directory}).choices["file"]
+
+    assert CAT in listed("inbox")
+    assert listed("archive") == ()
+    result = make_move_file_tool(files, Approvals()).execute(
+        {"source": "./inbox//猫咪小花.txt", "target": "archive/"}
+    )
+    assert result.choices == {"file": ("archive/猫咪小花.txt",)}
+    assert result.gone == {"file": (CAT,)}
+    assert listed("archive") == result.choices["file"]
+    assert CAT not in listed("inbox")
+    # A move that did not happen shows nothing new and takes nothing away.
+    again = make_move_file_tool(files, Approvals()).execute({"source": CAT, "target": "archive"})
+    assert (again.code, again.choices, again.gone) == ("not_found", {}, {})
+
+
+def test_a_moved_file_under_a_name_that_needs_escaping_is_gone_but_not_offered(
+    project: Project, files: ProjectFiles
+) -> None:
+    project.write("a.txt", "A\n")
+    result = make_move_file_tool(files, Approvals()).execute(
+        {"source": "a.txt", "target": "b\u202e.txt"}
+    )
+    assert not result.is_error
+    assert result.choices == {"file": ()}  # list_files would not offer it either
+    assert result.gone == {"file": ("a.txt",)}
+
+
 def test_a_denied_move_is_an_error_result(project: Project, files: ProjectFiles) -> None:
     before = project.snapshot()
     result = make_move_file_tool(files, Approvals(EOFError())).execute(
@@ -207,6 +242,7 @@ def test_a_denied_move_is_an_error_result(project: Project, files: ProjectFiles)
     assert result.is_error
     assert result.code == "user_denied"
     assert not result.changed
+    assert (result.choices, result.gone) == ({}, {})  # the file is still where it was
     assert project.snapshot() == before
 
 

@@ -320,6 +320,54 @@ def test_the_memory_resets_only_after_a_successful_mutating_output(
     assert enum(guided_schema(specs, again, mutating=MOVE_FILE), "list_files") == ["archive"]
 
 
+CAT = "inbox/猫咪小花.txt"
+DOG = "inbox/狗狗旺财.txt"
+ADOPTED = "archive/猫咪小花.txt"
+
+
+def moved(call_id: str, source: str, destination: str) -> FunctionCallOutput:
+    """A done move's result as move_file makes it: the new path shown, the old one gone."""
+    text = f"moved {source} -> {destination}"
+    return FunctionCallOutput(call_id, text, {"file": (destination,)}, False, {"file": (source,)})
+
+
+def test_a_moved_file_is_offered_where_it_is_now_not_where_it_was(
+    specs: Sequence[ToolSpec],
+) -> None:
+    move = {"source": CAT, "target": "archive"}
+    items: list[Item] = [
+        *listed(("notes.txt",), ("archive", "inbox")),
+        call("list_files", {"path": "inbox"}, "c2"),
+        result("c2", "", file=(CAT, DOG)),
+        call("move_file", move, "c3"),
+        moved("c3", CAT, ADOPTED),
+    ]
+    schema = guided_schema(specs, items, mutating=MOVE_FILE)
+    assert enum(schema, "read_file") == ["notes.txt", DOG, ADOPTED]
+    assert not allows(schema, {"tool": "read_file", "arguments": {"path": CAT}})
+    sources = {option["source"] for option in move_options(schema)}
+    assert sources == {"notes.txt", DOG, ADOPTED}
+    for target in ("archive", "inbox"):  # the moved source again, to anywhere: not expressible
+        assert not allows(schema, {"tool": "move_file", "arguments": {**move, "target": target}})
+    # Results count in order: a later listing that shows the old path again brings it back.
+    items += [call("list_files", {"path": "inbox"}, "c4"), result("c4", "", file=(CAT, DOG))]
+    schema = guided_schema(specs, items, mutating=MOVE_FILE)
+    assert enum(schema, "read_file") == ["notes.txt", DOG, ADOPTED, CAT]
+    assert allows(schema, {"tool": "move_file", "arguments": {**move, "target": "inbox"}})
+
+
+def test_gone_applies_before_the_same_results_choices(specs: Sequence[ToolSpec]) -> None:
+    """Within one result, what it shows to exist wins; a value never shown is gone harmlessly."""
+    items: list[Item] = [
+        *listed(("a.txt", "b.txt"), ()),
+        call("list_files", {"path": "."}, "c2"),
+        FunctionCallOutput("c2", "", {"file": ("a.txt",)}, False, {"file": ("a.txt", "b.txt")}),
+        call("list_files", {"path": "."}, "c3"),
+        FunctionCallOutput("c3", "", {}, False, {"file": ("never.txt",), "pet": ("cat",)}),
+    ]
+    assert enum(guided_schema(specs, items), "read_file") == ["a.txt"]
+
+
 def test_a_free_text_tool_that_repeated_itself_is_dropped(specs: Sequence[ToolSpec]) -> None:
     items: list[Item] = [Message("user", "q")]
     for n in (1, 2):
@@ -622,6 +670,37 @@ def test_the_loop_marks_failed_outputs_and_only_a_done_move_resets(
         assert enum(after, "list_files") == ["archive"]
         assert not allows(after, {"tool": "move_file", "arguments": move})
         assert allows(after, {"tool": "move_file", "arguments": {**move, "target": "reports"}})
+
+
+def test_after_a_move_through_the_real_loop_the_file_is_offered_where_it_is(
+    tmp_path: Path,
+) -> None:
+    """The real move tool's result, delivered by the real loop, steers the next schema: the
+    model can read the cat in archive/ and can no longer name it in inbox/ (SmolLM2-135M,
+    offered the old path, moved the missing file again until it ran out of turns)."""
+    for directory in ("inbox", "archive"):
+        (tmp_path / directory).mkdir()
+    (tmp_path / CAT).write_text("名字：小花\n", encoding="utf-8")
+    (tmp_path / DOG).write_text("名字：旺财\n", encoding="utf-8")
+    steps: list[JsonObject] = [
+        {"tool": "list_files", "arguments": {"path": "."}},
+        {"tool": "list_files", "arguments": {"path": "inbox"}},
+        {"tool": "move_file", "arguments": {"source": CAT, "target": "archive"}},
+        {"tool": "read_file", "arguments": {"path": ADOPTED}},
+        {"answer": "小花 is in archive"},
+    ]
+    inner = ScriptedModel([reply(json.dumps(step, ensure_ascii=False)) for step in steps])
+    with ProjectFiles(tmp_path) as files:
+        tools = create_project_tools(files, approve=lambda _: True)
+        outcome = run_agent(GuidedClient(inner, answer="plain"), tools, AgentConfig(), "adopt")
+    inner.assert_complete()
+    assert outcome.status == "succeeded"
+    before, after = (inner.requests[n].options["response_format"]["schema"] for n in (2, 3))
+    assert enum(before, "read_file") == [DOG, CAT]  # as listed: sorted by name
+    assert enum(after, "read_file") == [DOG, ADOPTED]
+    assert {option["source"] for option in move_options(after)} == {DOG, ADOPTED}
+    outputs = [i for i in outcome.items if isinstance(i, FunctionCallOutput)]
+    assert outputs[-1].output == "名字：小花\n"  # the offered path is where the file really is
 
 
 def test_reply_translation(files: ProjectFiles) -> None:

@@ -303,12 +303,19 @@ def test_a_pending_approval_is_asked_again_and_moves_only_if_granted(
     assert fix.action == "asked_again"
     history = second.session.history()
     assert_valid(history)
+    moved = outputs(history)["call_move"]
     if granted:
         assert cat_moved_once(project)
-        assert outputs(history)["call_move"].output.startswith("moved ")
+        assert moved.output.startswith("moved ")
+        # saved as the loop saves it: guided mode offers the cat where it is now
+        assert (moved.choices, moved.gone) == (
+            {"file": ("archive/猫咪小花.txt",)},
+            {"file": (CAT,)},
+        )
     else:
         assert (project / CAT).exists()
-        assert "[user_denied]" in outputs(history)["call_move"].output
+        assert "[user_denied]" in moved.output
+        assert moved.gone == {}
     assert second.session.repair(second.tools) == []
 
 

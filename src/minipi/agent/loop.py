@@ -224,7 +224,7 @@ class _Run:
         result = outcome.result
         content = self.rules.context.cut(result.content)
         call_id = outcome.call.call.call_id
-        output = FunctionCallOutput(call_id, content, result.choices, result.is_error)
+        output = FunctionCallOutput(call_id, content, result.choices, result.is_error, result.gone)
         self.history.append(output)
         self.emit(ItemsAdded(self.turns, (output,)))
 

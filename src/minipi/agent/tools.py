@@ -38,6 +38,8 @@ class ToolResult:
 
     ``choices`` maps a kind (``file``, ``dir``) to values the tool has just shown to exist;
     tools whose parameters declare that kind (``AgentTool.choices``) may be guided to them.
+    ``gone`` maps a kind to values the tool has just shown to no longer exist (a moved file's
+    old path); guided mode stops offering them. Neither is sent to the model.
     ``changed`` says the call changed state (a file moved), so earlier reads may be stale.
     """
 
@@ -46,6 +48,7 @@ class ToolResult:
     code: str | None = None
     choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     changed: bool = False
+    gone: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @classmethod
     def error(cls, code: str, message: str) -> ToolResult:

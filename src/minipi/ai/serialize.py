@@ -61,6 +61,8 @@ def item_to_json(item: Item) -> JsonObject:
             record["choices"] = {k: list(v) for k, v in item.choices.items()}
         if item.is_error:
             record["is_error"] = True
+        if item.gone:  # written only when there is some: older records never have it
+            record["gone"] = {k: list(v) for k, v in item.gone.items()}
     else:
         record.update(text=item.text)
     if not isinstance(item, FunctionCallOutput) and item.raw is not None:
@@ -85,22 +87,30 @@ def item_from_json(record: JsonObject) -> Item:
             call_id, name = _text(record["call_id"]), _text(record["name"])
             return FunctionCall(call_id, name, _text(record["arguments"]), raw, wire)
         if kind == "function_call_output":
-            choices = record.get("choices") or {}
-            if not isinstance(choices, dict):
-                raise ValueError("function_call_output with malformed choices")
             return FunctionCallOutput(
                 _text(record["call_id"]),
                 _text(record["output"]),
-                {str(k): tuple(str(x) for x in v) for k, v in choices.items()},
+                _by_kind(record, "choices"),
                 record.get("is_error") is True,
+                _by_kind(record, "gone"),
             )
         if kind == "reasoning":
             return Reasoning(_text(record["text"]), raw, wire)
     except KeyError as missing:
         raise ValueError(f"{kind} item without {missing}") from None
-    except TypeError:  # e.g. choices whose values are not lists
+    except TypeError:  # stored data of a shape not foreseen above
         raise ValueError(f"{kind} item with a malformed field") from None
     raise ValueError(f"unknown item type {str(kind)[:20]!r}")
+
+
+def _by_kind(record: JsonObject, name: str) -> dict[str, tuple[str, ...]]:
+    """``record[name]`` (kind -> values, as ``item_to_json`` writes ``choices`` and
+    ``gone``); empty when absent; ValueError unless it is an object of lists (whatever
+    ``item_to_json`` wrote loads again)."""
+    values = record.get(name) or {}
+    if not isinstance(values, dict) or not all(isinstance(v, list) for v in values.values()):
+        raise ValueError(f"function_call_output with malformed {name}")
+    return {str(k): tuple(str(x) for x in v) for k, v in values.items()}
 
 
 def _text(value: object) -> str:

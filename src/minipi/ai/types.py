@@ -47,6 +47,8 @@ class FunctionCallOutput:
 
     ``choices`` (never sent on the wire) are values the tool showed to exist, by kind
     (``{"file": ("reports/a.json",), "dir": ("reports",)}``); guided tool calling offers them.
+    ``gone`` (never sent either) are values, by kind, the tool showed to no longer exist (the
+    source of a move); guided tool calling stops offering them.
     """
 
     call_id: str
@@ -54,6 +56,7 @@ class FunctionCallOutput:
     choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     is_error: bool = False
     """The tool refused or failed (not sent on the wire: the output text says so)."""
+    gone: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     type: Literal["function_call_output"] = "function_call_output"
 
 

@@ -9,7 +9,8 @@ Output formats (the CLI and tests rely on them):
   ``[truncated: N more lines; call read_file again with offset=K]`` and
   ``[note: this file has 2 hard links]`` lines when they apply.
 - ``search_files``: ``path:line: text`` lines, then notices; ``no matches for 'q'``.
-- ``move_file``: ``moved inbox/a.txt -> archive/a.txt``.
+- ``move_file``: ``moved inbox/a.txt -> archive/a.txt``; its choices hold the new path, its
+  ``gone`` the old one.
 
 A path that could break a line or fool a terminal is written as a JSON string literal
 (``paths.quote_path``). Refusals raise ``FileAccessError``; ``AgentTool.execute`` turns them
@@ -137,7 +138,11 @@ def make_move_file_tool(files: ProjectFiles, approve: Approver) -> AgentTool:
     def handler(arguments: Mapping[str, Any]) -> ToolResult:
         moved = files.move(arguments["source"], arguments["target"], approve)
         text = f"moved {quote_path(moved.source)} -> {quote_path(moved.destination)}"
-        return ToolResult(text, changed=True)
+        # Guided mode then offers the file where it now is, and no longer where it was.
+        shown = (moved.destination,) if _offerable(moved.destination, files) else ()
+        return ToolResult(
+            text, changed=True, choices={"file": shown}, gone={"file": (moved.source,)}
+        )
 
     return AgentTool(
         name="move_file",
@@ -195,16 +200,18 @@ def _entry_line(entry: Entry) -> str:
 def _listed(listing: Listing, files: ProjectFiles) -> dict[str, tuple[str, ...]]:
     """Paths worth offering to the next call, by kind: files and directories not refused."""
     offered = [
-        e
-        for e in listing.entries
-        if e.type in ("file", "dir")
-        and e.path.isprintable()  # names that need escaping are not offered as choices
-        and not is_sensitive(e.path.split("/"), files.allow)
+        e for e in listing.entries if e.type in ("file", "dir") and _offerable(e.path, files)
     ]
     return {
         "file": tuple(e.path for e in offered if e.type == "file"),
         "dir": tuple(e.path for e in offered if e.type == "dir"),
     }
+
+
+def _offerable(path: str, files: ProjectFiles) -> bool:
+    """Whether a root-relative canonical path may be offered as a choice."""
+    # Names that need escaping are not offered; sensitive ones would only be refused.
+    return path.isprintable() and not is_sensitive(path.split("/"), files.allow)
 
 
 def format_text(text: TextFile) -> str:

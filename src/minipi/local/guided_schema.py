@@ -6,7 +6,10 @@ Rules of the schema (the run's state is read from the request's items only):
   ``offset``/``limit``) are dropped in guided mode, for a smaller grammar a tiny model can
   follow; the declarations in the system prompt show the same reduced parameters;
 - a parameter with a ``ChoiceSpec`` becomes an ``enum`` of the values of its kind that tool
-  results have shown (``FunctionCallOutput.choices``), plus its ``always`` values;
+  results have shown (``FunctionCallOutput.choices``), plus its ``always`` values, less the
+  values a later result showed to be gone (``FunctionCallOutput.gone``: a moved file's old
+  path), until a still later result shows them again: results count in order, and within
+  one result its ``gone`` applies before its ``choices``;
 - an identical repeat is not expressible where the grammar can say so: for a tool whose
   required parameters all have choices, the values (one parameter) or combinations (several,
   listed as constants up to 64) used by an earlier call are removed. Earlier calls count
@@ -112,8 +115,7 @@ class _State:
         for item in items:
             if isinstance(item, FunctionCallOutput):
                 evidence = True
-                for kind, values in item.choices.items():
-                    shown.setdefault(kind, {}).update(dict.fromkeys(values))
+                _show(shown, item)
                 name, change = names.get(item.call_id, ("", ""))
                 if name in mutating and not item.is_error:
                     made.clear()  # the world changed: earlier reads may differ now
@@ -132,6 +134,16 @@ class _State:
 
     def offered(self, spec: ChoiceSpec) -> list[str]:
         return list(dict.fromkeys((*spec.always, *self.shown.get(spec.kind, ()))))
+
+
+def _show(shown: dict[str, dict[str, None]], output: FunctionCallOutput) -> None:
+    """Update the values shown by kind with one result: its ``gone`` first, then its
+    ``choices`` (what it shows to exist now)."""
+    for kind, values in output.gone.items():
+        for value in values:
+            shown.get(kind, {}).pop(value, None)
+    for kind, values in output.choices.items():
+        shown.setdefault(kind, {}).update(dict.fromkeys(values))
 
 
 def can_constrain(tool: ToolSpec, free_text: bool = False) -> bool:

@@ -238,7 +238,9 @@ def _repair(
         action = "not_run" if action == "asked_again" else action
         text = {"outcome_unknown": OUTCOME_UNKNOWN, "refused": REFUSED}.get(action, NOT_RUN)
         result = ToolResult(text, is_error=True, code=action)
-    output = FunctionCallOutput(call.call_id, result.content, result.choices, result.is_error)
+    output = FunctionCallOutput(
+        call.call_id, result.content, result.choices, result.is_error, result.gone
+    )
     recorder(ToolResultReady(turn, call.call_id, call.name, result, 0.0))
     recorder(ItemsAdded(turn, (output,)))
     fix = Repair(call.call_id, call.name, action, output.output)
