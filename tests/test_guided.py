@@ -279,7 +279,9 @@ def test_a_mutating_call_makes_earlier_calls_possible_again(specs: Sequence[Tool
         result("c2", "moved a.txt -> archive/a.txt"),
     ]
     assert enum(guided_schema(specs, items), "list_files") == ["archive"]
-    changed = guided_schema(specs, items, mutating=MOVE_FILE)
+    # After a change, this question's reply is the answer; the next question may read again.
+    assert guided_schema(specs, items, mutating=MOVE_FILE) == ANSWER_BRANCH
+    changed = guided_schema(specs, [*items, Message("user", "and now?")], mutating=MOVE_FILE)
     assert enum(changed, "list_files") == [".", "archive"]
 
 
@@ -306,6 +308,8 @@ def test_the_memory_resets_only_after_a_successful_mutating_output(
     assert allows(schema, {"tool": "move_file", "arguments": {**move, "source": "b.txt"}})
 
     moved = [*listed, result("c2", "moved a.txt -> archive/a.txt")]
+    assert guided_schema(specs, moved, mutating=MOVE_FILE) == ANSWER_BRANCH  # one change
+    moved += [Message("assistant", "moved"), Message("user", "more?")]
     schema = guided_schema(specs, moved, mutating=MOVE_FILE)
     assert enum(schema, "list_files") == [".", "archive"]
     assert allows(schema, {"tool": "list_files", "arguments": {"path": "."}})
@@ -341,6 +345,8 @@ def test_a_moved_file_is_offered_where_it_is_now_not_where_it_was(
         result("c2", "", file=(CAT, DOG)),
         call("move_file", move, "c3"),
         moved("c3", CAT, ADOPTED),
+        Message("assistant", "moved"),
+        Message("user", "and now?"),  # this question's reply after the change is the answer
     ]
     schema = guided_schema(specs, items, mutating=MOVE_FILE)
     assert enum(schema, "read_file") == ["notes.txt", DOG, ADOPTED]
@@ -391,7 +397,9 @@ def test_a_repeated_free_text_tool_returns_only_after_a_successful_change(
 
     assert not searchable(items)
     assert not searchable([*items, result("c4", "error [user_denied]: denied", is_error=True)])
-    assert searchable([*items, result("c4", "moved a.txt -> archive/a.txt")])
+    done = [*items, result("c4", "moved a.txt -> archive/a.txt")]
+    assert not searchable(done)  # the answer only, after the change
+    assert searchable([*done, Message("user", "more?")])
 
 
 def test_answer_gating(specs: Sequence[ToolSpec]) -> None:
@@ -624,11 +632,13 @@ def test_the_client_reads_the_mutating_flag_not_the_tool_name(files: ProjectFile
         call("adopt", {"source": "a.txt", "target": "archive"}, "c2"),
         result("c2", "moved a.txt -> archive/a.txt"),
     ]
-    inner = ScriptedModel([reply('{"answer": "ok"}') for _ in range(2)])
-    changed = sent_schema(
-        GuidedClient(inner, answer="plain"), inner, ModelRequest(items, tools=renamed)
-    )
-    assert enum(changed, "list_files") == [".", "archive"]  # "." may be listed again
+    inner = ScriptedModel([reply('{"answer": "ok"}') for _ in range(3)])
+    guided = GuidedClient(inner, answer="plain")
+    changed = sent_schema(guided, inner, ModelRequest(items, tools=renamed))
+    assert changed == ANSWER_BRANCH  # "adopt" changed things: the answer comes next
+    items += [Message("assistant", "ok"), Message("user", "and now?")]
+    later = sent_schema(guided, inner, ModelRequest(items, tools=renamed))
+    assert enum(later, "list_files") == [".", "archive"]  # "." may be listed again
     client = GuidedClient(inner, answer="plain", offer_mutating=False, free_text=True)
     left_out = branches(sent_schema(client, inner, ModelRequest(items, tools=renamed)))
     assert "adopt" not in left_out
@@ -664,8 +674,8 @@ def test_the_loop_marks_failed_outputs_and_only_a_done_move_resets(
     assert len(asked) == 1
     assert (Path(files.root) / "archive" / "daily-2026-09-06.json").exists() is approved
     after = inner.requests[3].options["response_format"]["schema"]
-    if approved:
-        assert enum(after, "list_files") == [".", "archive", "reports"]
+    if approved:  # this question's reply after a change is the answer
+        assert after == ANSWER_BRANCH
     else:  # the loop marked the denial is_error: the earlier calls are still remembered
         assert enum(after, "list_files") == ["archive"]
         assert not allows(after, {"tool": "move_file", "arguments": move})
@@ -675,9 +685,10 @@ def test_the_loop_marks_failed_outputs_and_only_a_done_move_resets(
 def test_after_a_move_through_the_real_loop_the_file_is_offered_where_it_is(
     tmp_path: Path,
 ) -> None:
-    """The real move tool's result, delivered by the real loop, steers the next schema: the
-    model can read the cat in archive/ and can no longer name it in inbox/ (SmolLM2-135M,
-    offered the old path, moved the missing file again until it ran out of turns)."""
+    """The real move tool's result, delivered by the real loop, steers the next schemas: the
+    move's question is answered next, and the next question can read the cat in archive/ and
+    can no longer name it in inbox/ (SmolLM2-135M, offered the old path, moved the missing
+    file again until it ran out of turns; offered the other moves, it moved the dog too)."""
     for directory in ("inbox", "archive"):
         (tmp_path / directory).mkdir()
     (tmp_path / CAT).write_text("名字：小花\n", encoding="utf-8")
@@ -686,19 +697,24 @@ def test_after_a_move_through_the_real_loop_the_file_is_offered_where_it_is(
         {"tool": "list_files", "arguments": {"path": "."}},
         {"tool": "list_files", "arguments": {"path": "inbox"}},
         {"tool": "move_file", "arguments": {"source": CAT, "target": "archive"}},
-        {"tool": "read_file", "arguments": {"path": ADOPTED}},
         {"answer": "小花 is in archive"},
+        {"tool": "read_file", "arguments": {"path": ADOPTED}},
+        {"answer": "名字：小花"},
     ]
     inner = ScriptedModel([reply(json.dumps(step, ensure_ascii=False)) for step in steps])
+    client = GuidedClient(inner, answer="plain")
     with ProjectFiles(tmp_path) as files:
         tools = create_project_tools(files, approve=lambda _: True)
-        outcome = run_agent(GuidedClient(inner, answer="plain"), tools, AgentConfig(), "adopt")
+        adopted = run_agent(client, tools, AgentConfig(), "adopt")
+        history = [*adopted.items, Message("user", "where is 小花?")]
+        outcome = run_agent(client, tools, AgentConfig(), history)
     inner.assert_complete()
-    assert outcome.status == "succeeded"
-    before, after = (inner.requests[n].options["response_format"]["schema"] for n in (2, 3))
-    assert enum(before, "read_file") == [DOG, CAT]  # as listed: sorted by name
-    assert enum(after, "read_file") == [DOG, ADOPTED]
-    assert {option["source"] for option in move_options(after)} == {DOG, ADOPTED}
+    assert (adopted.status, outcome.status) == ("succeeded", "succeeded")
+    schemas = [request.options["response_format"]["schema"] for request in inner.requests]
+    assert enum(schemas[2], "read_file") == [DOG, CAT]  # as listed: sorted by name
+    assert schemas[3] == ANSWER_BRANCH  # after the change: the answer
+    assert enum(schemas[4], "read_file") == [DOG, ADOPTED]
+    assert {option["source"] for option in move_options(schemas[4])} == {DOG, ADOPTED}
     outputs = [i for i in outcome.items if isinstance(i, FunctionCallOutput)]
     assert outputs[-1].output == "名字：小花\n"  # the offered path is where the file really is
 

@@ -19,6 +19,10 @@ Rules of the schema (the run's state is read from the request's items only):
   value cannot be excluded (the grammar has no "not"), so such a repeat is answered by the
   loop's duplicate check, and a tool that has repeated an identical call is dropped from then
   on (until the next change);
+- one change a question: once a call of a ``mutating`` tool succeeded after the last user
+  message, no ``mutating`` tool is offered until the next one (SmolLM2-135M, having moved
+  the cat's file as asked, moved the dog's too; a second change is asked for by a second
+  question);
 - a tool whose enum is empty is dropped; when no tool is left, the answer is allowed;
 - a tool with a free-text required argument (``search_files``' query, an MCP tool's
   ``text``) is offered only with ``free_text=True``: a tiny model fills such a field with
@@ -83,7 +87,7 @@ def guided_schema(
     the request's tools whose ``ToolSpec.mutating`` is set)."""
     state = _State.of(items, mutating)
     branches: list[JsonObject] = []
-    if tool_choice != "none":
+    if tool_choice != "none" and not state.changed:  # after a change, the answer
         for tool in tools:
             if tool_choice in ("auto", "required", tool.name):
                 branch = _tool_branch(tool, state, free_text)
@@ -104,6 +108,7 @@ class _State:
     made: frozenset[str]
     repeated: frozenset[str]  # tools that already repeated an identical call
     evidence: bool
+    changed: bool  # a mutating call succeeded since the last user message
 
     @classmethod
     def of(cls, items: Sequence[Item], mutating: frozenset[str]) -> _State:
@@ -111,7 +116,7 @@ class _State:
         made: set[str] = set()
         repeated: set[str] = set()
         names: dict[str, tuple[str, str]] = {}  # call_id -> (tool name, call key)
-        evidence = False
+        evidence = changed = False
         for item in items:
             if isinstance(item, FunctionCallOutput):
                 evidence = True
@@ -121,6 +126,7 @@ class _State:
                     made.clear()  # the world changed: earlier reads may differ now
                     made.add(change)  # but the same change again is not useful
                     repeated.clear()
+                    changed = True
             elif isinstance(item, FunctionCall):
                 key = _call_key(item.name, loads_or_none(item.arguments))
                 names[item.call_id] = (item.name, key)
@@ -128,9 +134,9 @@ class _State:
                     repeated.add(item.name)
                 made.add(key)
             elif isinstance(item, Message) and item.role == "user":
-                evidence = False
+                evidence = changed = False
         shown_values = {k: tuple(v) for k, v in shown.items()}
-        return cls(shown_values, frozenset(made), frozenset(repeated), evidence)
+        return cls(shown_values, frozenset(made), frozenset(repeated), evidence, changed)
 
     def offered(self, spec: ChoiceSpec) -> list[str]:
         return list(dict.fromkeys((*spec.always, *self.shown.get(spec.kind, ()))))
