@@ -8,7 +8,8 @@
 One engine (``--model-file``; ``--qwen`` assembles a Qwen2.5-Coder-Instruct GGUF with
 ``bench/qwen_gguf.py``; else the model ``minipi ask`` would pick) serves every run; each task
 runs ``--reps`` times in each mode (a guided answer form of ``GuidedClient``, or ``unguided``)
-under each evidence policy, alternated. Printed per model, mode and policy:
+under each evidence policy, alternated; as ``minipi ask`` does, a guided run opens with the
+project's top-level listing (``GUIDED_OPENING``). Printed per model, mode and policy:
 
 - success: the run ended ``succeeded``;
 - answer-correct: succeeded, and every expected figure is in the answer (as the loop has it:
@@ -41,7 +42,7 @@ from minipi.agent import AgentConfig, ApprovalRequest, RunResult, run_agent
 from minipi.agent.config import EvidenceMode
 from minipi.ai import ClientConfig, Endpoint, connect
 from minipi.ai.types import FunctionCall, ModelClient
-from minipi.assemble import DEFAULT_INSTRUCTIONS
+from minipi.assemble import DEFAULT_INSTRUCTIONS, GUIDED_OPENING
 from minipi.files import ProjectFiles, create_project_tools
 from minipi.local.client import EngineClient
 from minipi.local.engine import Engine, require_local_extra
@@ -162,6 +163,7 @@ def run_task(
             max_turns=max_turns,
             request_options={"temperature": 0, "max_output_tokens": 256},
             evidence=evidence,
+            opening_calls=GUIDED_OPENING if isinstance(client, GuidedClient) else (),
         )
         started = time.perf_counter()
         with ProjectFiles(root) as files:

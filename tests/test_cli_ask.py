@@ -357,18 +357,17 @@ def test_guided_flag_constrains_replies_and_leaves_out_unapprovable_moves(
 
         return answer
 
-    fake_server.add(
-        guided('{"tool": "list_files", "arguments": {"path": "."}}'),
+    fake_server.add(  # the run opens with list_files "." (tests/test_agent_opening.py)
         guided('{"tool": "list_files", "arguments": {"path": "inbox"}}'),
         guided('{"answer": "收容所里有 inbox 和 archive。"}'),
     )
     proc = ask(fake_server, "--guided", "--approve", approve, project=project, question="看看")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "收容所里有 inbox 和 archive。"
-    assert '"enum": ["."]' in schemas[0]  # only the root is known before anything is listed
+    assert '"inbox"' in schemas[0]  # a directory the opening listing showed
     assert '"answer"' not in schemas[0]  # no answer before evidence
-    assert '"inbox"' in schemas[1]  # a directory the listing showed
-    assert ('"move_file"' in schemas[2]) is offered  # files are known now; approvable?
+    assert '"move_file"' not in schemas[0]  # no file is known yet
+    assert ('"move_file"' in schemas[1]) is offered  # files are known now; approvable?
 
 
 def _move_project(tmp_path: Path) -> Path:

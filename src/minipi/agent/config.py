@@ -57,6 +57,12 @@ class AgentConfig:
     """Check an answer's figures against the run's tool results (``RunResult.evidence``):
     ``warn`` keeps the check, ``require`` also refuses an answer with a figure no tool result
     holds (once; then the run fails ``unsupported_figures``), ``off`` checks nothing."""
+    opening_calls: Sequence[tuple[str, Mapping[str, Any]]] = ()
+    """Calls (tool name, arguments) run before the first model request of a conversation, as
+    if the model had asked for them, so that their results are in that request: the CLI opens
+    a guided run with the project's top-level listing (every small model measured began with
+    that call, and a guided reply is one call). Not run when the history already holds a tool
+    result (a chat's later questions); a tool that changes things may not be named."""
     rules: Sequence[Callable[[], Rule]] = ()
     """Extra rules, as factories called once per run (rules keep state): each rule
     (``minipi.agent.rules.Rule``) sees every call and result and may refuse an answer (the
@@ -91,6 +97,14 @@ def _check_config(config: AgentConfig, tools: dict[str, AgentTool]) -> None:
             f"registered: {', '.join(sorted(tools))}",
             code="unknown_required_tool",
         )
+    for name, _ in config.opening_calls:
+        tool = tools.get(name)
+        if tool is None or tool.mutating:
+            why = "is not registered" if tool is None else "changes things"
+            raise AgentError(
+                f"opening call {name!r} {why}: an opening call only reads",
+                code="invalid_opening_call",
+            )
     reserved = sorted(RESERVED_OPTIONS & set(config.request_options))
     if reserved:
         raise AgentError(

@@ -1,8 +1,9 @@
 """The agent loop: ask the model, run the calls it asks for, feed results back, repeat.
 
-Each turn: check the budgets and fit the context (``_before_request``) -> ask the model
-(``_Run.ask``) -> decide what the reply means (``decide``) -> run its calls (``_execute``)
--> append the results. Every phase returns a decision; ``_Run.finish`` is the one place a
+First the opening calls, if any (``AgentConfig.opening_calls``, turn 0). Each turn: check
+the budgets and fit the context (``_before_request``) -> ask the model (``_Run.ask``) ->
+decide what the reply means (``decide``) -> run its calls (``_execute``) -> append the
+results. Every phase returns a decision; ``_Run.finish`` is the one place a
 run ends, with a code from ``minipi.agent.ends.END_CODES``. A run ends ``succeeded`` only
 when the model answers and every call it asked for was answered.
 """
@@ -10,6 +11,7 @@ when the model answers and every call it asked for was answered.
 from __future__ import annotations
 
 import contextlib
+import json
 import time
 from collections.abc import Sequence
 
@@ -82,6 +84,13 @@ def run_agent(
 
 
 def _loop(run: _Run) -> Answer | End:
+    opening = run.opening_calls()
+    if opening:
+        run.history.extend(opening)
+        run.emit(ItemsAdded(run.turns, opening))
+        stop = _execute(run, opening)
+        if stop is not None:
+            return stop
     while True:
         stop = _before_request(run)
         if stop is not None:
@@ -166,6 +175,16 @@ class _Run:
 
     def emit(self, event: AgentEvent) -> None:
         self.sink(event)
+
+    def opening_calls(self) -> tuple[FunctionCall, ...]:
+        """``AgentConfig.opening_calls`` as this run's first calls (turn 0), or none: the
+        history already holds a tool result."""
+        if any(isinstance(item, FunctionCallOutput) for item in self.history):
+            return ()
+        return tuple(
+            FunctionCall(f"call_opening_{n}", name, json.dumps(dict(arguments)))
+            for n, (name, arguments) in enumerate(self.config.opening_calls, 1)
+        )
 
     def ask(self) -> Reply:
         """Send the next request; the reply, read once (a broken stream is a reply too)."""

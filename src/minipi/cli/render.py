@@ -146,7 +146,8 @@ class HumanLog:
         self._end_live()
         if isinstance(event, ToolCallStarted):
             shown = one_line(f"{event.name} {_pretty_arguments(event.arguments)}")
-            line(f"{w('call', turn=event.turn)} {shown}", "36")
+            said = w("call", turn=event.turn) if event.turn else w("opening_call")
+            line(f"{said} {shown}", "36")
             line(f"  call_id={one_line(event.call_id)}")
         elif isinstance(event, ToolResultReady):
             res = event.result

@@ -21,6 +21,7 @@ _TEXT: dict[str, tuple[str, str]] = {
     "status_tool": ("正在运行 {name}", "running {name}"),
     # the round-by-round log
     "call": ("[第 {turn} 轮调用]", "[turn {turn} call]"),
+    "opening_call": ("[开场调用]", "[opening call]"),
     "text": ("[第 {turn} 轮模型文本]", "[turn {turn} model text]"),
     "ok": ("[工具成功]", "[tool ok]"),
     "failed": ("[工具失败] {code}", "[tool error] {code}"),
