@@ -17,11 +17,12 @@ answer (tens of milliseconds per token for a local model); it is not less work.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cached_property
 
 from minipi.agent.evidence.claims import MAX_ANSWER_CHARS, MAX_CLAIMS, checked_claims
 from minipi.agent.evidence.claims import extract_claims as _extract
 from minipi.agent.evidence.match import Locator, Verdict, judge
-from minipi.agent.evidence.sources import collect_sources, run_items
+from minipi.agent.evidence.sources import RunSources, collect_sources, run_items
 from minipi.agent.evidence.types import CheckedClaim, Claim, Evidence, Figure
 from minipi.ai.types import Item
 
@@ -68,7 +69,7 @@ class EvidenceCheck:
 
     def __init__(self, items: Sequence[Item]) -> None:
         self._items = run_items(items)
-        self._run = collect_sources(items)
+        self._history = tuple(items)  # a snapshot: the caller's list grows
         self._locator = Locator()
         self._verdicts: dict[_Key, Verdict] = {}
         self.restart()
@@ -120,6 +121,11 @@ class EvidenceCheck:
             verdict = self._verdict(claim)
             checked.append(CheckedClaim(claim, verdict.status, verdict.sources, verdict.nearest))
         return Evidence(tuple(checked), self._run.tool_results, cut)
+
+    @cached_property
+    def _run(self) -> RunSources:
+        """The sources, made when first needed: a short reply is never looked at."""
+        return collect_sources(self._history)
 
     def _verdict(self, claim: Claim) -> Verdict:
         key = (claim.kind, claim.figure, claim.weak)
