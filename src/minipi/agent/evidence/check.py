@@ -87,22 +87,22 @@ class EvidenceCheck:
         self._pieces: list[str] = []
         self._size = 0
         self._looked = 0  # the size when the text was last looked at
+        self._broken = False  # a break has come since
         self._start = 0  # where the next look begins
 
     def feed(self, piece: str) -> None:
         """The next piece of the reply's text: the figures complete by now are judged."""
         self._pieces.append(piece)
         self._size += len(piece)
-        if self._size - self._looked < _STEP or self._size > MAX_ANSWER_CHARS:
+        self._broken = self._broken or any(c in piece for c in _BREAKS)
+        new = self._size - self._looked
+        if new < _STEP or (not self._broken and new < _WINDOW):
+            return  # too little, or nothing new can be settled before a break: wait
+        if self._size > MAX_ANSWER_CHARS or len(self._verdicts) >= MAX_CLAIMS:
             return
-        if len(self._verdicts) >= MAX_CLAIMS:
-            return
+        self._looked, self._broken = self._size, False
         text = "".join(self._pieces)
         self._pieces = [text]
-        broken = any(text.find(c, self._looked) >= 0 for c in _BREAKS)
-        if not broken and self._size - self._looked < _WINDOW:
-            return  # nothing new can be settled before the next break: wait for one
-        self._looked = self._size
         settled = len(text) - _UNSETTLED
         waiting = settled  # the next look begins before the first claim not judged yet
         for claim in _extract(text[self._start :]):
