@@ -20,9 +20,9 @@ Rules of the schema (the run's state is read from the request's items only):
   loop's duplicate check, and a tool that has repeated an identical call is dropped from then
   on (until the next change);
 - one change a question: once a call of a ``mutating`` tool succeeded after the last user
-  message, no ``mutating`` tool is offered until the next one (SmolLM2-135M, having moved
-  the cat's file as asked, moved the dog's too; a second change is asked for by a second
-  question);
+  message, the answer is the only reply offered until the next one (the loop checks the
+  change on disk; SmolLM2-135M, having moved the cat's file as asked, moved the dog's too, or
+  listed again until the turns ran out; a second change is asked for by a second question);
 - a tool whose enum is empty is dropped; when no tool is left, the answer is allowed;
 - a tool with a free-text required argument (``search_files``' query, an MCP tool's
   ``text``) is offered only with ``free_text=True``: a tiny model fills such a field with
