@@ -121,3 +121,25 @@ def test_the_loop_checks_a_streamed_answer_as_it_checks_one_at_once(
 def test_a_runaway_stream_is_checked_as_a_whole_answer_is(answer: str) -> None:
     items = _items("多少？", [("read_file", "a.txt", "9" * 20_000 + " 1, 2, a 1", False)])
     assert _streamed(answer, items, 3).check(answer) == check_evidence(answer, items)
+
+
+def test_a_figure_judged_before_a_read_is_judged_again_after_it(
+    fake_server: FakeServer, wire: Wire, tmp_path: Path
+) -> None:
+    """The model writes 128 while it asks for the read (unsupported then), then answers with
+    it (in the result now): the answer's check is of the run with the result."""
+    (tmp_path / "daily.json").write_text(json.dumps({"orders": 128}))
+    before = "Let me see whether the 128 orders I expect are there: reading daily.json now."
+    fake_server.add(
+        Turn(before, calls=[Call("read_file", {"path": "daily.json"})]),
+        Turn("The report shows 128 orders, as the file says."),
+    )
+    client = connect(
+        Endpoint(fake_server.base_url, "fake-model", wire=wire), ClientConfig(stream=True)
+    )
+    with ProjectFiles(tmp_path) as files:
+        result = run_agent(client, create_project_tools(files), AgentConfig(), "orders?")
+    client.close()
+    assert result.status == "succeeded"
+    assert result.evidence is not None
+    assert [(c.claim.text, c.status) for c in result.evidence.claims] == [("128", "exact")]
