@@ -1,6 +1,6 @@
 """The check fed an answer while it streams gives what the check of the whole answer gives:
 on every case of the table, on generated runs cut into pieces of every size, and through
-the real loop over a streamed HTTP reply; a new tool result makes a new check."""
+the real loop over a streamed HTTP reply, where a new tool result makes a new check."""
 
 from __future__ import annotations
 
@@ -63,17 +63,6 @@ def test_a_figure_cut_mid_stream_is_judged_as_the_answer_ends() -> None:
     evidence = check.check(prefix + "8")
     assert [(c.claim.text, c.status) for c in evidence.claims] == [("128", "exact")]
     assert evidence.claims[0].sources[0].pointer == "/total"
-
-
-def test_a_new_result_is_a_new_run() -> None:
-    question = Message("user", "orders?")
-    call = FunctionCall("c1", "read_file", '{"path": "r.json"}')
-    items: list[Item] = [question, call]
-    check = EvidenceCheck(items)
-    assert check.same_run(list(items))
-    assert check.same_run([*items, Message("assistant", "thinking")])
-    assert not check.same_run([*items, FunctionCallOutput("c1", '{"orders": 128}')])
-    assert not check.same_run([*items, Message("user", "orders?")])  # an equal, other message
 
 
 def test_the_loop_checks_a_streamed_answer_as_it_checks_one_at_once(

@@ -226,33 +226,32 @@ class EvidencePolicy(Rule):
 
     A reply's text is fed to the check while it streams (``begin_reply``, ``streamed``), so
     that the figures are judged while the model writes and the answer's check is mostly done
-    when it ends (``minipi.agent.evidence.check``); the result is the same either way."""
+    when it ends (``minipi.agent.evidence.check``); the result is the same either way. The
+    check is kept until a tool result comes (``observe``): it holds the run's sources."""
 
     mode: EvidenceMode
     last: Evidence | None = None
     nudged: str | None = None  # the message that refused an answer (not part of the question)
     _check: EvidenceCheck | None = field(default=None, repr=False)
-    _fresh: bool = field(default=True, repr=False)  # no text of this reply fed yet
+
+    def observe(self, call: Checked, result: ToolResult, ran: bool) -> End | None:
+        self._check = None  # a new result: the sources change
+        return None
 
     def begin_reply(self) -> None:
         """A new reply is asked for: text fed from now on is its."""
-        self._fresh = True
+        if self._check is not None:
+            self._check.restart()
 
     def streamed(self, piece: str, history: Sequence[Item]) -> None:
         """A piece of the reply's text, as it streams; ``history``: the run so far."""
-        if self.mode == "off":
-            return
-        if self._fresh:
-            self._fresh = False
-            self._check = self._check_for(self._run(history))
-            self._check.restart()
-        assert self._check is not None
-        self._check.feed(piece)
+        if self.mode != "off":
+            self._check_for(history).feed(piece)
 
     def accept(self, answer: str, history: Sequence[Item]) -> End | Nudge | None:
         if self.mode == "off":
             return None
-        self.last = self._check_for(self._run(history)).check(answer)
+        self.last = self._check_for(history).check(answer)
         missing = self.last.unsupported_figures()
         if self.mode != "require" or not missing:
             return None
@@ -268,17 +267,14 @@ class EvidencePolicy(Rule):
             "unsupported_figures", f"the answer still has figures no tool result holds: {shown}"
         )
 
-    def _run(self, history: Sequence[Item]) -> list[Item]:
-        """The history the check reads: without the message that refused an answer."""
-        nudge = Message("user", self.nudged) if self.nudged else None
-        return [i for i in history if i != nudge]
+    def _check_for(self, history: Sequence[Item]) -> EvidenceCheck:
+        """The check of this run's sources, made once until the next result; it reads the
+        history without the message that refused an answer (not part of the question)."""
+        if self._check is None:
+            from minipi.agent.evidence import EvidenceCheck  # only a run that writes pays
 
-    def _check_for(self, run: Sequence[Item]) -> EvidenceCheck:
-        """The check of this run: the one fed so far while its sources are the same."""
-        if self._check is None or not self._check.same_run(run):
-            from minipi.agent.evidence import EvidenceCheck  # only a run that answers pays
-
-            self._check = EvidenceCheck(run)
+            nudge = Message("user", self.nudged) if self.nudged else None
+            self._check = EvidenceCheck([i for i in history if i != nudge])
         return self._check
 
 
@@ -396,7 +392,8 @@ class Rules:
 
     @property
     def _call_rules(self) -> tuple[Rule, ...]:
-        return (self.repeats, self.errors, self.budget, self.changes, self.required, *self.extra)
+        rules = (self.repeats, self.errors, self.budget, self.changes, self.required)
+        return (*rules, self.evidence, *self.extra)
 
     def screen(self, call: FunctionCall, arguments: JsonObject) -> ToolResult | None:
         """The first rule's answer to ``call`` (the budget is asked last), or None: run it."""

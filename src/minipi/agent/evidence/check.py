@@ -22,7 +22,7 @@ from functools import cached_property
 from minipi.agent.evidence.claims import MAX_ANSWER_CHARS, MAX_CLAIMS, checked_claims
 from minipi.agent.evidence.claims import extract_claims as _extract
 from minipi.agent.evidence.match import Locator, Verdict, judge
-from minipi.agent.evidence.sources import RunSources, collect_sources, run_items
+from minipi.agent.evidence.sources import RunSources, collect_sources
 from minipi.agent.evidence.types import CheckedClaim, Claim, Evidence, Figure
 from minipi.ai.types import Item
 
@@ -62,25 +62,15 @@ class EvidenceCheck:
     ``feed`` takes the pieces of a reply's text as they come and judges the figures that
     are complete (at most ``MAX_CLAIMS`` of them, within the first ``MAX_ANSWER_CHARS``);
     ``restart`` begins a new reply (a reply that turned out to be tool calls, or an answer
-    refused); ``check`` is ``check_evidence`` with the verdicts made so far. ``same_run`` says
-    whether a history has this check's sources, so that a caller can keep one check while the
-    run gets no new tool result.
+    refused); ``check`` is ``check_evidence`` with the verdicts made so far. The check holds
+    the sources of ``items``: a new tool result needs a new check.
     """
 
     def __init__(self, items: Sequence[Item]) -> None:
-        self._items = run_items(items)
         self._history = tuple(items)  # a snapshot: the caller's list grows
         self._locator = Locator()
         self._verdicts: dict[_Key, Verdict] = {}
         self.restart()
-
-    def same_run(self, items: Sequence[Item]) -> bool:
-        """Whether ``items`` ends in the run this check was made for (the same question and
-        the same calls and results, as objects: a new result makes a new run)."""
-        other = run_items(items)
-        return len(other) == len(self._items) and all(
-            a is b for a, b in zip(other, self._items, strict=True)
-        )
 
     def restart(self) -> None:
         """A new reply begins: the text fed so far is dropped (its verdicts are kept)."""

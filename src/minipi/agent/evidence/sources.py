@@ -21,7 +21,7 @@ from typing import Any
 from minipi.agent.evidence.types import Origin
 from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, Message
 
-__all__ = ["Output", "PathArgument", "RunSources", "collect_sources", "run_items"]
+__all__ = ["Output", "PathArgument", "RunSources", "collect_sources"]
 
 _NOTICE = re.compile(r"\[(?:truncated|note|not searched|search stopped)[^\n]*\]")
 _EMPTY_FILE = re.compile(r"\(empty file, \d+ bytes\)")
@@ -106,15 +106,6 @@ def collect_sources(items: Sequence[Item]) -> RunSources:
             if output.path is not None:
                 arguments.append(PathArgument(output.call_id, output.tool, output.path))
     return RunSources(question, tuple(outputs), tuple(arguments))
-
-
-def run_items(items: Sequence[Item]) -> list[Item]:
-    """What the sources of the run that ends ``items`` are made of: its question (the last
-    user message) and the calls and results after it."""
-    start = _last_user(items)
-    kept = [items[start]] if start >= 0 else []
-    kept += [i for i in items[start + 1 :] if isinstance(i, FunctionCall | FunctionCallOutput)]
-    return kept
 
 
 def _last_user(items: Sequence[Item]) -> int:
