@@ -39,7 +39,7 @@ OUTPUT = st.one_of(TEXT, JSON.map(lambda v: json.dumps(v, ensure_ascii=False, in
 TOOLS = st.sampled_from(["read_file", "list_files", "search_files", "get_report"])
 
 
-def _items(question: str, results: list[tuple[str, str, str, bool]]) -> list[Item]:
+def history_of(question: str, results: list[tuple[str, str, str, bool]]) -> list[Item]:
     items: list[Item] = [Message("user", question)]
     for index, (tool, path, output, error) in enumerate(results):
         items.append(FunctionCall(f"c{index}", tool, json.dumps({"path": path})))
@@ -65,7 +65,7 @@ def _member(document: Any, pointer: str) -> str:
 
 
 @st.composite
-def _runs(draw: st.DrawFn) -> tuple[str, str, list[tuple[str, str, str, bool]]]:
+def generated_runs(draw: st.DrawFn) -> tuple[str, str, list[tuple[str, str, str, bool]]]:
     """A question, tool results, and an answer made of pieces of them and of other text (so
     that claims are found, not only missed)."""
     question = draw(TEXT)
@@ -81,12 +81,12 @@ def _runs(draw: st.DrawFn) -> tuple[str, str, list[tuple[str, str, str, bool]]]:
 
 
 @settings(max_examples=500, deadline=None)
-@given(run=_runs())
+@given(run=generated_runs())
 def test_every_locator_points_at_its_text(
     run: tuple[str, str, list[tuple[str, str, str, bool]]],
 ) -> None:
     answer, question, results = run
-    evidence = check_evidence(answer, _items(question, results))
+    evidence = check_evidence(answer, history_of(question, results))
     assert evidence.tool_results == sum(1 for r in results if not r[3])
     json.dumps(evidence.to_json())
     for checked in evidence.claims:

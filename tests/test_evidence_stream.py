@@ -19,7 +19,7 @@ from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, Message, Wir
 from minipi.files import ProjectFiles, create_project_tools
 from support.fake import Call, FakeServer, Turn
 from test_evidence_cases import DATES, NUMBERS, TEXTS, TIMES, TRAPS, Case, history
-from test_evidence_properties import _items, _runs
+from test_evidence_properties import generated_runs, history_of
 
 
 def _streamed(answer: str, items: list[Item], size: int) -> EvidenceCheck:
@@ -39,14 +39,18 @@ def test_streamed_check_is_the_check(case: Case, size: int) -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(run=_runs(), size=st.integers(1, 50), tail=st.text(alphabet="0123456789.,万 ", max_size=8))
+@given(
+    run=generated_runs(),
+    size=st.integers(1, 50),
+    tail=st.text(alphabet="0123456789.,万 ", max_size=8),
+)
 def test_streamed_check_is_the_check_on_generated_runs(
     run: tuple[str, str, list[tuple[str, str, str, bool]]], size: int, tail: str
 ) -> None:
     """``tail`` ends the answer with what may extend a figure fed early (``12`` → ``128``)."""
     answer, question, results = run
     answer = answer * 3 + tail  # long enough for several looks
-    items = _items(question, results)
+    items = history_of(question, results)
     assert _streamed(answer, items, size).check(answer) == check_evidence(answer, items)
 
 
@@ -108,7 +112,7 @@ def test_the_loop_checks_a_streamed_answer_as_it_checks_one_at_once(
     ids=["digits", "commas", "full-width", "open-quote", "numerals"],
 )
 def test_a_runaway_stream_is_checked_as_a_whole_answer_is(answer: str) -> None:
-    items = _items("多少？", [("read_file", "a.txt", "9" * 20_000 + " 1, 2, a 1", False)])
+    items = history_of("多少？", [("read_file", "a.txt", "9" * 20_000 + " 1, 2, a 1", False)])
     assert _streamed(answer, items, 3).check(answer) == check_evidence(answer, items)
 
 
