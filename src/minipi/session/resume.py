@@ -239,7 +239,7 @@ def _repair(
         text = {"outcome_unknown": OUTCOME_UNKNOWN, "refused": REFUSED}.get(action, NOT_RUN)
         result = ToolResult(text, is_error=True, code=action)
     output = FunctionCallOutput(
-        call.call_id, result.content, result.choices, result.is_error, result.gone
+        call.call_id, result.content, is_error=result.is_error, details=result.details
     )
     recorder(ToolResultReady(turn, call.call_id, call.name, result, 0.0))
     recorder(ItemsAdded(turn, (output,)))
