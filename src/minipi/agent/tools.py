@@ -171,7 +171,7 @@ def needs_approval(
     passed the schema). A refusal, or an approver that fails (closed input, a timeout), is
     ``user_denied`` and nothing runs. ``describe`` gives the lines to show (default: each
     argument as JSON); show what will really run. The tool becomes ``mutating``: one
-    approval at a time, in the model's order. (``move_file`` asks inside its handler instead,
+    approval at a time, in the model's order. (The file tools' move asks inside its handler instead,
     to show the canonical paths it holds open.)"""
 
     def handler(arguments: Mapping[str, Any]) -> str | ToolResult:
