@@ -117,13 +117,12 @@ def test_fit_keeps_calls_and_the_latest_results() -> None:
     assert window2.fit(items) is None  # the latest result alone does not fit
 
 
-def test_a_shortened_output_still_says_what_it_showed_and_what_is_gone() -> None:
-    """Guided mode reads choices and gone from the items sent: a shortened move result must
+def test_a_shortened_output_keeps_its_details() -> None:
+    """Guided mode reads a result's details from the items sent: a shortened move result must
     still take the old path away (else the model is offered a file that is not there)."""
     window = ContextWindow(limit=400, reserve=50)
-    move = FunctionCallOutput(
-        "a", "A" * 600, {"file": ("archive/x.txt",)}, False, {"file": ("x.txt",)}
-    )
+    details = {"choices": {"file": ["archive/x.txt"]}, "gone": {"file": ["x.txt"]}}
+    move = FunctionCallOutput("a", "A" * 600, details=details)
     items: list[Item] = [
         Message("user", "q"),
         FunctionCall("a", "move_file", "{}"),
@@ -135,7 +134,7 @@ def test_a_shortened_output_still_says_what_it_showed_and_what_is_gone() -> None
     shortened = window.view(items)[2]
     assert isinstance(shortened, FunctionCallOutput)
     assert "shortened to fit" in shortened.output
-    assert (shortened.choices, shortened.gone) == (move.choices, move.gone)
+    assert shortened.details == details
 
 
 def test_cli_context_tokens_shortens_and_the_trace_says_what(tmp_path: Path) -> None:

@@ -60,7 +60,7 @@ def test_the_first_request_holds_the_opening_calls_results(
     assert (opening.name, json.loads(opening.arguments)) == ("list_files", {"path": "."})
     assert isinstance(listing, FunctionCallOutput)
     assert listing.call_id == opening.call_id
-    assert listing.choices["dir"] == ("reports",)
+    assert listing.details["choices"]["dir"] == ["reports"]
     started = [e for e in events if isinstance(e, ToolCallStarted)]
     assert [(e.turn, e.name) for e in started] == [(0, "list_files"), (1, "read_file")]
     assert result.evidence is not None

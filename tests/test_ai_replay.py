@@ -321,34 +321,35 @@ def test_a_raw_reply_with_spaces_is_replayed_as_the_same_json(fake_server: FakeS
     assert history_of(fake_server.requests[1].body)[1] == {**message, "content": ""}
 
 
+MOVED_DETAILS = {
+    "choices": {"file": ["archive/猫咪小花.txt"]},
+    "gone": {"file": ["inbox/猫咪小花.txt"]},
+    "output": "paths",
+    "anything": {"nested": [1, None, True]},
+}
 MOVED = FunctionCallOutput(
-    "c1",
-    "moved inbox/猫咪小花.txt -> archive/猫咪小花.txt",
-    {"file": ("archive/猫咪小花.txt",)},
-    False,
-    {"file": ("inbox/猫咪小花.txt",)},
+    "c1", "moved inbox/猫咪小花.txt -> archive/猫咪小花.txt", details=MOVED_DETAILS
 )
 
 
-def test_what_a_result_showed_and_showed_gone_survive_a_record() -> None:
+def test_a_results_details_survive_a_record_verbatim() -> None:
     record = json.loads(json.dumps(item_to_json(MOVED), ensure_ascii=False))
-    assert record["choices"] == {"file": ["archive/猫咪小花.txt"]}
-    assert record["gone"] == {"file": ["inbox/猫咪小花.txt"]}
+    assert record["details"] == MOVED_DETAILS
     assert item_from_json(record) == MOVED
-    # Nothing gone: no field (a record reads the same as one written before it existed).
-    assert "gone" not in item_to_json(FunctionCallOutput("c2", "a.txt", {"file": ("a.txt",)}))
+    # No details: no field (a record reads the same as one written before it existed).
+    assert "details" not in item_to_json(FunctionCallOutput("c2", "a.txt"))
 
 
-def test_a_record_written_before_gone_existed_still_loads() -> None:
+def test_a_record_written_before_details_existed_still_loads() -> None:
     old = {"type": "function_call_output", "call_id": "c", "output": "o", "choices": {"f": ["a"]}}
-    assert item_from_json(old) == FunctionCallOutput("c", "o", {"f": ("a",)})
-    assert item_from_json({**old, "is_error": True}) == FunctionCallOutput(
-        "c", "o", {"f": ("a",)}, True
+    assert item_from_json(old) == FunctionCallOutput("c", "o", details={"choices": {"f": ["a"]}})
+    assert item_from_json({**old, "is_error": True, "gone": {"f": ["b"]}}) == FunctionCallOutput(
+        "c", "o", is_error=True, details={"choices": {"f": ["a"]}, "gone": {"f": ["b"]}}
     )
 
 
 @pytest.mark.parametrize("api", [CHAT_WIRE, RESPONSES_WIRE], ids=["chat", "responses"])
-def test_choices_and_gone_are_never_sent(api: WireApi) -> None:
+def test_details_are_never_sent(api: WireApi) -> None:
     call = FunctionCall("c1", "move_file", '{"source": "inbox/猫咪小花.txt", "target": "archive"}')
     bare = FunctionCallOutput(MOVED.call_id, MOVED.output)
 
@@ -371,6 +372,7 @@ def test_choices_and_gone_are_never_sent(api: WireApi) -> None:
         {"type": "function_call_output", "call_id": "c", "output": "o", "choices": {"f": 3}},
         {"type": "function_call_output", "call_id": "c", "output": "o", "gone": ["a"]},
         {"type": "function_call_output", "call_id": "c", "output": "o", "gone": {"f": "a"}},
+        {"type": "function_call_output", "call_id": "c", "output": "o", "details": ["a"]},
         {"type": "reasoning", "text": "t", "raw": "not an object"},
         {"type": "reasoning", "text": "t", "wire": "grpc"},
         {"type": "picture"},

@@ -41,7 +41,9 @@ def tool_run(
             call_id = f"call_{number}"
             items.append(FunctionCall(call_id, name, json.dumps(arguments)))
             items.append(
-                FunctionCallOutput(call_id, result.content, result.choices, result.is_error)
+                FunctionCallOutput(
+                    call_id, result.content, is_error=result.is_error, details=result.details
+                )
             )
     return items
 

@@ -1,4 +1,4 @@
-"""The tools as the loop sees them: schemas, validation, error results, output, choices."""
+"""The tools as the loop sees them: schemas, validation, error results, output, details."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from minipi.agent.tools import AgentTool
 from minipi.errors import FileAccessError
 from minipi.files import (
+    PROJECT_TOOLS,
     ProjectFiles,
     create_project_tools,
     make_list_files_tool,
@@ -52,7 +53,7 @@ def test_create_project_tools_adds_move_only_with_an_approver(files: ProjectFile
         "search_files",
     ]
     with_move = create_project_tools(files, approve=Approvals())
-    assert [t.name for t in with_move][-1] == "move_file"
+    assert tuple(t.name for t in with_move) == PROJECT_TOOLS
     assert [t.mutating for t in with_move] == [False, False, False, True]
 
 
@@ -141,10 +142,14 @@ def test_refusals_become_error_results_with_the_code(
 def test_the_seed_flow_list_then_read(tools: dict[str, AgentTool]) -> None:
     listed = tools["list_files"].execute({"path": "reports"})
     assert listed.content == "reports/daily-2026-09-06.json"
-    assert listed.choices == {"file": ("reports/daily-2026-09-06.json",), "dir": ()}
-    read = tools["read_file"].execute({"path": listed.choices["file"][0]})
+    assert listed.details == {
+        "choices": {"file": ["reports/daily-2026-09-06.json"], "dir": []},
+        "output": "paths",
+    }
+    read = tools["read_file"].execute({"path": listed.details["choices"]["file"][0]})
     assert read.content == DAILY
     assert not read.is_error
+    assert read.details == {}  # its output is the file's content, not paths
 
 
 def test_list_choices_skip_links_specials_and_secrets(
@@ -155,7 +160,10 @@ def test_list_choices_skip_links_specials_and_secrets(
     project.write(".env", "X=1\n")
     result = tools["list_files"].execute({"path": "."})
     assert result.content.splitlines()[0] == ".env"
-    assert result.choices == {"file": ("notes.txt",), "dir": ("archive", "inbox", "reports")}
+    assert result.details["choices"] == {
+        "file": ["notes.txt"],
+        "dir": ["archive", "inbox", "reports"],
+    }
 
 
 def test_search_output_and_choices(project: Project, tools: dict[str, AgentTool]) -> None:
@@ -166,7 +174,10 @@ def test_search_output_and_choices(project: Project, tools: dict[str, AgentTool]
         '"revenue_yuan": 9600}',
         'reports/weekly.json:1: {"orders": 900}',
     ]
-    assert result.choices == {"file": ("reports/daily-2026-09-06.json", "reports/weekly.json")}
+    # its lines hold content after the path: not an output of paths
+    assert result.details == {
+        "choices": {"file": ["reports/daily-2026-09-06.json", "reports/weekly.json"]}
+    }
     none = tools["search_files"].execute({"query": "cats"})
     assert none.content == "no matches for 'cats'"
     assert not none.is_error
@@ -205,21 +216,27 @@ def test_a_move_says_where_the_file_is_now_as_a_listing_would(
     """The new path is offered, the old one is gone, both spelled as list_files shows them
     (the model's spelling of the source may differ: "./inbox//x")."""
 
-    def listed(directory: str) -> tuple[str, ...]:
-        return tools["list_files"].execute({"path": directory}).choices["file"]
+    def listed(directory: str) -> list[str]:
+        files: list[str] = (
+            tools["list_files"].execute({"path": directory}).details["choices"]["file"]
+        )
+        return files
 
     assert CAT in listed("inbox")
-    assert listed("archive") == ()
+    assert listed("archive") == []
     result = make_move_file_tool(files, Approvals()).execute(
         {"source": "./inbox//猫咪小花.txt", "target": "archive/"}
     )
-    assert result.choices == {"file": ("archive/猫咪小花.txt",)}
-    assert result.gone == {"file": (CAT,)}
-    assert listed("archive") == result.choices["file"]
+    assert result.details == {
+        "choices": {"file": ["archive/猫咪小花.txt"]},
+        "gone": {"file": [CAT]},
+        "output": "paths",
+    }
+    assert listed("archive") == result.details["choices"]["file"]
     assert CAT not in listed("inbox")
     # A move that did not happen shows nothing new and takes nothing away.
     again = make_move_file_tool(files, Approvals()).execute({"source": CAT, "target": "archive"})
-    assert (again.code, again.choices, again.gone) == ("not_found", {}, {})
+    assert (again.code, again.details) == ("not_found", {})
 
 
 def test_a_moved_file_under_a_name_that_needs_escaping_is_gone_but_not_offered(
@@ -230,8 +247,8 @@ def test_a_moved_file_under_a_name_that_needs_escaping_is_gone_but_not_offered(
         {"source": "a.txt", "target": "b\u202e.txt"}
     )
     assert not result.is_error
-    assert result.choices == {"file": ()}  # list_files would not offer it either
-    assert result.gone == {"file": ("a.txt",)}
+    assert result.details["choices"] == {"file": []}  # list_files would not offer it either
+    assert result.details["gone"] == {"file": ["a.txt"]}
 
 
 def test_a_denied_move_is_an_error_result(project: Project, files: ProjectFiles) -> None:
@@ -242,7 +259,7 @@ def test_a_denied_move_is_an_error_result(project: Project, files: ProjectFiles)
     assert result.is_error
     assert result.code == "user_denied"
     assert not result.changed
-    assert (result.choices, result.gone) == ({}, {})  # the file is still where it was
+    assert result.details == {}  # the file is still where it was
     assert project.snapshot() == before
 
 
@@ -332,6 +349,20 @@ def test_any_accepted_path_reads_a_regular_file_inside_the_root() -> None:
             check()
 
 
-def test_tool_results_are_json_serialisable(tools: dict[str, AgentTool]) -> None:
-    for name, arguments in [("list_files", {"path": "."}), ("read_file", {"path": "notes.txt"})]:
-        json.dumps(tools[name].execute(arguments).content)
+def test_tool_details_are_json_that_a_saved_copy_reads_back_equal(
+    tools: dict[str, AgentTool],
+) -> None:
+    """Sessions save a result's details as JSON: what they load must equal what the tool
+    made (lists, never tuples), or a resumed run would not be the run that was saved."""
+    calls = [
+        ("list_files", {"path": "inbox"}),
+        ("read_file", {"path": "notes.txt"}),
+        ("search_files", {"query": "orders"}),
+        ("move_file", {"source": CAT, "target": "archive"}),
+    ]
+    for name, arguments in calls:
+        tool = tools[name]
+        result = tool.execute(arguments)
+        assert not result.is_error, result.content
+        assert json.loads(json.dumps(result.details)) == result.details, name
+        assert json.loads(json.dumps(tool.details)) == tool.details, name

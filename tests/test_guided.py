@@ -73,7 +73,9 @@ def call(name: str, arguments: JsonObject, call_id: str) -> FunctionCall:
 def result(
     call_id: str, output: str = "", *, is_error: bool = False, **choices: tuple[str, ...]
 ) -> FunctionCallOutput:
-    return FunctionCallOutput(call_id, output, choices, is_error)
+    """A result whose details show ``choices`` (kind -> paths), as the file tools make it."""
+    shown = {kind: list(values) for kind, values in choices.items()}
+    return FunctionCallOutput(call_id, output, is_error=is_error, details={"choices": shown})
 
 
 def listed(files: tuple[str, ...], dirs: tuple[str, ...]) -> list[Item]:
@@ -188,7 +190,7 @@ def test_several_choice_parameters_list_the_unused_combinations(
     move = {"source": "a.txt", "target": "archive"}
     items: list[Item] = listed(("a.txt", "b.txt"), ("archive", "old"))
     schema = guided_schema(specs, items)
-    assert move_options(schema) == [  # every pair; ChoiceSpec("dir") for target: no "."
+    assert move_options(schema) == [  # every pair; {"kind": "dir"} for target: no "."
         {"source": "a.txt", "target": "archive"},
         {"source": "a.txt", "target": "old"},
         {"source": "b.txt", "target": "archive"},
@@ -332,7 +334,8 @@ ADOPTED = "archive/猫咪小花.txt"
 def moved(call_id: str, source: str, destination: str) -> FunctionCallOutput:
     """A done move's result as move_file makes it: the new path shown, the old one gone."""
     text = f"moved {source} -> {destination}"
-    return FunctionCallOutput(call_id, text, {"file": (destination,)}, False, {"file": (source,)})
+    details = {"choices": {"file": [destination]}, "gone": {"file": [source]}}
+    return FunctionCallOutput(call_id, text, details=details)
 
 
 def test_a_moved_file_is_offered_where_it_is_now_not_where_it_was(
@@ -367,9 +370,11 @@ def test_gone_applies_before_the_same_results_choices(specs: Sequence[ToolSpec])
     items: list[Item] = [
         *listed(("a.txt", "b.txt"), ()),
         call("list_files", {"path": "."}, "c2"),
-        FunctionCallOutput("c2", "", {"file": ("a.txt",)}, False, {"file": ("a.txt", "b.txt")}),
+        FunctionCallOutput(
+            "c2", "", details={"choices": {"file": ["a.txt"]}, "gone": {"file": ["a.txt", "b.txt"]}}
+        ),
         call("list_files", {"path": "."}, "c3"),
-        FunctionCallOutput("c3", "", {}, False, {"file": ("never.txt",), "pet": ("cat",)}),
+        FunctionCallOutput("c3", "", details={"gone": {"file": ["never.txt"], "pet": ["cat"]}}),
     ]
     assert enum(guided_schema(specs, items), "read_file") == ["a.txt"]
 

@@ -66,9 +66,9 @@ def daily(question: str = QUESTION) -> list[Item]:
     return [
         Message("user", question),
         call("list_files", {"path": "."}, "c1"),
-        FunctionCallOutput("c1", "reports/", {"dir": ("reports",)}),
+        FunctionCallOutput("c1", "reports/", details={"choices": {"dir": ["reports"]}}),
         call("list_files", {"path": "reports"}, "c2"),
-        FunctionCallOutput("c2", REPORT, {"file": (REPORT,)}),
+        FunctionCallOutput("c2", REPORT, details={"choices": {"file": [REPORT]}}),
         call("read_file", {"path": REPORT}, "c3"),
         FunctionCallOutput("c3", DAILY_JSON),
     ]
@@ -249,7 +249,9 @@ def test_the_tool_branches_allow_what_the_schema_allows(specs: Sequence[ToolSpec
     items: list[Item] = [
         Message("user", "q"),
         call("list_files", {"path": "."}, "c1"),
-        FunctionCallOutput("c1", "a.txt\nd/", {"file": ("a.txt",), "dir": ("d",)}),
+        FunctionCallOutput(
+            "c1", "a.txt\nd/", details={"choices": {"file": ["a.txt"], "dir": ["d"]}}
+        ),
     ]
     schema = guided_schema(specs, items, free_text=True)
     grammar = guided_grammar(schema, guided_facts(items), "facts")

@@ -26,6 +26,9 @@ import pytest
 from minipi.agent.tools import ApprovalRequest
 from minipi.errors import FileAccessError
 from minipi.files import ProjectFiles, move
+from minipi.files.paths import parse_path
+from minipi.files.results import Moved
+from minipi.files.walk import Root
 from support.files import SECRET, Approvals, Project, make_project
 
 pytestmark = pytest.mark.reliability
@@ -205,19 +208,31 @@ def test_c2_a_source_toggled_to_a_symlink_never_moves_the_outside_file(project: 
     assert set(outcomes) <= allowed, outcomes
 
 
-def test_c2_a_destination_created_after_the_last_check_is_kept(
-    project: Project, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The window between the final re-check and ``link``: the no-replace link closes it."""
-    real_recheck = move._recheck
+def move_changed_after_the_check(
+    project: Project, source: str, target: str, change: Callable[[move.MovePlan], None]
+) -> Moved:
+    """Plan and execute a move (approved) whose files ``change`` alters after the last
+    re-check, right before the link: the window that re-checking cannot close."""
+    fd = os.open(project.root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        root = Root(fd, os.fstat(fd).st_dev)
+        plan = move.plan_move(root, parse_path(source), parse_path(target))
+        try:
+            return move.execute_move(root, plan, checked=lambda: change(plan))
+        finally:
+            plan.close()
+    finally:
+        os.close(fd)
 
-    def recheck_then_someone_writes(source_dir: int, target_dir: int, plan: move.MovePlan) -> None:
-        real_recheck(source_dir, target_dir, plan)
+
+def test_c2_a_destination_created_after_the_last_check_is_kept(project: Project) -> None:
+    """The window between the final re-check and ``link``: the no-replace link closes it."""
+
+    def someone_writes(plan: move.MovePlan) -> None:
         (project.root / plan.destination.text).write_text("THEIRS\n", encoding="utf-8")
 
-    monkeypatch.setattr(move, "_recheck", recheck_then_someone_writes)
-    with ProjectFiles(project.root) as files, pytest.raises(FileAccessError) as caught:
-        files.move("notes.txt", "archive", Approvals(True))
+    with pytest.raises(FileAccessError) as caught:
+        move_changed_after_the_check(project, "notes.txt", "archive", someone_writes)
     assert caught.value.code == "destination_exists"
     assert (project.root / "archive" / "notes.txt").read_text() == "THEIRS\n"
     assert (project.root / "notes.txt").read_text() == "hello\nworld\n"
@@ -226,16 +241,15 @@ def test_c2_a_destination_created_after_the_last_check_is_kept(
 @pytest.mark.parametrize("impostor", ["symlink to outside", "another file"])
 @pytest.mark.parametrize("original", ["renamed away", "deleted"])
 def test_c2_a_source_swapped_after_the_last_check_is_not_what_gets_moved(
-    project: Project, monkeypatch: pytest.MonkeyPatch, impostor: str, original: str
+    project: Project, impostor: str, original: str
 ) -> None:
     """The window between the final re-check and ``link``: only the approved inode (pinned by
     its fd) can get the new name, never whatever the source name holds by then."""
-    real_recheck = move._recheck
     source, kept = project.root / "notes.txt", project.root / "kept.txt"
     dog = project.root / "inbox" / "狗狗旺财.txt"
 
-    def recheck_then_swap(source_dir: int, target_dir: int, plan: move.MovePlan) -> None:
-        real_recheck(source_dir, target_dir, plan)
+    def swap_the_source(plan: move.MovePlan) -> None:
+        del plan
         if original == "renamed away":
             os.rename(source, kept)
         swap = project.root / "swap.tmp"
@@ -245,19 +259,17 @@ def test_c2_a_source_swapped_after_the_last_check_is_not_what_gets_moved(
             os.symlink("../outside/secret.txt", swap)
         os.replace(swap, source)
 
-    monkeypatch.setattr(move, "_recheck", recheck_then_swap)
     approved = source.stat().st_ino
     destination = project.root / "archive" / "notes.txt"
-    with ProjectFiles(project.root) as files:
-        if original == "deleted":  # the approved file is gone: nothing may be moved
-            with pytest.raises(FileAccessError) as caught:
-                files.move("notes.txt", "archive", Approvals(True))
-            assert caught.value.code == "changed_since_approval"
-            assert not os.path.lexists(destination)
-        else:
-            files.move("notes.txt", "archive", Approvals(True))
-            assert destination.lstat().st_ino == approved
-            assert destination.read_text() == "hello\nworld\n"
+    if original == "deleted":  # the approved file is gone: nothing may be moved
+        with pytest.raises(FileAccessError) as caught:
+            move_changed_after_the_check(project, "notes.txt", "archive", swap_the_source)
+        assert caught.value.code == "changed_since_approval"
+        assert not os.path.lexists(destination)
+    else:
+        move_changed_after_the_check(project, "notes.txt", "archive", swap_the_source)
+        assert destination.lstat().st_ino == approved
+        assert destination.read_text() == "hello\nworld\n"
     # the impostor is someone else's: left where it was, and it got no new name
     assert os.path.lexists(source)
     assert dog.stat().st_nlink == (2 if impostor == "another file" else 1)

@@ -308,14 +308,15 @@ def test_a_pending_approval_is_asked_again_and_moves_only_if_granted(
         assert cat_moved_once(project)
         assert moved.output.startswith("moved ")
         # saved as the loop saves it: guided mode offers the cat where it is now
-        assert (moved.choices, moved.gone) == (
-            {"file": ("archive/猫咪小花.txt",)},
-            {"file": (CAT,)},
-        )
+        assert moved.details == {
+            "choices": {"file": ["archive/猫咪小花.txt"]},
+            "gone": {"file": [CAT]},
+            "output": "paths",
+        }
     else:
         assert (project / CAT).exists()
         assert "[user_denied]" in moved.output
-        assert moved.gone == {}
+        assert moved.details == {}
     assert second.session.repair(second.tools) == []
 
 

@@ -151,7 +151,7 @@ def _pointer(item: FunctionCallOutput, name: str) -> FunctionCallOutput:
         f"this {name} call (call_id {item.call_id}) was removed; call {name} again if you "
         "still need it]"
     )
-    return FunctionCallOutput(item.call_id, note, item.choices, item.is_error, item.gone)
+    return FunctionCallOutput(item.call_id, note, is_error=item.is_error, details=item.details)
 
 
 @dataclass

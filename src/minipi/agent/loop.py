@@ -243,7 +243,9 @@ class _Run:
         result = outcome.result
         content = self.rules.context.cut(result.content)
         call_id = outcome.call.call.call_id
-        output = FunctionCallOutput(call_id, content, result.choices, result.is_error, result.gone)
+        output = FunctionCallOutput(
+            call_id, content, is_error=result.is_error, details=result.details
+        )
         self.history.append(output)
         self.emit(ItemsAdded(self.turns, (output,)))
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import KW_ONLY, dataclass, field, replace
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any
 
-from minipi.ai.types import ChoiceSpec, JsonObject, ToolSpec
+from minipi.ai.types import JsonObject, ToolSpec
 from minipi.errors import ToolError
 
 if TYPE_CHECKING:
@@ -36,19 +36,18 @@ MAX_ARGUMENTS_BYTES = 64 * 1024
 class ToolResult:
     """What one call produced. ``code`` is a stable error code when ``is_error`` is true.
 
-    ``choices`` maps a kind (``file``, ``dir``) to values the tool has just shown to exist;
-    tools whose parameters declare that kind (``AgentTool.choices``) may be guided to them.
-    ``gone`` maps a kind to values the tool has just shown to no longer exist (a moved file's
-    old path); guided mode stops offering them. Neither is sent to the model.
     ``changed`` says the call changed state (a file moved), so earlier reads may be stale.
+    ``details`` is a JSON object about the result for other code, never sent to the model:
+    the loop carries it to the ``FunctionCallOutput`` and sessions save it as it is. Its keys
+    are the tool's to document (the file tools: ``minipi.files.tools``).
     """
 
     content: str
+    _: KW_ONLY
     is_error: bool = False
     code: str | None = None
-    choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     changed: bool = False
-    gone: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    details: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
     def error(cls, code: str, message: str) -> ToolResult:
@@ -82,8 +81,8 @@ class AgentTool:
     ``mutating`` tools change things (a file moved, a post published): they run alone and in
     the model's order, never in parallel with other calls; a successful one makes earlier
     identical reads re-runnable; the CLI asks before them and guided mode offers them only
-    when an approval can be given. ``choices`` maps a parameter to the kind of discovered
-    value it takes (see ToolResult).
+    when an approval can be given. ``details`` is a JSON object about the tool for other
+    code, never sent to the model (it travels in ``ToolSpec.details``).
     """
 
     name: str
@@ -91,14 +90,20 @@ class AgentTool:
     parameters: JsonObject
     handler: ToolHandler
     mutating: bool = False
-    choices: Mapping[str, ChoiceSpec] = field(default_factory=dict)
+    details: Mapping[str, Any] = field(default_factory=dict)
     offered: bool = True
     """False: the model is not told of this tool, but a call of it still gets the handler's
     answer (a read-only run answers that changes are off, rather than "unknown tool")."""
 
     def spec(self) -> ToolSpec:
         """What the model is told (``minipi.ai.declare.declare_tool`` makes the wire's JSON)."""
-        return ToolSpec(self.name, self.description, self.parameters, self.choices, self.mutating)
+        return ToolSpec(
+            self.name,
+            self.description,
+            self.parameters,
+            mutating=self.mutating,
+            details=self.details,
+        )
 
     def validate(self, arguments: Mapping[str, Any]) -> str | None:
         """A short description of what is wrong with ``arguments``, or None when valid."""
@@ -166,7 +171,7 @@ def needs_approval(
     passed the schema). A refusal, or an approver that fails (closed input, a timeout), is
     ``user_denied`` and nothing runs. ``describe`` gives the lines to show (default: each
     argument as JSON); show what will really run. The tool becomes ``mutating``: one
-    approval at a time, in the model's order. (``move_file`` asks inside its handler instead,
+    approval at a time, in the model's order. (The file tools' move asks inside its handler instead,
     to show the canonical paths it holds open.)"""
 
     def handler(arguments: Mapping[str, Any]) -> str | ToolResult:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, JsonObject, Message, Reasoning
@@ -50,23 +50,28 @@ def items_from_json(records: Sequence[JsonObject]) -> list[Item]:
 
 def item_to_json(item: Item) -> JsonObject:
     """A JSON object holding every field of ``item`` (``raw`` included when present)."""
+    if isinstance(item, FunctionCallOutput):
+        return _output_to_json(item)
     record: JsonObject = {"type": item.type}
     if isinstance(item, Message):
         record.update(role=item.role, text=item.text)
     elif isinstance(item, FunctionCall):
         record.update(call_id=item.call_id, name=item.name, arguments=item.arguments)
-    elif isinstance(item, FunctionCallOutput):
-        record.update(call_id=item.call_id, output=item.output)
-        if item.choices:
-            record["choices"] = {k: list(v) for k, v in item.choices.items()}
-        if item.is_error:
-            record["is_error"] = True
-        if item.gone:  # written only when there is some: older records never have it
-            record["gone"] = {k: list(v) for k, v in item.gone.items()}
     else:
         record.update(text=item.text)
-    if not isinstance(item, FunctionCallOutput) and item.raw is not None:
+    if item.raw is not None:
         record.update(raw=item.raw, wire=item.wire)
+    return record
+
+
+def _output_to_json(item: FunctionCallOutput) -> JsonObject:
+    """A tool result's record: ``is_error`` and ``details`` only when set (older records
+    never have ``details``)."""
+    record: JsonObject = {"type": item.type, "call_id": item.call_id, "output": item.output}
+    if item.is_error:
+        record["is_error"] = True
+    if item.details:
+        record["details"] = dict(item.details)
     return record
 
 
@@ -74,43 +79,71 @@ def item_from_json(record: JsonObject) -> Item:
     """The item ``item_to_json`` wrote; ValueError for anything else (a missing or mistyped
     field, an unknown role, type or wire): stored data is checked, never trusted."""
     kind: Any = record.get("type")
+    if not isinstance(kind, str) or kind not in _DECODERS:
+        raise ValueError(f"unknown item type {str(kind)[:20]!r}")
     raw, wire = record.get("raw"), record.get("wire")
     if not (raw is None or isinstance(raw, dict)) or wire not in (None, "chat", "responses"):
         raise ValueError(f"{kind} item with a malformed raw copy")
     try:
-        if kind == "message":
-            role = record["role"]
-            if role not in ("user", "assistant", "system"):
-                raise ValueError(f"message with the role {str(role)[:20]!r}")
-            return Message(role, _text(record["text"]), raw, wire)
-        if kind == "function_call":
-            call_id, name = _text(record["call_id"]), _text(record["name"])
-            return FunctionCall(call_id, name, _text(record["arguments"]), raw, wire)
-        if kind == "function_call_output":
-            return FunctionCallOutput(
-                _text(record["call_id"]),
-                _text(record["output"]),
-                _by_kind(record, "choices"),
-                record.get("is_error") is True,
-                _by_kind(record, "gone"),
-            )
-        if kind == "reasoning":
-            return Reasoning(_text(record["text"]), raw, wire)
+        return _DECODERS[kind](record, raw, wire)
     except KeyError as missing:
         raise ValueError(f"{kind} item without {missing}") from None
     except TypeError:  # stored data of a shape not foreseen above
         raise ValueError(f"{kind} item with a malformed field") from None
-    raise ValueError(f"unknown item type {str(kind)[:20]!r}")
 
 
-def _by_kind(record: JsonObject, name: str) -> dict[str, tuple[str, ...]]:
-    """``record[name]`` (kind -> values, as ``item_to_json`` writes ``choices`` and
-    ``gone``); empty when absent; ValueError unless it is an object of lists (whatever
-    ``item_to_json`` wrote loads again)."""
-    values = record.get(name) or {}
-    if not isinstance(values, dict) or not all(isinstance(v, list) for v in values.values()):
-        raise ValueError(f"function_call_output with malformed {name}")
-    return {str(k): tuple(str(x) for x in v) for k, v in values.items()}
+def _message(record: JsonObject, raw: JsonObject | None, wire: Any) -> Message:
+    role = record["role"]
+    if role not in ("user", "assistant", "system"):
+        raise ValueError(f"message with the role {str(role)[:20]!r}")
+    return Message(role, _text(record["text"]), raw, wire)
+
+
+def _call(record: JsonObject, raw: JsonObject | None, wire: Any) -> FunctionCall:
+    call_id, name = _text(record["call_id"]), _text(record["name"])
+    return FunctionCall(call_id, name, _text(record["arguments"]), raw, wire)
+
+
+def _reasoning(record: JsonObject, raw: JsonObject | None, wire: Any) -> Reasoning:
+    return Reasoning(_text(record["text"]), raw, wire)
+
+
+def _output(record: JsonObject, raw: JsonObject | None, wire: Any) -> FunctionCallOutput:
+    details = record.get("details") or {}
+    if not isinstance(details, dict):
+        raise ValueError("function_call_output with malformed details")
+    return FunctionCallOutput(
+        _text(record["call_id"]),
+        _text(record["output"]),
+        is_error=record.get("is_error") is True,
+        details={**_older_details(record), **details},
+    )
+
+
+_OLDER_DETAILS = ("choices", "gone")
+"""Keys of records written before ``details``: the file tools' details of the same names."""
+
+
+def _older_details(record: JsonObject) -> JsonObject:
+    """An older record's ``choices`` and ``gone`` (kind -> values) as the details the file
+    tools now write; ValueError unless each is an object of lists."""
+    older: JsonObject = {}
+    for name in _OLDER_DETAILS:
+        values = record.get(name)
+        if not values:
+            continue
+        if not isinstance(values, dict) or not all(isinstance(v, list) for v in values.values()):
+            raise ValueError(f"function_call_output with malformed {name}")
+        older[name] = {str(k): [str(x) for x in v] for k, v in values.items()}
+    return older
+
+
+_DECODERS: dict[str, Callable[[JsonObject, JsonObject | None, Any], Item]] = {
+    "message": _message,
+    "function_call": _call,
+    "function_call_output": _output,
+    "reasoning": _reasoning,
+}
 
 
 def _text(value: object) -> str:

@@ -11,7 +11,7 @@ the encoder emits that message once.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias
 
 JsonObject: TypeAlias = dict[str, Any]
@@ -43,20 +43,16 @@ class FunctionCall:
 
 @dataclass(frozen=True, slots=True)
 class FunctionCallOutput:
-    """The result of one call, paired to it by ``call_id``.
-
-    ``choices`` (never sent on the wire) are values the tool showed to exist, by kind
-    (``{"file": ("reports/a.json",), "dir": ("reports",)}``); guided tool calling offers them.
-    ``gone`` (never sent either) are values, by kind, the tool showed to no longer exist (the
-    source of a move); guided tool calling stops offering them.
-    """
+    """The result of one call, paired to it by ``call_id``."""
 
     call_id: str
     output: str
-    choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    _: KW_ONLY
     is_error: bool = False
     """The tool refused or failed (not sent on the wire: the output text says so)."""
-    gone: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    details: Mapping[str, Any] = field(default_factory=dict)
+    """The tool result's ``details`` (``ToolResult.details``), never sent on the wire: kept
+    and saved as they are, for whoever reads them (a JSON object, its arrays as lists)."""
     type: Literal["function_call_output"] = "function_call_output"
 
 
@@ -92,29 +88,19 @@ DeltaSink: TypeAlias = Callable[[Delta], None]
 
 
 @dataclass(frozen=True, slots=True)
-class ChoiceSpec:
-    """A parameter whose values come from what tools have shown: values of ``kind`` found in
-    earlier results, plus ``always`` (e.g. ``"."`` for the project root)."""
-
-    kind: str
-    always: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
 class ToolSpec:
-    """What the model is told about one tool.
-
-    ``choices`` (not sent on the wire) maps a parameter to the discovered values it takes;
-    guided tool calling may restrict the parameter to them.
-    """
+    """What the model is told about one tool."""
 
     name: str
     description: str
     parameters: JsonObject
-    choices: Mapping[str, ChoiceSpec] = field(default_factory=dict)
+    _: KW_ONLY
     mutating: bool = False
     """The tool changes things (not sent on the wire): guided mode treats its success as a
     change of the world, after which earlier reads may be repeated."""
+    details: Mapping[str, Any] = field(default_factory=dict)
+    """The tool's ``details`` (``AgentTool.details``), never sent on the wire: for whoever
+    turns requests into something else (a JSON object)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from minipi.cli.terminal import safe, safe_json
 from minipi.errors import ConfigError
+from minipi.files import PROJECT_TOOLS
 from minipi.mcp.config import (
     DEFAULT_CALL_TIMEOUT,
     DEFAULT_CONNECT_TIMEOUT,
@@ -42,7 +43,8 @@ __all__ = [
     "open_for_run",
 ]
 
-BUILTIN_TOOLS = ("list_files", "read_file", "search_files", "move_file")
+BUILTIN_TOOLS = PROJECT_TOOLS
+"""Names MCP tools may not take (unless prefixed): the project file tools'."""
 TOKEN_ESTIMATE = "estimate: UTF-8 bytes / 3"
 
 

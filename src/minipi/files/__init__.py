@@ -9,9 +9,10 @@ Usage::
 from __future__ import annotations
 
 from minipi.files.paths import DEFAULT_SENSITIVE, is_within
-from minipi.files.results import Entry, Listing, Match, Moved, SearchResult, TextFile
+from minipi.files.results import DirEntry, Listing, Match, Moved, SearchResult, TextFile
 from minipi.files.sandbox import ProjectFiles
 from minipi.files.tools import (
+    PROJECT_TOOLS,
     create_project_tools,
     make_list_files_tool,
     make_move_file_tool,
@@ -21,7 +22,8 @@ from minipi.files.tools import (
 
 __all__ = [
     "DEFAULT_SENSITIVE",
-    "Entry",
+    "PROJECT_TOOLS",
+    "DirEntry",
     "Listing",
     "Match",
     "Moved",

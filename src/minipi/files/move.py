@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from minipi.agent.tools import ApprovalRequest, Approver
@@ -88,13 +89,19 @@ def ask_approval(plan: MovePlan, approve: Approver) -> None:
         )
 
 
-def execute_move(root: Root, plan: MovePlan) -> Moved:
-    """Re-walk and re-check both ends, move, and verify the result on disk."""
+def execute_move(root: Root, plan: MovePlan, *, checked: Callable[[], None] | None = None) -> Moved:
+    """Re-walk and re-check both ends, move, and verify the result on disk.
+
+    ``checked`` runs after the last re-check, right before the link: whatever another
+    process changes there, nothing is replaced and only the approved file can move (tests
+    make such a change there)."""
     source_dir = _rewalk(root, plan.source.parent, plan)
     try:
         target_dir = _rewalk(root, plan.destination.parent, plan)
         try:
             _recheck(source_dir, target_dir, plan)
+            if checked is not None:
+                checked()
             _link(source_dir, target_dir, plan)
             _unlink_source(source_dir, target_dir, plan)
             _verify(source_dir, target_dir, plan)

@@ -9,18 +9,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
-__all__ = ["Entry", "EntryType", "Listing", "Match", "Moved", "SearchResult", "TextFile"]
+__all__ = ["DirEntry", "DirEntryType", "Listing", "Match", "Moved", "SearchResult", "TextFile"]
 
-EntryType: TypeAlias = Literal["file", "dir", "symlink", "other"]
+DirEntryType: TypeAlias = Literal["file", "dir", "symlink", "other"]
 
 
 @dataclass(frozen=True, slots=True)
-class Entry:
+class DirEntry:
     """One direct child of a listed directory. ``detail`` names an ``other``: fifo, socket,
     device. Symlinks are reported, never followed."""
 
     path: str
-    type: EntryType
+    type: DirEntryType
     detail: str = ""
     size: int = 0
 
@@ -30,7 +30,7 @@ class Listing:
     """The first entries of a directory sorted by name, and the exact count of the rest."""
 
     path: str
-    entries: tuple[Entry, ...]
+    entries: tuple[DirEntry, ...]
     more: int = 0
 
 

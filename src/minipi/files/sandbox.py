@@ -22,7 +22,7 @@ from minipi.agent.tools import Approver
 from minipi.errors import ConfigError, FileAccessError
 from minipi.files.move import ask_approval, execute_move, plan_move
 from minipi.files.paths import RelPath, is_sensitive, parse_path, show
-from minipi.files.results import Entry, EntryType, Listing, Moved, SearchResult, TextFile
+from minipi.files.results import DirEntry, DirEntryType, Listing, Moved, SearchResult, TextFile
 from minipi.files.search import SearchLimits, search_tree
 from minipi.files.text import check_range, decode_utf8, read_bounded, select_lines, too_large
 from minipi.files.walk import (
@@ -97,7 +97,7 @@ class ProjectFiles:
     def list_dir(self, path: object = ".") -> Listing:
         """The direct children of directory ``path``, sorted by name, at most ``max_entries``.
 
-        Entry types come from ``lstat`` (symlinks are reported, never followed).
+        The entries' types come from ``lstat`` (symlinks are reported, never followed).
         """
         rel = self._resolve(path)
         fd, _ = self._open(rel, "dir")
@@ -216,10 +216,10 @@ def _open_root(resolved: str, given: str) -> Root:
     return Root(fd, os.fstat(fd).st_dev)
 
 
-_OTHER_TYPES: dict[str, EntryType] = {"file": "file", "dir": "dir", "symlink": "symlink"}
+_OTHER_TYPES: dict[str, DirEntryType] = {"file": "file", "dir": "dir", "symlink": "symlink"}
 
 
-def _entry(fd: int, parent: RelPath, name: str) -> Entry | None:
+def _entry(fd: int, parent: RelPath, name: str) -> DirEntry | None:
     """One listed child, typed by ``lstat``; None if it vanished since ``listdir``."""
     where = parent.child(name)
     try:
@@ -232,4 +232,4 @@ def _entry(fd: int, parent: RelPath, name: str) -> Entry | None:
     entry_type = _OTHER_TYPES.get(kind, "other")
     detail = "" if entry_type != "other" else kind
     size = info.st_size if entry_type == "file" else 0
-    return Entry(where.text, entry_type, detail, size)
+    return DirEntry(where.text, entry_type, detail, size)

@@ -9,12 +9,24 @@ Output formats (the CLI and tests rely on them):
   ``[truncated: N more lines; call read_file again with offset=K]`` and
   ``[note: this file has 2 hard links]`` lines when they apply.
 - ``search_files``: ``path:line: text`` lines, then notices; ``no matches for 'q'``.
-- ``move_file``: ``moved inbox/a.txt -> archive/a.txt``; its choices hold the new path, its
-  ``gone`` the old one.
+- ``move_file``: ``moved inbox/a.txt -> archive/a.txt``.
 
 A path that could break a line or fool a terminal is written as a JSON string literal
 (``paths.quote_path``). Refusals raise ``FileAccessError``; ``AgentTool.execute`` turns them
 into error results carrying the code.
+
+Details (never sent to the model; guided mode, ``minipi.local.guided_schema``, and the
+evidence check read them):
+
+- each tool's ``AgentTool.details["parameter_choices"]`` maps a parameter to where its
+  values come from: ``{"kind": "dir", "always": ["."]}`` (directories results have shown,
+  and the root) or ``{"kind": "file"}``;
+- a result's ``ToolResult.details["choices"]`` maps a kind (``file``, ``dir``) to the paths
+  it showed to exist (``list_files``, ``search_files``, ``move_file``'s new path) and
+  ``details["gone"]`` to those it showed to no longer exist (``move_file``'s old path);
+  paths that need escaping or are sensitive are never in them;
+- ``details["output"] == "paths"`` (``list_files``, ``move_file``): every line of the
+  output names a path (or says there is none, or more), none is file content.
 """
 
 from __future__ import annotations
@@ -23,12 +35,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from minipi.agent.tools import AgentTool, Approver, ToolResult
-from minipi.ai.types import ChoiceSpec, JsonObject
+from minipi.ai.types import JsonObject
 from minipi.files.paths import escape_line, is_sensitive, quote_path
-from minipi.files.results import Entry, Listing, SearchResult, TextFile
+from minipi.files.results import DirEntry, Listing, SearchResult, TextFile
 from minipi.files.sandbox import ProjectFiles
 
 __all__ = [
+    "PROJECT_TOOLS",
     "create_project_tools",
     "format_listing",
     "format_search",
@@ -39,8 +52,12 @@ __all__ = [
     "make_search_files_tool",
 ]
 
-_DIRS = ChoiceSpec("dir", always=(".",))
-_FILES = ChoiceSpec("file")
+PROJECT_TOOLS = ("list_files", "read_file", "search_files", "move_file")
+"""The names of the tools ``create_project_tools`` can make."""
+
+_DIRS: JsonObject = {"kind": "dir", "always": ["."]}
+_FILES: JsonObject = {"kind": "file"}
+_PATHS = "paths"  # details["output"]: every line of the output is a path
 _ROOT_NOTE = "relative to the project root; use . for the root"
 _SKIP_LABELS = {
     "not_utf8": "not UTF-8",
@@ -65,7 +82,8 @@ def make_list_files_tool(files: ProjectFiles) -> AgentTool:
 
     def handler(arguments: Mapping[str, Any]) -> ToolResult:
         listing = files.list_dir(arguments["path"])
-        return ToolResult(format_listing(listing), choices=_listed(listing, files))
+        details = {"choices": _listed(listing, files), "output": _PATHS}
+        return ToolResult(format_listing(listing), details=details)
 
     return AgentTool(
         name="list_files",
@@ -75,7 +93,7 @@ def make_list_files_tool(files: ProjectFiles) -> AgentTool:
             ["path"],
         ),
         handler=handler,
-        choices={"path": _DIRS},
+        details={"parameter_choices": {"path": _DIRS}},
     )
 
 
@@ -99,7 +117,7 @@ def make_read_file_tool(files: ProjectFiles) -> AgentTool:
             ["path"],
         ),
         handler=handler,
-        choices={"path": _FILES},
+        details={"parameter_choices": {"path": _FILES}},
     )
 
 
@@ -108,8 +126,8 @@ def make_search_files_tool(files: ProjectFiles) -> AgentTool:
 
     def handler(arguments: Mapping[str, Any]) -> ToolResult:
         result = files.search(arguments["query"], arguments.get("path", "."))
-        paths = tuple(dict.fromkeys(m.path for m in result.matches if m.path.isprintable()))
-        return ToolResult(format_search(result), choices={"file": paths})
+        paths = list(dict.fromkeys(m.path for m in result.matches if m.path.isprintable()))
+        return ToolResult(format_search(result), details={"choices": {"file": paths}})
 
     return AgentTool(
         name="search_files",
@@ -128,7 +146,7 @@ def make_search_files_tool(files: ProjectFiles) -> AgentTool:
             ["query"],
         ),
         handler=handler,
-        choices={"path": _DIRS},
+        details={"parameter_choices": {"path": _DIRS}},
     )
 
 
@@ -139,10 +157,9 @@ def make_move_file_tool(files: ProjectFiles, approve: Approver) -> AgentTool:
         moved = files.move(arguments["source"], arguments["target"], approve)
         text = f"moved {quote_path(moved.source)} -> {quote_path(moved.destination)}"
         # Guided mode then offers the file where it now is, and no longer where it was.
-        shown = (moved.destination,) if _offerable(moved.destination, files) else ()
-        return ToolResult(
-            text, changed=True, choices={"file": shown}, gone={"file": (moved.source,)}
-        )
+        shown = [moved.destination] if _offerable(moved.destination, files) else []
+        details = {"choices": {"file": shown}, "gone": {"file": [moved.source]}, "output": _PATHS}
+        return ToolResult(text, changed=True, details=details)
 
     return AgentTool(
         name="move_file",
@@ -162,7 +179,7 @@ def make_move_file_tool(files: ProjectFiles, approve: Approver) -> AgentTool:
         ),
         handler=handler,
         mutating=True,
-        choices={"source": _FILES, "target": ChoiceSpec("dir")},
+        details={"parameter_choices": {"source": _FILES, "target": {"kind": "dir"}}},
     )
 
 
@@ -186,7 +203,7 @@ def format_listing(listing: Listing) -> str:
     return "\n".join(lines) if lines else "(empty directory)"
 
 
-def _entry_line(entry: Entry) -> str:
+def _entry_line(entry: DirEntry) -> str:
     shown = quote_path(entry.path)
     if entry.type == "dir":
         return shown + "/"
@@ -197,14 +214,14 @@ def _entry_line(entry: Entry) -> str:
     return shown
 
 
-def _listed(listing: Listing, files: ProjectFiles) -> dict[str, tuple[str, ...]]:
+def _listed(listing: Listing, files: ProjectFiles) -> dict[str, list[str]]:
     """Paths worth offering to the next call, by kind: files and directories not refused."""
     offered = [
         e for e in listing.entries if e.type in ("file", "dir") and _offerable(e.path, files)
     ]
     return {
-        "file": tuple(e.path for e in offered if e.type == "file"),
-        "dir": tuple(e.path for e in offered if e.type == "dir"),
+        "file": [e.path for e in offered if e.type == "file"],
+        "dir": [e.path for e in offered if e.type == "dir"],
     }
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
@@ -91,18 +91,23 @@ def guided_facts(
     paths: dict[str, None] = {}
     for output in reversed(run.outputs):
         origin_path = output.path if output.tool == "read_file" else None
-        for piece, origin in _pieces(output.document, output.text, output.regions):
-            fact = _cut(piece, width)
-            if fact and origin == "content":
+        for fact, origin in _facts(output.document, output.text, output.regions, width):
+            if origin == "content":
                 content.setdefault(fact, origin_path)
-            elif fact:
+            else:
                 paths.setdefault(fact, None)
-    asked = _words(run.question or "")
-    scores = {fact: len(asked & _words(fact)) for fact in content}
-    kept = sorted(content, key=lambda fact: -scores[fact])[:limit]  # stable: newest first
+    kept, leading = _ranked(content, run.question or "", limit)
     origins = {fact: path for fact in kept if (path := content[fact]) is not None}
-    leading = sum(1 for fact in kept if scores[fact])
-    return Facts(tuple(kept), tuple(paths)[: limit - len(kept)], leading, origins)
+    return Facts(kept, tuple(paths)[: limit - len(kept)], leading, origins)
+
+
+def _ranked(facts: Iterable[str], question: str, limit: int) -> tuple[tuple[str, ...], int]:
+    """The first ``limit`` facts, those sharing more words with ``question`` first (else in
+    their order), and how many of them share a word."""
+    asked = _words(question)
+    scores = {fact: len(asked & _words(fact)) for fact in facts}
+    kept = sorted(scores, key=lambda fact: -scores[fact])[:limit]  # stable: newest first
+    return tuple(kept), sum(1 for fact in kept if scores[fact])
 
 
 _WORD = re.compile(r"[a-z]{3,}|[\u4e00-\u9fff]{2,}")
@@ -115,6 +120,16 @@ def _words(text: str) -> set[str]:
         word = match.group()
         found.update((word,) if word.isascii() else (word[i : i + 2] for i in range(len(word) - 1)))
     return found
+
+
+def _facts(
+    document: str | None, text: str, regions: Sequence[tuple[int, int, str]], width: int
+) -> Iterator[tuple[str, str]]:
+    """The non-empty facts of one output, each cut to ``width``, with their origin."""
+    for piece, origin in _pieces(document, text, regions):
+        fact = _cut(piece, width)
+        if fact:
+            yield fact, origin
 
 
 def _pieces(
@@ -138,19 +153,30 @@ def _json_leaves(document: str) -> list[str] | None:
         return None
     if not isinstance(value, dict | list):
         return None
-    leaves: list[str] = []
+    leaves = (_leaf(key, node, document) for key, node in _scalars(value))
+    return [leaf for leaf in leaves if leaf is not None]
+
+
+def _scalars(value: Any) -> Iterator[tuple[str | None, Any]]:
+    """Each scalar of ``value`` with its key (an array's items under the array's key),
+    depth-first, in order, without recursion (a deep document is no error)."""
     stack: list[tuple[str | None, Any]] = [(None, value)]
-    while stack:  # depth-first, in order, without recursion (a deep document is no error)
+    while stack:
         key, node = stack.pop()
         if isinstance(node, dict):
             stack.extend(reversed(node.items()))
         elif isinstance(node, list):
             stack.extend((key, item) for item in reversed(node))
         else:
-            text = node if isinstance(node, str) else json.dumps(node)
-            if text and text in document and (key is None or key in document):
-                leaves.append(text if key is None else f"{key}: {text}")
-    return leaves
+            yield key, node
+
+
+def _leaf(key: str | None, node: Any, document: str) -> str | None:
+    """``key: value`` as written in ``document``; None when its text is not there."""
+    text = node if isinstance(node, str) else json.dumps(node)
+    if not text or text not in document or (key is not None and key not in document):
+        return None
+    return text if key is None else f"{key}: {text}"
 
 
 def _cut(piece: str, width: int) -> str:
@@ -258,15 +284,27 @@ def _visit(
         return (Ref(name),)
     properties = node.get("properties")
     if node.get("type") == "object" and isinstance(properties, dict) and _closed(node):
-        symbols: list[Symbol] = ["{"]
-        for index, (key, value) in enumerate(properties.items()):
-            key_text = (", " if index else "") + _json(key) + ": "
-            symbols.extend((key_text, *_visit(value, rules, answer)))
-        return (*symbols, "}")
+        return _object_symbols(properties, rules, answer)
+    return (_scalar_ref(node),)
+
+
+def _object_symbols(
+    properties: JsonObject, rules: Rules, answer: Callable[[], tuple[Symbol, ...]]
+) -> tuple[Symbol, ...]:
+    """The symbols of a closed object: each property, in order."""
+    symbols: list[Symbol] = ["{"]
+    for index, (key, value) in enumerate(properties.items()):
+        key_text = (", " if index else "") + _json(key) + ": "
+        symbols.extend((key_text, *_visit(value, rules, answer)))
+    return (*symbols, "}")
+
+
+def _scalar_ref(node: JsonObject) -> Ref:
+    """A string (non-empty when ``minLength`` says so), a number, a boolean, or any value."""
     kind = node.get("type")
     if kind == "string":
-        return (Ref("string1" if node.get("minLength", 0) >= 1 else "string"),)
-    return (Ref(kind if kind in ("integer", "number", "boolean") else "value"),)
+        return Ref("string1" if node.get("minLength", 0) >= 1 else "string")
+    return Ref(kind if kind in ("integer", "number", "boolean") else "value")
 
 
 def _closed(node: JsonObject) -> bool:

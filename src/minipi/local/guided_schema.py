@@ -5,11 +5,13 @@ Rules of the schema (the run's state is read from the request's items only):
 - a tool's arguments are reduced to its *required* parameters: optional ones (``read_file``'s
   ``offset``/``limit``) are dropped in guided mode, for a smaller grammar a tiny model can
   follow; the declarations in the system prompt show the same reduced parameters;
-- a parameter with a ``ChoiceSpec`` becomes an ``enum`` of the values of its kind that tool
-  results have shown (``FunctionCallOutput.choices``), plus its ``always`` values, less the
-  values a later result showed to be gone (``FunctionCallOutput.gone``: a moved file's old
-  path), until a still later result shows them again: results count in order, and within
-  one result its ``gone`` applies before its ``choices``;
+- a parameter the tool's details name (``ToolSpec.details["parameter_choices"]``, a
+  ``ChoiceSpec`` each) becomes an ``enum`` of the values of its kind that tool results have
+  shown (``FunctionCallOutput.details["choices"]``), plus its ``always`` values, less the
+  values a later result showed to be gone (``details["gone"]``: a moved file's old path),
+  until a still later result shows them again: results count in order, and within one
+  result its ``gone`` applies before its ``choices``. These keys are the file tools'
+  (``minipi.files.tools``); a tool without them has no discovered values;
 - an identical repeat is not expressible where the grammar can say so: for a tool whose
   required parameters all have choices, the values (one parameter) or combinations (several,
   listed as constants up to 64) used by an earlier call are removed. Earlier calls count
@@ -46,7 +48,6 @@ from itertools import product
 from typing import Any
 
 from minipi.ai.types import (
-    ChoiceSpec,
     FunctionCall,
     FunctionCallOutput,
     Item,
@@ -57,7 +58,9 @@ from minipi.ai.types import (
 
 __all__ = [
     "ANSWER_BRANCH",
+    "ChoiceSpec",
     "can_constrain",
+    "choice_specs",
     "guided_schema",
     "loads_or_none",
     "required_parameters",
@@ -70,6 +73,29 @@ ANSWER_BRANCH: JsonObject = {
     "additionalProperties": False,
 }
 """The final-answer branch of every guided schema that allows an answer."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChoiceSpec:
+    """A parameter whose values come from what tools have shown: values of ``kind`` found in
+    earlier results, plus ``always`` (e.g. ``"."`` for the project root)."""
+
+    kind: str
+    always: tuple[str, ...] = ()
+
+
+def choice_specs(tool: ToolSpec) -> dict[str, ChoiceSpec]:
+    """The parameters of ``tool`` whose values come from tool results, from its
+    ``details["parameter_choices"]`` (``{"path": {"kind": "dir", "always": ["."]}}``); an
+    entry of another shape is ignored (the parameter is then free)."""
+    declared = tool.details.get("parameter_choices")
+    specs: dict[str, ChoiceSpec] = {}
+    for name, entry in declared.items() if isinstance(declared, Mapping) else ():
+        kind = entry.get("kind") if isinstance(entry, Mapping) else None
+        if isinstance(kind, str):
+            always = entry.get("always") or ()
+            specs[name] = ChoiceSpec(kind, tuple(v for v in always if isinstance(v, str)))
+    return specs
 
 
 def guided_schema(
@@ -86,17 +112,23 @@ def guided_schema(
     ``mutating`` names the tools that change things (``GuidedClient`` passes the names of
     the request's tools whose ``ToolSpec.mutating`` is set)."""
     state = _State.of(items, mutating)
-    branches: list[JsonObject] = []
-    if tool_choice != "none" and not state.changed:  # after a change, the answer
-        for tool in tools:
-            if tool_choice in ("auto", "required", tool.name):
-                branch = _tool_branch(tool, state, free_text)
-                if branch is not None:
-                    branches.append(branch)
+    branches = _tool_branches(tools, state, tool_choice, free_text)
     evidence = state.evidence or not answer_needs_evidence
     if not branches or tool_choice == "none" or (tool_choice == "auto" and evidence):
         branches.append(ANSWER_BRANCH)
     return branches[0] if len(branches) == 1 else {"anyOf": branches}
+
+
+def _tool_branches(
+    tools: Sequence[ToolSpec], state: _State, tool_choice: str, free_text: bool
+) -> list[JsonObject]:
+    """The branches of the tools ``tool_choice`` allows that can still be called usefully;
+    none after a change (then the answer)."""
+    if tool_choice == "none" or state.changed:
+        return []
+    allowed = (t for t in tools if tool_choice in ("auto", "required", t.name))
+    branches = (_tool_branch(tool, state, free_text) for tool in allowed)
+    return [branch for branch in branches if branch is not None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,11 +177,23 @@ class _State:
 def _show(shown: dict[str, dict[str, None]], output: FunctionCallOutput) -> None:
     """Update the values shown by kind with one result: its ``gone`` first, then its
     ``choices`` (what it shows to exist now)."""
-    for kind, values in output.gone.items():
+    for kind, values in _by_kind(output.details.get("gone")):
         for value in values:
             shown.get(kind, {}).pop(value, None)
-    for kind, values in output.choices.items():
+    for kind, values in _by_kind(output.details.get("choices")):
         shown.setdefault(kind, {}).update(dict.fromkeys(values))
+
+
+def _by_kind(values: Any) -> list[tuple[str, list[str]]]:
+    """A details entry of values by kind (``{"file": ["a.txt"]}``) as pairs; anything
+    else as none."""
+    if not isinstance(values, Mapping):
+        return []
+    return [
+        (kind, [v for v in shown if isinstance(v, str)])
+        for kind, shown in values.items()
+        if isinstance(kind, str) and isinstance(shown, (list, tuple))
+    ]
 
 
 def can_constrain(tool: ToolSpec, free_text: bool = False) -> bool:
@@ -157,8 +201,11 @@ def can_constrain(tool: ToolSpec, free_text: bool = False) -> bool:
     from the values tool results showed (a ``ChoiceSpec``) or is closed by its own schema
     (an ``enum``, a ``const``, a boolean, a number: the grammar writes it exactly), unless
     ``free_text`` allows free strings too (a tiny model fills them with noise)."""
+    if free_text:
+        return True
+    chosen = choice_specs(tool)
     required = required_parameters(tool.parameters)
-    return free_text or all(n in tool.choices or _closed_value(s) for n, s in required.items())
+    return all(n in chosen or _closed_value(s) for n, s in required.items())
 
 
 def _closed_value(schema: JsonObject) -> bool:
@@ -170,25 +217,34 @@ _CLOSED_TYPES = ("boolean", "integer", "number")
 
 def _tool_branch(tool: ToolSpec, state: _State, free_text: bool) -> JsonObject | None:
     """The branch for one call of ``tool``, or None when no useful call is left."""
-    if not can_constrain(tool, free_text):
-        return None
     required = required_parameters(tool.parameters)
-    guided = {name: tool.choices[name] for name in required if name in tool.choices}
-    if tool.name in state.repeated or (not required and _call_key(tool.name, {}) in state.made):
+    if not _may_call(tool, required, state, free_text):
         return None
+    chosen = choice_specs(tool)
+    guided = {name: chosen[name] for name in required if name in chosen}
     if guided and len(guided) == len(required):
         return _enumerated_branch(tool.name, guided, state)
-    arguments: JsonObject = {}
-    for name, schema in required.items():
-        spec = guided.get(name)
-        if spec is None:
-            arguments[name] = {k: v for k, v in schema.items() if k != "description"}
-            continue
-        values = state.offered(spec)
-        if not values:
-            return None
-        arguments[name] = {"type": "string", "enum": values}
+    arguments = {n: _argument(s, guided.get(n), state) for n, s in required.items()}
+    if any(argument is None for argument in arguments.values()):
+        return None
     return _call_branch(tool.name, _object(arguments))
+
+
+def _may_call(tool: ToolSpec, required: JsonObject, state: _State, free_text: bool) -> bool:
+    """Whether ``tool`` may be offered at all: its arguments can be constrained, it has not
+    repeated a call, and a tool without arguments has not been called yet."""
+    if not can_constrain(tool, free_text) or tool.name in state.repeated:
+        return False
+    return bool(required) or _call_key(tool.name, {}) not in state.made
+
+
+def _argument(schema: JsonObject, spec: ChoiceSpec | None, state: _State) -> JsonObject | None:
+    """One argument's schema: its own (less the description) when it is not chosen from
+    results, else an enum of the values offered (None when there are none)."""
+    if spec is None:
+        return {k: v for k, v in schema.items() if k != "description"}
+    values = state.offered(spec)
+    return {"type": "string", "enum": values} if values else None
 
 
 _MAX_COMBINATIONS = 64
@@ -206,15 +262,18 @@ def _enumerated_branch(
     fresh = [c for c in combos if _call_key(name, c) not in state.made]
     if not fresh:
         return None
+    return _call_branch(name, _combinations(offered, fresh))
+
+
+def _combinations(offered: Mapping[str, list[str]], fresh: list[dict[str, str]]) -> JsonObject:
+    """The arguments schema allowing the ``fresh`` combinations of the ``offered`` values."""
     if len(offered) == 1:
         ((param, _),) = offered.items()
-        enum = [c[param] for c in fresh]
-        return _call_branch(name, _object({param: {"type": "string", "enum": enum}}))
+        return _object({param: {"type": "string", "enum": [c[param] for c in fresh]}})
     if len(fresh) > _MAX_COMBINATIONS:
-        properties = {p: {"type": "string", "enum": v} for p, v in offered.items()}
-        return _call_branch(name, _object(properties))
+        return _object({p: {"type": "string", "enum": list(v)} for p, v in offered.items()})
     options = [_object({p: {"const": v} for p, v in c.items()}) for c in fresh]
-    return _call_branch(name, options[0] if len(options) == 1 else {"anyOf": options})
+    return options[0] if len(options) == 1 else {"anyOf": options}
 
 
 def _call_branch(name: str, arguments: JsonObject) -> JsonObject:

@@ -3,7 +3,7 @@
 The store is one directory (0700, owned by the user, writable by nobody else) holding
 ``sessions.db`` (0600, created with ``os.open`` before SQLite touches it) and a ``locks/``
 directory with one lock file per session. A directory inside the project root is refused:
-``move_file`` could otherwise reach the transcripts.
+the file tools could otherwise reach the transcripts.
 """
 
 from __future__ import annotations

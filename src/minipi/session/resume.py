@@ -193,17 +193,25 @@ def replay(session: str, entries: Sequence[Entry]) -> tuple[list[Item], list[Ope
         turn = entry.event.get("turn")
         turn = turn if type(turn) is int else 0
         for item in _items(session, entry):
-            if isinstance(item, FunctionCall):
-                waiting.append(OpenCall(item, entry.run, entry.seq, turn))
-            elif isinstance(item, FunctionCallOutput):
-                match = next((c for c in waiting if c.call.call_id == item.call_id), None)
-                if match is None:
-                    raise _invalid(session, entry, "a tool result without a call waiting for it")
-                waiting.remove(match)
-            elif isinstance(item, Message) and item.role == "user" and waiting:
-                raise _invalid(session, entry, "a question before every call was answered")
+            problem = _follow(item, waiting, entry, turn)
+            if problem is not None:
+                raise _invalid(session, entry, problem)
             items.append(item)
     return items, waiting
+
+
+def _follow(item: Item, waiting: list[OpenCall], entry: Entry, turn: int) -> str | None:
+    """Update the calls ``waiting`` with one saved item; what is wrong with it, or None."""
+    if isinstance(item, FunctionCall):
+        waiting.append(OpenCall(item, entry.run, entry.seq, turn))
+    elif isinstance(item, FunctionCallOutput):
+        match = next((c for c in waiting if c.call.call_id == item.call_id), None)
+        if match is None:
+            return "a tool result without a call waiting for it"
+        waiting.remove(match)
+    elif isinstance(item, Message) and item.role == "user" and waiting:
+        return "a question before every call was answered"
+    return None
 
 
 def _items(session: str, entry: Entry) -> list[Item]:
@@ -239,7 +247,7 @@ def _repair(
         text = {"outcome_unknown": OUTCOME_UNKNOWN, "refused": REFUSED}.get(action, NOT_RUN)
         result = ToolResult(text, is_error=True, code=action)
     output = FunctionCallOutput(
-        call.call_id, result.content, result.choices, result.is_error, result.gone
+        call.call_id, result.content, is_error=result.is_error, details=result.details
     )
     recorder(ToolResultReady(turn, call.call_id, call.name, result, 0.0))
     recorder(ItemsAdded(turn, (output,)))
@@ -251,20 +259,26 @@ def _repair(
 def _state(entries: Sequence[Entry], open_call: OpenCall) -> str:
     """What to do, from what was saved about ``open_call`` after it: started, asked,
     answered (and how)."""
-    mine = [
-        e
-        for e in entries
-        if e.run == open_call.run and e.seq > open_call.seq and e.call_id == open_call.call.call_id
-    ]
-    asked = sum(1 for e in mine if e.type == "approval_asked")
+    mine = [e for e in entries if _after(e, open_call)]
+    kinds = [e.type for e in mine]
     answers = [e.event.get("allowed") is True for e in mine if e.type == "approval_answered"]
-    if asked > len(answers):
+    if kinds.count("approval_asked") > len(answers):
         return "asked_again"
+    return _outcome(answers, started="tool_executing" in kinds)
+
+
+def _outcome(answers: Sequence[bool], *, started: bool) -> str:
+    """A call no longer waiting for approval: refused by its last answer, or maybe run (it
+    was allowed or started), or not run."""
     if answers and not answers[-1]:
         return "refused"
-    if answers or any(e.type == "tool_executing" for e in mine):
-        return "outcome_unknown"
-    return "not_run"
+    return "outcome_unknown" if answers or started else "not_run"
+
+
+def _after(entry: Entry, open_call: OpenCall) -> bool:
+    """Whether ``entry`` was saved about ``open_call``, after it, in its run."""
+    same_call = entry.call_id == open_call.call.call_id
+    return same_call and entry.run == open_call.run and entry.seq > open_call.seq
 
 
 def _ask_again(recorder: SessionRecorder, tool: AgentTool, open_call: OpenCall) -> ToolResult:
