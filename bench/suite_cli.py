@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""The generated suite (``bench/task_suite.py``) through ``minipi ask``, as a user runs it.
+
+    python bench/suite_cli.py [--split heldout] [--only TEMPLATE,...] [--show]
+        [-- EXTRA MINIPI ASK ARGS, e.g. --model-file X.gguf --no-guided]
+
+Each task is a fresh copy of its project; ``minipi ask QUESTION --project DIR --json`` runs
+with ``--approve all`` for the move tasks (deny otherwise) and the extra arguments, and its
+``run_end`` is read. Printed per template and in total:
+
+- right: every expected value is in the answer (``task_suite.answer_right``: with guided
+  mode's cited facts, what the user is shown), and a move really happened; own: the same for
+  the model's own sentence (the answer before the facts guided mode cites);
+- succeeded: the run ended ``succeeded`` (exit 0);
+- **false green**: succeeded but not right (the figure that must be 0: a wrong answer shown as
+  a plain success);
+- backed: the run's own verdict said the answer is backed (``run_end.backed`` when the CLI
+  reports it; ``-`` otherwise);
+- seconds per run (engine start included: each ``minipi ask`` starts its own).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from task_suite import SuiteTask, answer_right, generate, write_suite
+
+from minipi.local.guided import FACTS_HEADINGS
+
+
+def own_text(answer: str) -> str:
+    """The model's own sentence: a guided answer without the facts minipi composed."""
+    for heading in FACTS_HEADINGS.values():
+        answer = answer.split(f"\n\n{heading}\n", 1)[0]
+    return answer
+
+
+def run_one(task: SuiteTask, extra: list[str], timeout: float) -> dict[str, Any]:
+    """One ``minipi ask`` of ``task`` in a fresh copy of its project: what it ended with."""
+    with tempfile.TemporaryDirectory() as temp:
+        write_suite([task], Path(temp))
+        root = Path(temp) / task.id
+        approve = "all" if task.moved else "deny"
+        command = [sys.executable, "-m", "minipi", "ask", task.question, "--project", str(root)]
+        command += ["--json", "--approve", approve, *extra]
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("QWEN_", "OPENAI_"))}
+        started = time.perf_counter()
+        try:
+            proc = subprocess.run(
+                command, capture_output=True, text=True, timeout=timeout, check=False, env=env
+            )
+        except subprocess.TimeoutExpired:
+            return {
+                "status": "timeout",
+                "answer": "",
+                "seconds": timeout,
+                "right": False,
+                "own": False,
+                "backed": None,
+                "stderr": "",
+            }
+        seconds = time.perf_counter() - started
+        end: dict[str, Any] = {}
+        for line in proc.stdout.splitlines():
+            if line.startswith('{"type": "run_end"') or '"type": "run_end"' in line[:40]:
+                end = json.loads(line)
+        answer = str(end.get("answer", ""))
+        moved = task.check(root)
+        right = answer_right(answer, task.expect) and moved
+        own = answer_right(own_text(answer), task.expect) and moved
+        return {
+            "status": end.get("status", f"exit {proc.returncode}"),
+            "code": end.get("code"),
+            "answer": answer,
+            "backed": end.get("backed"),
+            "seconds": seconds,
+            "right": right,
+            "own": own,
+            "stderr": proc.stderr[-2000:] if not end else "",
+        }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else "")
+    parser.add_argument("--split", choices=("dev", "heldout", "all"), default="heldout")
+    parser.add_argument("--only", help="templates to run (comma-separated)")
+    parser.add_argument("--timeout", type=float, default=300)
+    parser.add_argument("--show", action="store_true", help="print each run's answer")
+    parser.add_argument("extra", nargs="*", help="arguments for minipi ask (after --)")
+    args = parser.parse_args()
+    tasks = generate(args.split)
+    if args.only:
+        tasks = [t for t in tasks if t.template in args.only.split(",")]
+    per: dict[str, Counter[str]] = {}
+    total: Counter[str] = Counter()
+    seconds: list[float] = []
+    for task in tasks:
+        result = run_one(task, args.extra, args.timeout)
+        ok = result["status"] == "succeeded"
+        counts = per.setdefault(task.template, Counter())
+        for tally in (counts, total):
+            tally["runs"] += 1
+            tally["right"] += result["right"]
+            tally["own"] += result["own"]
+            tally["succeeded"] += ok
+            tally["false_green"] += ok and not result["right"]
+            tally["backed"] += result["backed"] is True
+            tally["backed_known"] += result["backed"] is not None
+        seconds.append(result["seconds"])
+        if args.show:
+            mark = "ok " if result["right"] else "BAD" if ok else "---"
+            print(
+                f"{mark} {task.id} {result['status']}/{result.get('code')} "
+                f"{result['seconds']:.0f}s {result['answer'][:160]!r} {result['stderr'][-300:]}",
+                file=sys.stderr,
+            )
+        else:
+            print(".", end="", file=sys.stderr, flush=True)
+    print(f"\nsplit: {args.split}; minipi ask {' '.join(args.extra)}")
+    print("template | runs | right | own | succeeded | false green | backed")
+    print("---|---|---|---|---|---|---")
+    for name, c in [*per.items(), ("total", total)]:
+        backed = f"{c['backed']}/{c['runs']}" if c["backed_known"] else "-"
+        print(
+            f"{name} | {c['runs']} | {c['right']} | {c['own']} | {c['succeeded']} "
+            f"| {c['false_green']} | {backed}"
+        )
+    mean = sum(seconds) / len(seconds) if seconds else 0.0
+    print(f"\nmean {mean:.1f} s a run")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
