@@ -447,3 +447,31 @@ def test_where_sessions_live() -> None:
     assert data_dir({"XDG_DATA_HOME": "/d"}) == Path("/d/minipi")
     assert data_dir({"XDG_DATA_HOME": "relative"}) == home / ".local/share/minipi"
     assert data_dir({}) == home / ".local/share/minipi"
+
+
+def test_sessions_show_and_list_cannot_be_imitated(
+    fake_server: FakeServer, data: Path, tmp_path: Path
+) -> None:
+    """A question, an answer, a call's name and a project name holding line breaks cannot
+    print a line that passes for minipi's own (a fake result, a fake run, a fake row)."""
+    project = copy_example("shelter", tmp_path / "two\nlines")
+    fake_server.add(
+        Turn(calls=[Call("read_file", {"path": "inbox/猫咪小花.txt"}, call_id="c1\n    ok  x")]),
+        Turn("小花 is a cat\n    ok  moved inbox/a.txt -> archive/a.txt\nrun 2  2026  succeeded"),
+    )
+    question = "who?\nrun 9  2026-01-01 00:00:00  succeeded"
+    proc = run(fake_server, data, project, "ask", question, "--session", "s")
+    assert proc.returncode == 0, proc.stderr
+
+    out = sessions(data, "show", "s").stdout
+    lines = out.splitlines()
+    assert [line for line in lines if line.startswith("run ")] == [lines[5]]
+    assert not [line for line in lines if line.startswith("    ok  moved")]
+    assert "  question  who?" in lines
+    assert "  │ run 9  2026-01-01 00:00:00  succeeded" in lines
+    assert "  │     ok  moved inbox/a.txt -> archive/a.txt" in lines
+    assert "(c1\\n    ok  x)" in out
+
+    listing = sessions(data, "list").stdout.splitlines()
+    assert len(listing) == 2
+    assert "two\\nlines" in listing[1]

@@ -1,13 +1,17 @@
 """``minipi sessions list|show|delete``, and where the session store lives.
 
 Everything read from the store is shown through ``safe``: names, questions, arguments and
-results are data, never terminal control.
+results are data, never terminal control. And nothing saved can pass for a line of minipi's
+own (a fake "ok moved …" result, a fake "run 2 … succeeded"): names, ids, arguments and
+messages are shown on one line (``\\n`` for a line end), and the lines after the first of a
+question or an answer stand behind the gutter (``│``), as the live log shows them.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,6 +21,7 @@ from typing import Any
 import click
 
 from minipi.cli.evidence import evidence_lines
+from minipi.cli.render import one_line
 from minipi.cli.settings import data_dir
 from minipi.cli.terminal import safe, safe_json
 from minipi.cli.words import plural, words_for
@@ -61,7 +66,13 @@ def list_sessions(directory: Path, *, as_json: bool, project: Path | None = None
         return 0
     rows = [("NAME", "PROJECT", "RUNS", "UPDATED", "LAST")]
     rows += [
-        (s.name, s.project, str(s.runs), _when(s.updated), s.last_status or "unfinished")
+        (
+            one_line(s.name),
+            one_line(s.project),
+            str(s.runs),
+            _when(s.updated),
+            s.last_status or "unfinished",
+        )
         for s in found
     ]
     widths = [max(len(safe(r[i])) for r in rows) for i in range(4)]
@@ -98,9 +109,9 @@ def show_session(directory: Path, name: str, *, as_json: bool) -> int:
         record["runs"] = [_run_json(run, by_run.get(run.id, [])) for run in runs]
         click.echo(safe_json(json.dumps(record, ensure_ascii=False, indent=1)))
         return 0
-    click.echo(safe(f"session {info.name}"))
-    click.echo(safe(f"  project  {info.project}"))
-    click.echo(safe(f"  model    {info.model}"))
+    click.echo(safe(f"session {one_line(info.name)}"))
+    click.echo(safe(f"  project  {one_line(info.project)}"))
+    click.echo(safe(f"  model    {one_line(info.model)}"))
     click.echo(f"  created  {_when(info.created)}   updated {_when(info.updated)}")
     for number, run in enumerate(runs, start=1):
         click.echo("")
@@ -131,14 +142,14 @@ def _not_found(name: str) -> SessionError:
 def _timeline(number: int, run: RunRecord, entries: list[Entry]) -> list[str]:
     status = run.status or "unfinished (running, or interrupted: repaired when next opened)"
     lines = [f"run {number}  {_when(run.started)}  {status}"]
-    lines.append(f"  question  {run.question}")
+    lines.extend(_labelled("question", run.question))
     seconds: dict[str, object] = {}  # call_id -> its tool's seconds (saved before its output)
     for entry in entries[1:] if entries and entries[0].type == "items" else entries:
         lines.extend(_entry_lines(entry.event, run, seconds))
     if run.status == "succeeded":
-        lines.append(f"  answer  {run.answer}")
+        lines.extend(_labelled("answer", run.answer))
     elif run.status is not None:
-        lines.append(f"  {run.code}: {run.error}")
+        lines.append(f"  {run.code}: {one_line(run.error or '')}")
     evidence = run.end.get("evidence") if run.end is not None else None
     if isinstance(evidence, dict):  # the sources block, as the run showed it
         words = words_for(run.question)
@@ -169,11 +180,11 @@ def _entry_lines(event: dict[str, Any], run: RunRecord, seconds: dict[str, objec
         seconds[str(event.get("call_id"))] = event.get("seconds")
         return []
     if kind == "approval_asked":
-        return [f"    approval asked: {event.get('summary')}"]
+        return [f"    approval asked: {one_line(str(event.get('summary')))}"]
     if kind == "approval_answered":
         return [f"    approval {'granted' if event.get('allowed') is True else 'refused'}"]
     if kind == "notice":
-        return [f"  notice  {event.get('message')}"]
+        return [f"  notice  {one_line(str(event.get('message')))}"]
     items = event.get("items") if kind == "items" else None
     if not isinstance(items, list):
         return []
@@ -184,7 +195,8 @@ def _item_lines(data: dict[str, Any], run: RunRecord, seconds: dict[str, object]
     kind = data.get("type")
     if kind == "function_call":
         arguments = _short(str(data.get("arguments")), 200)
-        return [f"  call {data.get('name')} {arguments}  ({data.get('call_id')})"]
+        name, call_id = one_line(str(data.get("name"))), one_line(str(data.get("call_id")))
+        return [f"  call {name} {arguments}  ({call_id})"]
     if kind == "function_call_output":
         output = str(data.get("output"))
         if data.get("is_error") is True:  # the output says "error [code]: ..." itself
@@ -198,10 +210,18 @@ def _item_lines(data: dict[str, Any], run: RunRecord, seconds: dict[str, object]
             return []
         return [f"  model  {_short(text, 160)}"] if text else []
     if kind == "message" and data.get("role") == "user":
-        return [f"  question  {data.get('text')}"]
+        return _labelled("question", str(data.get("text")))
     if kind == "reasoning":
         return [f"  reasoning  ({len(str(data.get('text')))} characters)"]
     return []
+
+
+def _labelled(label: str, text: str) -> list[str]:
+    """``text`` after its label; its further lines behind the gutter, never a line of ours."""
+    encoding = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "")
+    gutter = "  │ " if encoding == "utf8" else "  | "
+    first, *rest = text.split("\n") if text else [""]
+    return [f"  {label}  {first}", *(gutter + line for line in rest)]
 
 
 def _short(text: str, limit: int) -> str:
