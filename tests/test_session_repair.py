@@ -320,6 +320,27 @@ def test_a_pending_approval_is_asked_again_and_moves_only_if_granted(
     assert second.session.repair(second.tools) == []
 
 
+def test_a_pending_approval_is_not_granted_by_an_approver_that_grants_everything(
+    data: Path, project: Path, processes: list[Process], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Resumed with --approve all, a move whose approval nobody answered is not made."""
+    first = start(processes, data, project, Approvals(Killed()))
+    raise_when(monkeypatch, first, step_of("approval_answered"), Killed())
+    with pytest.raises(Killed):
+        first.ask(ScriptedModel([reply_calls(MOVE)]), "adopt the cat")
+    stop(processes, first, monkeypatch)
+
+    approvals = Approvals(True)
+    second = start(processes, data, project, approvals)
+    (fix,) = second.session.repair(second.tools, ask_again=False)
+    assert approvals.requests == []
+    assert fix.action == "not_answered"
+    assert (project / CAT).exists()
+    history = second.session.history()
+    assert_valid(history)
+    assert "never answered, nothing was changed" in outputs(history)["call_move"].output
+
+
 def test_calls_that_never_started_are_not_run(
     data: Path, project: Path, processes: list[Process], monkeypatch: pytest.MonkeyPatch
 ) -> None:

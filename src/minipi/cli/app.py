@@ -219,7 +219,8 @@ def _resume(
     words = words_for(book.last_question())
     for run in book.unfinished():
         _note(f"[session {book.name}] an earlier run did not finish: {run.question}")
-    for fix in book.repair(_tools(session, options, words, stdin, book)):
+    tools = _tools(session, options, words, stdin, book)
+    for fix in book.repair(tools, ask_again=session.settings.approve == "ask"):
         _note(f"[session {book.name}] {fix.name} ({fix.call_id}) left open: {fix.output}")
     return book.history()
 

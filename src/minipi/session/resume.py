@@ -7,7 +7,10 @@ never "fixed" by dropping items). Each call without a saved result gets one, dec
 what was saved about it:
 
 - its approval was asked and never answered (H7): asked again, through the tool and the
-  approver of this process; the change happens only if it is granted now;
+  approver of this process, when a person answers approvals now (``ask_again``); the change
+  happens only if it is granted now. Otherwise (``--approve all``, a batch) it is not run:
+  nobody said yes to it, and an approver that says yes to everything must not say it to a
+  change asked for in an earlier process;
 - its handler had started (``tool_executing``), or its approval was granted: the outcome is
   unknown, and the call is never run again; the model is told to check;
 - its approval was refused: not executed, the user did not approve it;
@@ -41,6 +44,7 @@ from minipi.session.store import (
 )
 
 __all__ = [
+    "NOT_ANSWERED",
     "NOT_RUN",
     "OUTCOME_UNKNOWN",
     "REFUSED",
@@ -54,6 +58,10 @@ __all__ = [
 
 OUTCOME_UNKNOWN = "interrupted: outcome unknown, verify before retrying"
 NOT_RUN = "not executed: interrupted before it ran"
+NOT_ANSWERED = (
+    "not executed: its approval was asked and never answered, nothing was changed; ask for "
+    "it again if it is still wanted"
+)
 REFUSED = "not executed: the user did not approve it; nothing was changed"
 
 
@@ -63,7 +71,7 @@ class Repair:
 
     call_id: str
     name: str
-    action: str  # "asked_again", "outcome_unknown", "refused", "not_run"
+    action: str  # "asked_again", "not_answered", "outcome_unknown", "refused", "not_run"
     output: str
 
 
@@ -115,13 +123,16 @@ class OpenSession:
             )
         return items
 
-    def repair(self, tools: Sequence[AgentTool]) -> list[Repair]:
+    def repair(self, tools: Sequence[AgentTool], *, ask_again: bool = True) -> list[Repair]:
         """Answer every call left open and close the unfinished runs; [] if there were none.
-        ``tools`` (with this process's approver) ask again for a pending approval."""
+        ``tools`` (with this process's approver) ask again for a pending approval when
+        ``ask_again`` (a person answers now); else such a call is answered "never answered"."""
         entries = self.store.entries(self.info.id)
         _, waiting = replay(self.name, entries)
         unfinished = self.unfinished()
         by_name = {tool.name: tool for tool in tools}
+        if not ask_again:
+            by_name = {}
         repairs = [_repair(self.recorder, entries, c, by_name.get(c.call.name)) for c in waiting]
         for run in unfinished:
             usage, turns, calls = saved_totals([e for e in entries if e.run == run.id])
@@ -243,8 +254,13 @@ def _repair(
     if action == "asked_again" and tool is not None:
         result = _ask_again(recorder, tool, open_call)
     else:
-        action = "not_run" if action == "asked_again" else action
-        text = {"outcome_unknown": OUTCOME_UNKNOWN, "refused": REFUSED}.get(action, NOT_RUN)
+        action = "not_answered" if action == "asked_again" else action
+        texts = {
+            "outcome_unknown": OUTCOME_UNKNOWN,
+            "refused": REFUSED,
+            "not_answered": NOT_ANSWERED,
+        }
+        text = texts.get(action, NOT_RUN)
         result = ToolResult(text, is_error=True, code=action)
     output = FunctionCallOutput(
         call.call_id, result.content, is_error=result.is_error, details=result.details
