@@ -10,8 +10,10 @@ The API key is never written.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -74,15 +76,23 @@ class TraceRecorder:
         self.write({**self.record, "events": self.events, "result": result})
 
     def write(self, record: dict[str, Any]) -> None:
-        """Write atomically: a temp file next to the target, fsync, replace."""
+        """Write atomically: a temp file next to the target, fsync, replace. The trace holds
+        the files' contents and the questions, so it is the user's alone (0600, like the
+        session store), and its temporary file is a new one (``mkstemp``: ``O_EXCL``, a
+        random name), never a file or link someone else placed there."""
         text = json.dumps(record, ensure_ascii=False, indent=2)
         try:
             data = text.encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate (a "\\ud800" from a server): escaped
             data = json.dumps(record, indent=2).encode("ascii")
-        temp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        with open(temp, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, self.path)
+        fd, temp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temp, self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+            raise
