@@ -148,6 +148,7 @@ def test_max_turns_two_runs_both_tools_then_exhausts(fake_server: FakeServer) ->
     assert proc.stdout == ""  # half-done work is never shown as an answer
     assert proc.stderr.count("[工具成功]") == 2
     assert "max_turns" in proc.stderr
+    assert "（可用 --max-turns 调高）" in proc.stderr  # the flag that raises it
     assert fake_server.remaining == 1
 
 

@@ -71,6 +71,7 @@ _TEXT: dict[str, tuple[str, str]] = {
     "status_derived": ("（由几处拼成）", "(put together from several places)"),
     "status_ambiguous": ("（多处都有）", "(found in several places)"),
     "traced": ("，依据 {done}/{wanted}", ", {done}/{wanted} figures traced"),
+    "raise_budget": ("（可用 {flag} 调高）", " (raise it with {flag})"),
     # approvals
     "approval": ("[需要确认]", "[approval needed]"),
     "allowed_all": ("已自动允许", "allowed by --approve all"),
@@ -82,6 +83,13 @@ _TEXT: dict[str, tuple[str, str]] = {
     "allow_prompt": ("允许吗？[y/N] ", "Allow? [y/N] "),
     "denied_eof": ("已拒绝：输入已结束", "denied: end of input"),
 }
+
+_BUDGET_FLAGS = {
+    "max_turns": "--max-turns",
+    "max_tool_calls": "--max-tool-calls",
+    "max_seconds": "--max-seconds",
+}
+"""The flag that raises the budget a run ran out of (its config-file key is the code)."""
 
 _PLURAL_NOUNS = {"turns": "model request", "calls": "tool call", "changes": "change"}
 
@@ -139,6 +147,9 @@ class Words:
             line += self("all_failed")
         if result.status != "succeeded":  # one line: the detail may quote a tool or model
             line += f"\n{result.code}: " + str(result.error).replace("\n", "\\n")
+            flag = _BUDGET_FLAGS.get(result.code or "")
+            if flag is not None:
+                line += self("raise_budget", flag=flag)
         return line
 
 
