@@ -84,21 +84,22 @@ class Stage:
 def connect(args: argparse.Namespace, required: tuple[str, ...] = ()) -> Stage:
     """The stage's model (close the stage when done) and the loop configuration that flags
     and environment give."""
-    flags = RunOptions(
-        args.project,
-        base_url=args.base_url,
-        model=args.model,
-        api_key=args.api_key,
-        wire=args.wire,
-        max_turns=args.max_turns,
-        required_tools=required,
-    )
+    given = {
+        "base_url": args.base_url,
+        "model": args.model,
+        "api_key": args.api_key,
+        "wire": args.wire,
+        "max_turns": args.max_turns,
+        "required_tools": required or None,
+    }
+    flags = RunOptions(args.project, flags={k: v for k, v in given.items() if v is not None})
     try:
         settings = resolve_settings(flags)
         model = open_model(settings, os.environ)
     except MiniPiError as error:
         sys.exit(f"error: {error}")
-    return Stage(model, settings, agent_config(settings, model), args)
+    # No opening call: each stage declares its own tools (step04 passes its own).
+    return Stage(model, settings, agent_config(settings, model, ()), args)
 
 
 _log = HumanLog(words_for(QUESTION), sys.stdout)

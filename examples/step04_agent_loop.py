@@ -6,6 +6,7 @@ import sys
 
 from examples.common import connect, options
 from minipi.agent import run_agent
+from minipi.assemble import agent_config
 from minipi.files import ProjectFiles, create_project_tools
 
 
@@ -16,7 +17,8 @@ def main(required: tuple[str, ...] = ()) -> None:
         tools = create_project_tools(files)
         stage.start_trace(tools)
         try:
-            result = run_agent(stage.model.client, tools, stage.config, args.question, stage.report)
+            config = agent_config(stage.settings, stage.model, tools)
+            result = run_agent(stage.model.client, tools, config, args.question, stage.report)
         finally:
             stage.close()
     if not result.succeeded:

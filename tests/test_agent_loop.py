@@ -227,7 +227,7 @@ def test_required_tool_policy(files: ProjectFiles) -> None:
             reply_text("ok"),
         ]
     )
-    config = AgentConfig(required_tool_names=("list_files",))
+    config = AgentConfig(required_tools=("list_files",))
     run_agent(model, create_project_tools(files), config, "q")
     assert [r.tool_choice for r in model.requests] == ["list_files", "list_files", "auto"]
 
@@ -236,7 +236,7 @@ def test_misconfiguration_raises_before_any_request(files: ProjectFiles) -> None
     tools = create_project_tools(files)
     model = ScriptedModel([])
     with pytest.raises(AgentError, match="not registered"):
-        run_agent(model, tools, AgentConfig(required_tool_names=("nope",)), "q")
+        run_agent(model, tools, AgentConfig(required_tools=("nope",)), "q")
     with pytest.raises(AgentError, match="tools"):
         run_agent(model, tools, AgentConfig(request_options={"tools": []}), "q")
     with pytest.raises(AgentError, match="unique"):

@@ -5,7 +5,7 @@ from minipi import run_agent
 
 client = connect(Endpoint("http://127.0.0.1:8021/v1", "qwen3-0.6b"))
 with ProjectFiles("examples/sample_project") as files:
-    result = run_agent(client, create_project_tools(files), AgentConfig("qwen3-0.6b"),
+    result = run_agent(client, create_project_tools(files), AgentConfig(evidence="require"),
                        "帮我看看 reports 目录里的日报，告诉我这份日报的日期、订单数和营收。")
 print(result.status, result.answer)
 """

@@ -5,7 +5,8 @@
     try:
         with ProjectFiles("examples/sample_project") as files:
             tools = run_tools(settings, files, approver)
-            result = run_agent(model.client, tools, agent_config(settings, model), question)
+            config = agent_config(settings, model, tools)
+            result = run_agent(model.client, tools, config, question)
     finally:
         model.close()
 
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal, TypeAlias
 
 from minipi.agent import AgentConfig, AgentTool, Approver, ToolResult
@@ -55,9 +56,15 @@ ApproveMode: TypeAlias = Literal["deny", "ask", "all"]
 (``ask``), or allowed (``all``)."""
 
 
-@dataclass(frozen=True)
+_LOOP = AgentConfig()
+_CLIENT = ClientConfig()
+
+
+@dataclass(frozen=True, kw_only=True)
 class Settings:
-    """How to run: where the model is, the loop's budgets, what the tools may do."""
+    """How to run: where the model is, the loop's budgets, what the tools may do. The loop's
+    fields have ``AgentConfig``'s names and defaults, and become its fields as they are
+    (``agent_config``); the HTTP ones become ``ClientConfig``'s (``client_config``)."""
 
     base_url: str | None = None
     """OpenAI-compatible base URL (``…/v1``); None: the local engine."""
@@ -72,38 +79,41 @@ class Settings:
     stream: bool = True
     """Stream replies (servers that cannot: False)."""
     timeout: float | None = None
-    """Seconds to wait for an answer, and the longest silence in a stream."""
-    max_response_mb: int = 16
+    """Seconds to wait for an answer, and the longest silence in a stream (None:
+    ``ClientConfig``'s)."""
+    max_response_mb: int = _CLIENT.max_response_bytes // (1024 * 1024)
     """The most of one reply minipi reads (after decompression), in MiB."""
     model_file: str | None = None
-    """A GGUF for the local engine (then ``base_url`` is not used)."""
+    """A GGUF for the local engine (then there is no ``base_url``)."""
+    model_file_origin: str = "--model-file"
+    """Where ``model_file`` came from, for messages (``config file PATH``...)."""
     guided: bool | None = None
     """Guided tool calling; None: on for the local engine, off for other endpoints."""
     instructions: str = DEFAULT_INSTRUCTIONS
-    max_turns: int = 8
-    max_tool_calls: int | None = None
-    max_calls_per_reply: int = 32
-    max_seconds: float | None = None
-    required_tools: tuple[str, ...] = ()
-    context_tokens: int | None = None
+    max_turns: int = _LOOP.max_turns
+    max_tool_calls: int | None = _LOOP.max_tool_calls
+    max_calls_per_reply: int = _LOOP.max_calls_per_reply
+    max_seconds: float | None = _LOOP.max_seconds
+    required_tools: tuple[str, ...] = _LOOP.required_tools
+    context_tokens: int | None = _LOOP.context_tokens
     """The model's context window (None: the local engine's, else unknown)."""
-    evidence: EvidenceMode = "warn"
+    evidence: EvidenceMode = _LOOP.evidence
     approve: ApproveMode = "deny"
     allow: tuple[str, ...] = ()
     """Sensitive paths (``.env``...) the file tools may read after all."""
 
     def client_config(self, *, stream: bool = True) -> ClientConfig:
         """The HTTP client settings (``stream=False``: never stream)."""
-        streamed = self.stream and stream
-        limit = self.max_response_mb * 1024 * 1024
-        if self.timeout is None:
-            return ClientConfig(stream=streamed, max_response_bytes=limit)
-        return ClientConfig(
-            stream=streamed,
-            read_timeout=self.timeout,
-            stream_idle_timeout=self.timeout,
-            max_response_bytes=limit,
+        config = replace(
+            _CLIENT, stream=self.stream and stream, max_response_bytes=self.max_response_mb << 20
         )
+        if self.timeout is None:
+            return config
+        return replace(config, read_timeout=self.timeout, stream_idle_timeout=self.timeout)
+
+
+_SHARED = tuple(f.name for f in fields(AgentConfig) if f.name in {g.name for g in fields(Settings)})
+"""The settings that are the loop's own, under the same names."""
 
 
 @dataclass
@@ -195,7 +205,7 @@ def _local(
             )
             endpoint = Endpoint(running.base_url, running.model, wire="chat")
             return ModelHandle(connect(endpoint, config), running.base_url, embedded=True)
-    choice = explicit_model(settings.model_file, env)
+    choice = explicit_model(settings.model_file, env, settings.model_file_origin)
     require_local_extra()  # before a download that would be of no use
     choice = choice or resolve_model(None, env, report=report)
     for line in (choice.notice or "").splitlines():
@@ -213,22 +223,23 @@ def _local(
     )
 
 
-def agent_config(settings: Settings, model: ModelHandle) -> AgentConfig:
-    """The loop's configuration for ``settings`` on ``model``."""
+def agent_config(settings: Settings, model: ModelHandle, tools: Sequence[AgentTool]) -> AgentConfig:
+    """The loop's configuration for ``settings`` on ``model`` with ``tools``: the settings of
+    the loop's own (same names), the engine's context window when none is set, and for a
+    guided run the opening listing (``GUIDED_OPENING``) when ``list_files`` is offered."""
     request_options = dict(settings.request_options)
     if model.embedded:
         request_options.setdefault("temperature", 0)  # a local demo should be repeatable
+    offered = {tool.name for tool in tools if tool.offered}
+    opening = tuple((name, arguments) for name, arguments in GUIDED_OPENING if name in offered)
+    shared = {name: getattr(settings, name) for name in _SHARED}
     return AgentConfig(
-        instructions=settings.instructions,
-        max_turns=settings.max_turns,
-        max_tool_calls=settings.max_tool_calls,
-        max_calls_per_reply=settings.max_calls_per_reply,
-        max_seconds=settings.max_seconds,
-        required_tool_names=settings.required_tools,
-        request_options=request_options,
-        context_tokens=settings.context_tokens or model.context_tokens,
-        evidence=settings.evidence,
-        opening_calls=GUIDED_OPENING if model.guided else (),
+        **{
+            **shared,
+            "request_options": request_options,
+            "context_tokens": settings.context_tokens or model.context_tokens,
+            "opening_calls": opening if model.guided else (),
+        }
     )
 
 

@@ -18,9 +18,10 @@ __all__ = ["AgentConfig", "EvidenceMode", "checked_tools"]
 EvidenceMode: TypeAlias = Literal["off", "warn", "require"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AgentConfig:
-    """How the loop runs. Budgets end a run ``budget_exhausted``; nothing else is inferred."""
+    """How the loop runs (keyword arguments only). Budgets end a run ``budget_exhausted``;
+    nothing else is inferred."""
 
     instructions: str | None = None
     """System instructions (the seed's ``instructions``)."""
@@ -33,7 +34,7 @@ class AgentConfig:
     (a reply of 5,000 calls must not run them all, nor flood the log and the next request)."""
     max_seconds: float | None = None
     """Wall-clock budget, checked before each model request."""
-    required_tool_names: tuple[str, ...] = ()
+    required_tools: tuple[str, ...] = ()
     """Tools that must succeed, in this order, before the model may choose freely."""
     request_options: Mapping[str, Any] = field(default_factory=dict)
     """Extra request keys (temperature, max_output_tokens, reasoning...)."""
@@ -90,7 +91,7 @@ def _tool_map(tools: Sequence[AgentTool]) -> dict[str, AgentTool]:
 
 
 def _check_config(config: AgentConfig, tools: dict[str, AgentTool]) -> None:
-    unknown = sorted(set(config.required_tool_names) - set(tools))
+    unknown = sorted(set(config.required_tools) - set(tools))
     if unknown:
         raise AgentError(
             f"required tool(s) not registered: {', '.join(unknown)}; "

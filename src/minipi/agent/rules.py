@@ -383,7 +383,7 @@ class Rules:
             ErrorStreak(config.max_repeated_errors),
             CallBudget(config.max_tool_calls),
             ChangeLedger(),
-            RequiredTools(config.required_tool_names),
+            RequiredTools(config.required_tools),
             context,
             Deadline(config.max_seconds),
             EvidencePolicy(config.evidence),

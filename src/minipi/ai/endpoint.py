@@ -70,7 +70,7 @@ class Endpoint:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ClientConfig:
     """Timeouts and the retry policy of the HTTP model clients (RELIABILITY default 7), and
     the Responses wire's opt-in chaining (``previous_response_id``)."""

@@ -17,7 +17,8 @@ from minipi.assemble import Settings
 
 __all__ = ["changes", "describe", "fingerprint"]
 
-_SECRET = frozenset({"api_key"})
+_SECRET = frozenset({"api_key", "model_file_origin"})
+"""Not recorded: the key (a secret), and where the model file was named (not how it runs)."""
 
 
 def describe(

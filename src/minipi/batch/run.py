@@ -107,7 +107,7 @@ def run_task(
             traced = plan.trace(trace, settings, model, tools, root)
         sink = _both(traced, on_event)
         client = GatedClient(model.client, gate)
-        result = run_agent(client, tools, agent_config(settings, model), task.question, sink)
+        result = run_agent(client, tools, agent_config(settings, model, tools), task.question, sink)
     shown = f"traces/{trace.name}" if traced is not None and trace is not None else None
     return record_of(task, result, time.perf_counter() - started, shown)
 

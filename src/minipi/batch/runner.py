@@ -149,12 +149,7 @@ def _settle_config(
             f"{options.out} has results but no batch.json: it was not made by minipi batch, "
             "or was edited; use another --out directory"
         )
-    differ = changes(stored.get("config", {}), config) if stored is not None else []
-    altered = [
-        t.id for t in tasks if t.id in resumed.records and resumed.records[t.id].task != t.digest
-    ]
-    if altered:
-        differ.append(f"tasks changed since they ran: {', '.join(altered[:10])}")
+    differ = _differences(stored, config, tasks, resumed)
     if resumed.records and differ:
         if not options.force:
             raise ConfigError(
@@ -166,6 +161,26 @@ def _settle_config(
                 code="batch_config_changed",
             )
         report("--force: going on with a changed configuration: " + "; ".join(differ))
+    store.write_config(_document(stored, config, options, changed=bool(differ)))
+
+
+def _differences(
+    stored: dict[str, Any] | None, config: dict[str, Any], tasks: list[Task], resumed: Resumed
+) -> list[str]:
+    """How this run differs from the recorded one: its settings, and tasks changed since."""
+    differ = changes(stored.get("config", {}), config) if stored is not None else []
+    altered = [
+        t.id for t in tasks if t.id in resumed.records and resumed.records[t.id].task != t.digest
+    ]
+    if altered:
+        differ.append(f"tasks changed since they ran: {', '.join(altered[:10])}")
+    return differ
+
+
+def _document(
+    stored: dict[str, Any] | None, config: dict[str, Any], options: BatchOptions, *, changed: bool
+) -> dict[str, Any]:
+    """``batch.json``: this configuration, and the earlier ones when it changed."""
     document: dict[str, Any] = {
         "created": stored.get("created", now()) if stored else now(),
         "updated": now(),
@@ -174,11 +189,11 @@ def _settle_config(
         "fingerprint": fingerprint(config),
     }
     history = list(stored.get("history", [])) if stored else []
-    if stored is not None and differ:
+    if stored is not None and changed:
         history.append({"fingerprint": stored.get("fingerprint"), "config": stored.get("config")})
     if history:
         document["history"] = history
-    store.write_config(document)
+    return document
 
 
 def _execute(

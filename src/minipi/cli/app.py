@@ -10,7 +10,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TextIO
 
-from minipi.agent import AgentConfig, AgentEvent, AgentTool, RunResult, run_agent
+from minipi.agent import AgentEvent, AgentTool, RunResult, run_agent
 from minipi.agent.ends import EXIT_CODES
 from minipi.ai.types import Item, Message, ModelClient
 from minipi.assemble import ModelHandle, Settings, agent_config, open_model, run_tools
@@ -40,7 +40,6 @@ class _Session:
     settings: Settings
     model: ModelHandle
     files: ProjectFiles
-    config: AgentConfig
     ticker: Ticker | None = None
     """The status line (a terminal, not --json)."""
     mcp: McpTools | None = None
@@ -68,7 +67,7 @@ def _open(options: RunOptions, words: Words) -> _Session:
         if ticker is not None:
             ticker.close()
         raise
-    return _Session(settings, model, files, agent_config(settings, model), ticker)
+    return _Session(settings, model, files, ticker)
 
 
 def _open_model(
@@ -145,13 +144,14 @@ def _run(
     tools = _tools(session, options, words, stdin, book)
     emit = _sinks(options, words, session, tools, book)
     items = [*history, Message("user", question)]
-    if session.mcp is not None and options.max_seconds is not None:  # also during MCP calls
-        session.mcp.set_deadline(time.monotonic() + options.max_seconds)
+    config = agent_config(session.settings, session.model, tools)
+    if session.mcp is not None and config.max_seconds is not None:  # also during MCP calls
+        session.mcp.set_deadline(time.monotonic() + config.max_seconds)
     if book is None:
-        return run_agent(session.client, tools, session.config, items, emit)
+        return run_agent(session.client, tools, config, items, emit)
     book.recorder.begin_run(question, session.client.model)
     try:
-        return run_agent(session.client, tools, session.config, items, emit)
+        return run_agent(session.client, tools, config, items, emit)
     except BaseException as error:  # a bug, or Ctrl-C outside the loop: record what can be
         book.recorder.abandon(error)
         raise

@@ -119,13 +119,12 @@ def _run(
     from minipi.cli.settings import resolve_settings
     from minipi.errors import ConfigError
 
-    run = run_options(kwargs)
-    if run.approve == "ask":
+    settings = resolve_settings(run_options(kwargs))
+    if settings.approve == "ask":
         raise ConfigError(
             "--approve ask needs a person at a terminal, and a batch has none: use --approve "
             "deny (read-only, the default) or --approve all (changes allowed, nobody asked)"
         )
-    settings = resolve_settings(run)
     plan = Plan(
         settings,
         os.environ,

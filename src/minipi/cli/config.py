@@ -1,8 +1,9 @@
 """The user's config file: defaults so that ``--model`` is not needed every time.
 
 ``$MINIPI_CONFIG``, else ``$XDG_CONFIG_HOME/minipi/config.toml``, else
-``~/.config/minipi/config.toml``; missing is fine. It sits last in the settings chain:
-flags > environment > this file > built-in defaults. Example::
+``~/.config/minipi/config.toml``; missing is fine (but not a ``MINIPI_CONFIG`` naming a
+missing file: a usage error). Its keys are those of ``minipi.cli.keys``. It sits last in the
+settings chain: flags > environment > this file > built-in defaults. Example::
 
     base_url = "http://127.0.0.1:8021/v1"
     model = "qwen3-0.6b"
@@ -27,27 +28,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from minipi.cli.keys import KEYS
 from minipi.errors import ConfigError
 
 __all__ = ["UserConfig", "config_path", "load_config"]
 
 _KEYS: dict[str, tuple[type, ...]] = {
-    "base_url": (str,),
-    "model": (str,),
+    **{key.name: key.file for key in KEYS if key.file},
     "api_key_command": (str,),
-    "wire": (str,),
-    "approve": (str,),
-    "evidence": (str,),
-    "max_turns": (int,),
-    "max_calls_per_reply": (int,),
-    "max_seconds": (int, float),
-    "timeout": (int, float),
-    "max_response_mb": (int,),
-    "temperature": (int, float),
-    "stream": (bool,),
-    "system": (str,),
-    "model_file": (str,),
 }
+"""The keys the file may hold and their types (the table's, and the key command)."""
 
 
 @dataclass(frozen=True)
@@ -89,14 +79,25 @@ def config_path(env: Mapping[str, str]) -> Path:
 
 
 def load_config(env: Mapping[str, str]) -> UserConfig:
-    """The config file's settings, checked; an empty config when the file does not exist."""
+    """The config file's settings, checked; an empty config when the file does not exist
+    (``ConfigError`` when ``MINIPI_CONFIG`` names it)."""
     path = config_path(env)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
+        if env.get("MINIPI_CONFIG"):
+            raise ConfigError(
+                f"MINIPI_CONFIG names {path}, which does not exist: create it, or unset "
+                "MINIPI_CONFIG to use the default config file",
+                code="missing_config_file",
+            ) from None
         return UserConfig({})
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"cannot read the config file {path}: {error}") from None
+    return UserConfig(_checked(path, text), path)
+
+
+def _checked(path: Path, text: str) -> dict[str, Any]:
     import tomllib  # only when there is a file
 
     try:
@@ -111,4 +112,4 @@ def load_config(env: Mapping[str, str]) -> UserConfig:
         if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
             names = " or ".join(k.__name__ for k in kinds)
             raise ConfigError(f"in the config file {path}, {key} must be a {names}")
-    return UserConfig(values, path)
+    return values

@@ -70,6 +70,18 @@ def chat(**kwargs: Any) -> None:
     sys.exit(_guard(lambda: run_chat(run_options(kwargs))))
 
 
+@cli.command("config")
+@tool_options
+@loop_options
+@model_options
+def show_config(**kwargs: Any) -> None:
+    """Each effective setting, its value and where it came from (a flag, a variable, the
+    config file or the default), for these flags; secrets are never shown."""
+    from minipi.cli.show_config import show_config as run_show
+
+    sys.exit(_guard(lambda: run_show(run_options(kwargs).flags)))
+
+
 @cli.group()
 def sessions() -> None:
     """Saved sessions ($MINIPI_DATA_DIR, else $XDG_DATA_HOME/minipi or ~/.local/share/minipi)."""
@@ -137,7 +149,8 @@ def _data_dir() -> Path:
 @click.option(
     "--model-file",
     type=click.Path(dir_okay=False),
-    help="GGUF model [env: MINIPI_MODEL_FILE; default: Qwen3-0.6B, else SmolLM2-135M].",
+    help="GGUF model [env: MINIPI_MODEL_FILE; config file: model_file; default: Qwen3-0.6B, "
+    "else SmolLM2-135M].",
 )
 @click.option("--port", type=click.IntRange(0, 65535), default=8021, show_default=True)
 @click.option(

@@ -33,6 +33,8 @@ class _Terminated(BaseException):
 
 def serve(model_file: str | None, port: int, n_ctx: int, threads: int | None) -> int:
     """Serve the resolved model on 127.0.0.1:``port`` until Ctrl-C (130) or SIGTERM (0).
+    The model file: ``model_file`` (``--model-file``), else ``MINIPI_MODEL_FILE``, else the
+    config file's ``model_file``, else the default model.
 
     Prints to stderr: any notice of the model resolution (a tiny demo model, a failed
     download), then one line with the model, its file and the URL once ``/v1/models``
@@ -40,9 +42,12 @@ def serve(model_file: str | None, port: int, n_ctx: int, threads: int | None) ->
     model file, a missing ``local`` extra, an engine that does not start; ``ModelError``
     (exit 1) if the engine dies while serving.
     """
+    from minipi.cli.settings import resolve_one
+
     if port:
         check_port(port)
-    choice = explicit_model(model_file, os.environ)
+    named, source = resolve_one("model_file", model_file, os.environ)
+    choice = explicit_model(named, os.environ, source.removeprefix("env "))
     require_local_extra()  # before a download that would be of no use
     with _sigterm_raises():
         try:

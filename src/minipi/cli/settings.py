@@ -1,66 +1,57 @@
-"""The CLI's one settings chain: parsed flags (``RunOptions``) > QWEN_* > OPENAI_* > defaults.
+"""The CLI's one settings chain: for each key of ``minipi.cli.keys``, the flag > the
+environment (QWEN_* before OPENAI_*) > the config file > the library's default.
 
-``resolve_settings`` is the only place the environment is read for a run; what it returns
-(``minipi.assemble.Settings``) is all the rest of the CLI looks at.
+``resolve`` is the only place the environment is read for a run, and says where each value
+came from (``minipi config`` shows it); ``resolve_settings`` turns it into the
+``minipi.assemble.Settings`` that all the rest of the CLI looks at.
+
+An endpoint (``base_url``) and a local model file (``model_file``) exclude each other: the
+command line beats the environment, and any other pair (both flags, both in one layer, one in
+the config file) is a usage error naming both sources.
 """
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from minipi.agent.config import EvidenceMode
-from minipi.ai.types import Wire
-from minipi.assemble import DEFAULT_INSTRUCTIONS, ApproveMode, Settings
+import click
+
+from minipi.assemble import DEFAULT_INSTRUCTIONS, Settings
 from minipi.cli.config import UserConfig, load_config
+from minipi.cli.keys import KEYS, Key, by_name
 from minipi.errors import ConfigError
 
 if TYPE_CHECKING:
     from minipi.cli.mcp import McpOptions
 
-__all__ = ["RunOptions", "data_dir", "project_root", "resolve_settings"]
+__all__ = [
+    "Resolved",
+    "RunOptions",
+    "data_dir",
+    "project_root",
+    "resolve",
+    "resolve_one",
+    "resolve_settings",
+]
+
+_OFF = ("0", "false", "no", "off")
+_FLAG, _ENV, _FILE, _DEFAULT = 3, 2, 1, 0
 
 
 @dataclass(frozen=True)
 class RunOptions:
-    """The flags of ``ask`` and ``chat`` as parsed (None: not given)."""
+    """The flags of ``ask``, ``chat`` and ``batch`` as parsed."""
 
     project: Path | None = None
     """The project root (None: the current directory, said so)."""
     allow_broad_root: bool = False
     """Let ``/`` or the home directory itself be the root."""
-    system: str | None = None
-    """The user's own instructions, added after minipi's."""
-    base_url: str | None = None
-    model: str | None = None
-    api_key: str | None = None
-    wire: str | None = None
-    max_turns: int | None = None
-    """None: the config file's, else 8."""
-    max_tool_calls: int | None = None
-    max_calls_per_reply: int | None = None
-    """None: the config file's, else 32."""
-    max_seconds: float | None = None
-    required_tools: tuple[str, ...] = ()
-    approve: str | None = None
-    """``deny`` (read-only: tools that change things are not offered), ``ask`` or ``all``;
-    None: ``deny``."""
     json: bool = False
     trace: Path | None = None
-    temperature: float | None = None
-    allow: tuple[str, ...] = ()
-    model_file: str | None = None
-    guided: bool | None = None
-    stream: bool | None = None
-    timeout: float | None = None
-    max_response_mb: int | None = None
-    context_tokens: int | None = None
-    evidence: str | None = None
-    """``off``, ``warn`` or ``require`` (None: ``MINIPI_EVIDENCE``, else ``warn``)."""
     session: str | None = None
     """Save the conversation under this name (created, or resumed with its history)."""
     resume: bool = False
@@ -69,11 +60,25 @@ class RunOptions:
     """Where sessions are kept; None: ``$MINIPI_DATA_DIR``, XDG data home, ~/.local/share."""
     mcp: McpOptions | None = None
     """MCP servers whose tools the run offers (their stderr logs go to the data directory)."""
+    flags: Mapping[str, Any] = field(default_factory=dict)
+    """The settings given on the command line, by key of ``minipi.cli.keys`` (``max_turns``,
+    ``base_url``...): only those given."""
 
     @property
     def root(self) -> Path:
         """``project``, or the current directory."""
         return self.project if self.project is not None else Path(".")
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """Each setting's value and where it came from: ``--flag``, ``env VAR``,
+    ``config file PATH`` or ``default``."""
+
+    values: dict[str, Any]
+    sources: dict[str, str]
+    layers: dict[str, int]
+    file: UserConfig
 
 
 def data_dir(env: Mapping[str, str]) -> Path:
@@ -87,98 +92,110 @@ def data_dir(env: Mapping[str, str]) -> Path:
     return Path.home() / ".local" / "share" / "minipi"
 
 
-def _first(*values: str | None) -> str | None:
-    return next((v for v in values if v), None)
-
-
-def resolve_settings(options: RunOptions, env: Mapping[str, str] | None = None) -> Settings:
-    """Merge the flags, the environment and the config file (in that order of precedence);
-    ConfigError for values that make no sense."""
+def resolve(flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> Resolved:
+    """Every key of the table: the flag, else the first variable set, else the config file,
+    else the default; values from the environment and the file are checked as a flag's are
+    (``ConfigError`` naming the source)."""
     env = os.environ if env is None else env
     file = load_config(env)
-    return Settings(
-        **_endpoint(options, env, file),
-        **_budgets(options, file),
-        instructions=_instructions(_first(options.system, file.get("system"))),
-        guided=options.guided,
-        required_tools=options.required_tools,
-        context_tokens=options.context_tokens,
-        evidence=_evidence(
-            _first(options.evidence, env.get("MINIPI_EVIDENCE"), file.get("evidence")) or "warn"
-        ),
-        approve=_approve(_first(options.approve, file.get("approve")) or "deny"),
-        allow=options.allow,
+    resolved = Resolved({}, {}, {}, file)
+    for key in KEYS:
+        value, source, layer = _one(key, flags, env, file)
+        resolved.values[key.name] = value
+        resolved.sources[key.name] = source
+        resolved.layers[key.name] = layer
+    _one_model(resolved)
+    return resolved
+
+
+def resolve_one(name: str, flag: Any, env: Mapping[str, str]) -> tuple[Any, str]:
+    """One key's value and source, as ``resolve`` finds it (``flag`` None: not given)."""
+    flags = {} if flag is None else {name: flag}
+    value, source, _ = _one(by_name(name), flags, env, load_config(env))
+    return value, source
+
+
+def _one(
+    key: Key, flags: Mapping[str, Any], env: Mapping[str, str], file: UserConfig
+) -> tuple[Any, str, int]:
+    if key.name in flags:
+        return flags[key.name], key.flag or key.name, _FLAG
+    for name in key.envs:
+        text = env.get(name, "").strip()
+        if text:
+            return _checked(key, text, name), f"env {name}", _ENV
+    if key.file and file.get(key.name) is not None:
+        source = f"{key.name} in the config file {file.path}"
+        return _checked(key, file.get(key.name), source), f"config file {file.path}", _FILE
+    return key.default, "default", _DEFAULT
+
+
+def _checked(key: Key, value: Any, source: str) -> Any:
+    """``value`` from ``source`` through the key's check, as a flag's value would be."""
+    if key.switch and isinstance(value, str):
+        return value.lower() not in _OFF
+    if key.kind is None or isinstance(value, bool):
+        return value
+    try:
+        return key.kind.convert(value, None, None)
+    except click.BadParameter as error:
+        if isinstance(key.kind, click.Choice):
+            *rest, last = (str(choice) for choice in key.kind.choices)
+            raise ConfigError(
+                f"{source} must be {', '.join(rest)} or {last}, not {value!r}"
+            ) from None
+        raise ConfigError(f"{source}: {error.format_message()}") from None
+
+
+def _one_model(resolved: Resolved) -> None:
+    """An endpoint or a local model file, not both: the command line beats the environment;
+    any other pair is a usage error naming both sources."""
+    values, layers, sources = resolved.values, resolved.layers, resolved.sources
+    if values["base_url"] is None or values["model_file"] is None:
+        return
+    pair = {layers["base_url"], layers["model_file"]}
+    if pair == {_FLAG, _ENV}:
+        loser = "model_file" if layers["base_url"] == _FLAG else "base_url"
+        winner = "base_url" if loser == "model_file" else "model_file"
+        values[loser] = None
+        sources[loser] = f"not used: {sources[winner]} given ({sources[loser]})"
+        return
+    raise ConfigError(
+        f"{sources['base_url']} names an endpoint ({_where(resolved, 'base_url')}) and "
+        f"{sources['model_file']} a local model file ({values['model_file']}): minipi uses one "
+        "of them; drop the one you do not mean",
+        code="conflicting_settings",
     )
 
 
-def _endpoint(options: RunOptions, env: Mapping[str, str], file: UserConfig) -> dict[str, Any]:
-    """Where the model is and how to talk to it."""
-    url = _first(options.base_url, env.get("QWEN_BASE_URL"), env.get("OPENAI_BASE_URL"))
-    url = url or file.get("base_url")
-    named = _first(options.wire, env.get("MINIPI_WIRE"), file.get("wire")) or "chat"
-    if named not in ("chat", "responses"):
-        raise ConfigError(f"unknown wire {named!r}: use chat or responses")
-    wire: Wire = "responses" if named == "responses" else "chat"
-    model_file = _first(options.model_file, file.get("model_file"))
-    key = _first(options.api_key, env.get("QWEN_API_KEY"), env.get("OPENAI_API_KEY"))
-    if key is None and url is not None and model_file is None:
-        key = file.api_key()  # the key command runs only for an endpoint that needs one
-    model = _first(options.model, env.get("QWEN_MODEL"), env.get("OPENAI_MODEL"))
-    temperature = _pick(options.temperature, file.get("temperature"))
-    return {
-        "base_url": url,
-        "model": model or file.get("model"),
-        "api_key": key,
-        "wire": wire,
-        "request_options": _request_options(env, wire, temperature),
-        "stream": _stream(options.stream, env, file),
-        "timeout": _positive(_pick(options.timeout, file.get("timeout")), "timeout"),
-        "max_response_mb": int(_pick(options.max_response_mb, file.get("max_response_mb"), 16)),
-        "model_file": model_file,
+def _where(resolved: Resolved, name: str) -> str:
+    from minipi.ai.baseurl import split_base_url
+
+    return split_base_url(str(resolved.values[name]))[0]
+
+
+def resolve_settings(options: RunOptions, env: Mapping[str, str] | None = None) -> Settings:
+    """The run's ``Settings`` from the flags, the environment and the config file."""
+    resolved = resolve(options.flags, env)
+    values = resolved.values
+    api_key = values["api_key"]
+    if api_key is None and values["base_url"] is not None:
+        api_key = resolved.file.api_key()  # the key command runs only for an endpoint
+    given = {
+        key.name: values[key.name]
+        for key in KEYS
+        if key.name in _SETTINGS and values[key.name] is not None
     }
+    return Settings(
+        **given,
+        api_key=api_key,
+        model_file_origin=resolved.sources["model_file"].removeprefix("env "),
+        instructions=_instructions(values["system"]),
+        request_options=_request_options(values),
+    )
 
 
-def _budgets(options: RunOptions, file: UserConfig) -> dict[str, Any]:
-    per_reply = _pick(options.max_calls_per_reply, file.get("max_calls_per_reply"), 32)
-    return {
-        "max_turns": int(_pick(options.max_turns, file.get("max_turns"), 8)),
-        "max_tool_calls": options.max_tool_calls,
-        "max_calls_per_reply": int(per_reply),
-        "max_seconds": _positive(
-            _pick(options.max_seconds, file.get("max_seconds")), "max_seconds"
-        ),
-    }
-
-
-def _pick(*values: Any) -> Any:
-    """The first value that is set (not None)."""
-    return next((v for v in values if v is not None), None)
-
-
-def _positive(value: Any, key: str) -> float | None:
-    """A number of seconds from a flag or the config file: finite, positive, sensible."""
-    if value is None:
-        return None
-    number = float(value)
-    if not math.isfinite(number) or not 0 < number <= 86_400:
-        raise ConfigError(f"{key} must be a number of seconds above 0 and at most 86400")
-    return number
-
-
-def _stream(flag: bool | None, env: Mapping[str, str], file: UserConfig) -> bool:
-    if flag is not None:
-        return flag
-    if "MINIPI_STREAM" in env:
-        return env["MINIPI_STREAM"] not in _OFF
-    configured = file.get("stream")
-    return True if configured is None else bool(configured)
-
-
-def _instructions(system: str | None) -> str:
-    """minipi's instructions, then the user's own (``--system``)."""
-    if system and system.strip():
-        return DEFAULT_INSTRUCTIONS + "\n\n" + system.strip()
-    return DEFAULT_INSTRUCTIONS
+_SETTINGS = frozenset(f.name for f in fields(Settings)) - {"api_key"}
 
 
 def project_root(options: RunOptions, env: Mapping[str, str] | None = None) -> Path:
@@ -201,38 +218,23 @@ def project_root(options: RunOptions, env: Mapping[str, str] | None = None) -> P
     return root
 
 
-def _approve(value: str) -> ApproveMode:
-    modes: dict[str, ApproveMode] = {"deny": "deny", "ask": "ask", "all": "all"}
-    if value in modes:
-        return modes[value]
-    raise ConfigError(f"--approve takes deny, ask or all, not {value!r}")
+def _instructions(system: str | None) -> str:
+    """minipi's instructions, then the user's own (``--system``)."""
+    if system and system.strip():
+        return DEFAULT_INSTRUCTIONS + "\n\n" + system.strip()
+    return DEFAULT_INSTRUCTIONS
 
 
-def _evidence(value: str) -> EvidenceMode:
-    modes: dict[str, EvidenceMode] = {"off": "off", "warn": "warn", "require": "require"}
-    if value in modes:
-        return modes[value]
-    raise ConfigError(f"MINIPI_EVIDENCE must be off, warn or require, not {value!r}")
-
-
-_OFF = ("0", "false", "no", "off")
-
-
-def _request_options(
-    env: Mapping[str, str], wire: str, temperature: float | None
-) -> dict[str, Any]:
+def _request_options(values: Mapping[str, Any]) -> dict[str, Any]:
     options: dict[str, Any] = {}
-    reasoning = env.get("QWEN_REASONING")
+    reasoning = values["reasoning"]
     if reasoning:
-        if wire == "responses":
+        if values["wire"] == "responses":
             options["reasoning"] = {"effort": reasoning}
         else:
             options["reasoning_effort"] = reasoning
-    max_tokens = env.get("QWEN_MAX_OUTPUT_TOKENS")
-    if max_tokens:
-        if not max_tokens.isdigit():
-            raise ConfigError(f"QWEN_MAX_OUTPUT_TOKENS must be a number, got {max_tokens!r}")
-        options["max_output_tokens"] = int(max_tokens)
-    if temperature is not None:
-        options["temperature"] = temperature
+    if values["max_output_tokens"] is not None:
+        options["max_output_tokens"] = values["max_output_tokens"]
+    if values["temperature"] is not None:
+        options["temperature"] = values["temperature"]
     return options

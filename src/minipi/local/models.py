@@ -214,12 +214,14 @@ def find_smollm2() -> Path | None:
     return None
 
 
-def explicit_model(model_file: str | None, env: Mapping[str, str]) -> ModelChoice | None:
-    """The file named by ``model_file`` (``--model-file``), else by ``MINIPI_MODEL_FILE``, after
+def explicit_model(
+    model_file: str | None, env: Mapping[str, str], origin: str = "--model-file"
+) -> ModelChoice | None:
+    """The file named by ``model_file`` (from ``origin``), else by ``MINIPI_MODEL_FILE``, after
     ``check_gguf``; None when neither names one. Needs nothing installed, so a bad file is
     reported before anything else is checked."""
     if model_file:
-        origin, value = "--model-file", model_file
+        value = model_file
     elif env.get("MINIPI_MODEL_FILE"):
         origin, value = "MINIPI_MODEL_FILE", env["MINIPI_MODEL_FILE"]
     else:
