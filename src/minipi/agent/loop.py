@@ -1,11 +1,13 @@
 """The agent loop: ask the model, run the calls it asks for, feed results back, repeat.
 
-First the opening calls, if any (``AgentConfig.opening_calls``, turn 0). Each turn: check
-the budgets and fit the context (``_before_request``) -> ask the model (``_Run.ask``) ->
-decide what the reply means (``decide``) -> run its calls (``_execute``) -> append the
-results. Every phase returns a decision; ``_Run.finish`` is the one place a
-run ends, with a code from ``minipi.agent.ends.END_CODES``. A run ends ``succeeded`` only
-when the model answers and every call it asked for was answered.
+First the opening calls, if any (``AgentConfig.opening_calls``, turn 0). Each turn: the
+rules before the request (budgets, the context fit) -> ask the model (``_Run.ask``, the
+request as the rules shape it) -> decide what the reply means -> run its calls
+(``_execute``, each screened and observed by the rules) or let the rules accept the answer.
+The loop knows the rules only as ``Rules`` (``minipi.agent.rules``), whose hooks it calls at
+these points. Every phase returns a decision (``minipi.agent.decisions``); ``_Run.finish``
+is the one place a run ends, with a code from ``minipi.agent.ends.END_CODES``. A run ends
+``succeeded`` only when the model answers and every call it asked for was answered.
 """
 
 from __future__ import annotations
@@ -16,9 +18,8 @@ import time
 from collections.abc import Sequence
 
 from minipi.agent.config import AgentConfig
-from minipi.agent.context import Fitted
-from minipi.agent.decide import Answer, Reply, decide
-from minipi.agent.ends import End
+from minipi.agent.decide import Reply
+from minipi.agent.decisions import End, FinalAnswer, Note, Nudge, Retry, RunTools
 from minipi.agent.events import (
     AgentEvent,
     AssistantText,
@@ -33,9 +34,10 @@ from minipi.agent.events import (
     SinkFailed,
     TurnStart,
 )
-from minipi.agent.execute import Outcome, Toolbox
+from minipi.agent.execute import CallOutcome, Toolbox
+from minipi.agent.hooks import RunView
 from minipi.agent.result import RunResult
-from minipi.agent.rules import Nudge, Retry, Rules
+from minipi.agent.rules import Rules
 from minipi.agent.tools import AgentTool
 from minipi.ai.types import (
     Delta,
@@ -75,7 +77,7 @@ def run_agent(
     except KeyboardInterrupt:
         outcome = End("cancelled", "cancelled by the user")
     except _OutOfTime:
-        outcome = run.rules.clock.end()
+        outcome = run.rules.deadline.end()
     except ModelError as error:
         outcome = End(error.code, error.message)
     except SinkFailed as failed:
@@ -83,50 +85,30 @@ def run_agent(
     return run.finish(outcome)
 
 
-def _loop(run: _Run) -> Answer | End:
-    opening = run.opening_calls()
-    if opening:
-        run.history.extend(opening)
-        run.emit(ItemsAdded(run.turns, opening))
-        stop = _execute(run, opening)
-        if stop is not None:
-            return stop
-    while True:
-        stop = _before_request(run)
-        if stop is not None:
-            return stop
-        reply = run.ask()
-        decision = decide(reply, run.rules.retry)
-        if isinstance(decision, Retry):
-            run.emit(Notice(run.turns, decision.reason, "retry"))
-            continue
-        if isinstance(decision, End):
-            return decision
-        run.keep(reply)
-        if isinstance(decision, Answer):
-            verdict = run.rules.accept(decision.text, run.history)
-            if not isinstance(verdict, Nudge):
-                return verdict or decision
-            run.nudge(verdict)
-            continue
-        stop = _execute(run, decision.calls)
-        if stop is not None:
-            return stop
+def _loop(run: _Run) -> FinalAnswer | End:
+    stop: FinalAnswer | End | None = _execute(run, run.open())
+    while stop is None:
+        stop = run.rules.before_request(run.view(), run.note) or _turn(run)
+    return stop
 
 
-def _before_request(run: _Run) -> End | None:
-    """The budgets checked before each model request, and the context fit."""
-    limit = run.config.max_turns
-    if run.turns >= limit:
-        return End("max_turns", f"no final answer after {limit} model requests")
-    if run.rules.clock.passed():
-        return run.rules.clock.end()
-    fit = run.rules.context.before_request(run.history)
-    if isinstance(fit, Fitted):
-        run.rules.repeats.forget(fit.shortened)  # a shortened result may be asked for again
-        run.emit(Notice(run.turns, fit.notice(), "context_shortened"))
+def _turn(run: _Run) -> FinalAnswer | End | None:
+    """One request and what its reply means; None: ask again."""
+    reply = run.ask()
+    decision = run.rules.decide(reply)
+    if isinstance(decision, Retry):
+        run.emit(Notice(run.turns, decision.reason, "retry"))
         return None
-    return fit
+    if isinstance(decision, End):
+        return decision
+    run.keep(reply)
+    if isinstance(decision, RunTools):
+        return _execute(run, decision.calls)
+    verdict = run.rules.accept(decision.text, run.view())
+    if isinstance(verdict, Nudge):
+        run.nudge(verdict)
+        return None
+    return verdict or decision
 
 
 def _execute(run: _Run, calls: Sequence[FunctionCall]) -> End | None:
@@ -134,9 +116,11 @@ def _execute(run: _Run, calls: Sequence[FunctionCall]) -> End | None:
     rule's ``End`` takes effect."""
     stop: End | None = None
     limit = run.config.max_calls_per_reply
-    deadline = run.rules.clock.at
-    for outcome in run.tools.run(calls[:limit], run.rules, run.turns, run.emit, deadline):
-        stop = stop or run.rules.observe(outcome.call, outcome.result, outcome.ran)
+    # The deadline is the one rule a running handler is not waited for past.
+    running = run.tools.run(calls[:limit], run.rules, run.view(), run.emit, run.rules.deadline.at)
+    for outcome in running:
+        end = run.rules.observe(outcome, run.view())
+        stop = stop or end
         run.deliver(outcome)
     if len(calls) > limit:
         run.refuse(calls[limit:], limit)
@@ -176,40 +160,48 @@ class _Run:
     def emit(self, event: AgentEvent) -> None:
         self.sink(event)
 
-    def opening_calls(self) -> tuple[FunctionCall, ...]:
-        """``AgentConfig.opening_calls`` as this run's first calls (turn 0), or none: the
-        history already holds a tool result."""
+    def note(self, note: Note) -> None:
+        self.emit(Notice(self.turns, note.text, note.code))
+
+    def view(self) -> RunView:
+        return self.rules.view(self.history, self.turns, self.tools.executed)
+
+    def open(self) -> tuple[FunctionCall, ...]:
+        """``AgentConfig.opening_calls`` as this run's first calls (turn 0), added to the
+        history; or none: the history already holds a tool result."""
         if any(isinstance(item, FunctionCallOutput) for item in self.history):
             return ()
-        return tuple(
+        opening = tuple(
             FunctionCall(f"call_opening_{n}", name, json.dumps(dict(arguments)))
             for n, (name, arguments) in enumerate(self.config.opening_calls, 1)
         )
+        if opening:
+            self.history.extend(opening)
+            self.emit(ItemsAdded(self.turns, opening))
+        return opening
 
     def ask(self) -> Reply:
-        """Send the next request; the reply, read once (a broken stream is a reply too)."""
+        """Send the next request, as the rules shape it; the reply, read once (a broken
+        stream is a reply too)."""
         self.turns += 1
-        self.rules.evidence.begin_reply()
-        choice = self.rules.required.choice()
-        items = self.rules.context.view(self.history)
-        request = ModelRequest(
-            items=items,
+        view = self.view()
+        asked = ModelRequest(
+            items=view.history,
             instructions=self.config.instructions,
             tools=self.tools.specs,
-            tool_choice=choice,
             parallel_tool_calls=self.config.parallel_tool_calls,
-            options=self.rules.retry.options(self.config.request_options),
+            options=self.config.request_options,
             on_delta=self._on_delta,
-            deadline=self.rules.clock.at,
         )
-        self.emit(TurnStart(self.turns, choice, items))
+        request = self.rules.request(asked, view)
+        self.emit(TurnStart(self.turns, request.tool_choice, request.items))
         started = time.perf_counter()
         try:
             response = self.client.create(request)
         except ModelStreamError as error:  # dropped: its partial reply is never used
             return Reply(None, failure=error)
         self.usage += response.usage
-        self.rules.context.observe(items, response.usage.input_tokens)
+        self.rules.responded(request, response)
         self.emit(ModelResponded(self.turns, response, time.perf_counter() - started))
         calls = tuple(parse_function_calls(response.items))
         return Reply(response, output_text(response.items), calls)
@@ -219,35 +211,32 @@ class _Run:
         assert reply.response is not None
         if reply.text:
             self.emit(AssistantText(self.turns, reply.text))
-        self.history.extend(reply.response.items)
-        self.emit(ItemsAdded(self.turns, reply.response.items))
+        self.add(*reply.response.items)
 
     def nudge(self, nudge: Nudge) -> None:
         """Tell the model what is wrong with its answer, as a user message, before asking."""
-        message = Message("user", nudge.message)
-        self.history.append(message)
         self.emit(Notice(self.turns, nudge.notice, "nudge"))
-        self.emit(ItemsAdded(self.turns, (message,)))
+        self.add(Message("user", nudge.message))
 
     def refuse(self, calls: Sequence[FunctionCall], limit: int) -> None:
         """Answer the calls beyond the per-reply limit at once, with one notice for them all."""
         note = f"error [too_many_calls]: not run: at most {limit} calls a reply; ask again"
-        outputs = tuple(FunctionCallOutput(c.call_id, note, is_error=True) for c in calls)
-        self.history.extend(outputs)
         shown = f"{len(calls)} more calls of this reply were not run (at most {limit} a reply)"
         self.emit(Notice(self.turns, shown, "too_many_calls"))
-        self.emit(ItemsAdded(self.turns, outputs))
+        self.add(*(FunctionCallOutput(c.call_id, note, is_error=True) for c in calls))
 
-    def deliver(self, outcome: Outcome) -> None:
+    def deliver(self, outcome: CallOutcome) -> None:
         """Append one call's result (cut to what the context can hold)."""
         result = outcome.result
-        content = self.rules.context.cut(result.content)
+        content = self.rules.cut(result.content)
         call_id = outcome.call.call.call_id
-        output = FunctionCallOutput(call_id, content, result.choices, result.is_error, result.gone)
-        self.history.append(output)
-        self.emit(ItemsAdded(self.turns, (output,)))
+        self.add(FunctionCallOutput(call_id, content, result.choices, result.is_error, result.gone))
 
-    def finish(self, outcome: Answer | End) -> RunResult:
+    def add(self, *items: Item) -> None:
+        self.history.extend(items)
+        self.emit(ItemsAdded(self.turns, items))
+
+    def finish(self, outcome: FinalAnswer | End) -> RunResult:
         """End the run: answer the calls left open, make the result, send ``RunEnd``."""
         if isinstance(outcome, End):
             closed = _close_open_calls(self.history, outcome, self.tools.started)
@@ -262,25 +251,23 @@ class _Run:
             self.emit(RunEnd(result))
         return result
 
-    def _result(self, outcome: Answer | End) -> RunResult:
+    def _result(self, outcome: FinalAnswer | End) -> RunResult:
         end = outcome if isinstance(outcome, End) else None
         return RunResult(
             status=end.status if end else "succeeded",
-            answer=outcome.text if isinstance(outcome, Answer) else "",
+            answer=outcome.text if isinstance(outcome, FinalAnswer) else "",
             items=tuple(self.history),
             usage=self.usage,
             turns=self.turns,
             tool_calls=self.tools.executed,
             code=end.code if end else None,
             error=end.detail if end else None,
-            evidence=self.rules.evidence.last,
+            evidence=self.rules.evidence,
         )
 
     def _on_delta(self, delta: Delta) -> None:
         self.emit(ModelDelta(self.turns, delta))
-        if delta.kind == "text":
-            self.rules.evidence.streamed(delta.text, self.history)
-        if self.rules.clock.passed():  # a slow stream does not outlive the run's wall-clock budget
+        if self.rules.deadline.passed():  # a slow stream does not outlive the run's budget
             raise _OutOfTime
 
 

@@ -41,11 +41,14 @@ class ToolResult:
     ``gone`` maps a kind to values the tool has just shown to no longer exist (a moved file's
     old path); guided mode stops offering them. Neither is sent to the model.
     ``changed`` says the call changed state (a file moved), so earlier reads may be stale.
+    ``denied``: a person said no at the call's approval prompt (set only by the approval
+    path, ``denial``: unlike the code ``user_denied``, no tool can claim it by its text).
     """
 
     content: str
     is_error: bool = False
     code: str | None = None
+    denied: bool = False
     choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     changed: bool = False
     gone: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
@@ -53,6 +56,13 @@ class ToolResult:
     @classmethod
     def error(cls, code: str, message: str) -> ToolResult:
         return cls(f"error [{code}]: {message}", is_error=True, code=code)
+
+    @classmethod
+    def denial(cls, message: str) -> ToolResult:
+        """The answer to a call a person refused at its approval prompt (``user_denied``)."""
+        return cls(
+            f"error [user_denied]: {message}", is_error=True, code="user_denied", denied=True
+        )
 
 
 ToolHandler = Callable[[Mapping[str, Any]], "str | ToolResult"]
@@ -181,7 +191,7 @@ def needs_approval(
         except (EOFError, OSError, TimeoutError):
             allowed = False
         if not allowed:
-            return ToolResult.error("user_denied", f"the user did not approve this {tool.name}")
+            return ToolResult.denial(f"the user did not approve this {tool.name}")
         return tool.handler(arguments)
 
     return replace(tool, handler=handler, mutating=True)
