@@ -10,20 +10,22 @@ in the caller's thread. Events are sent from the caller's thread only.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from minipi.agent.config import AgentConfig, checked_tools
+from minipi.agent.decisions import End
 from minipi.agent.events import EventSink, ToolCallStarted, ToolExecuting, ToolResultReady
 from minipi.agent.hooks import Checked, Rule, RunView
 from minipi.agent.rules import Rules, call_key
 from minipi.agent.tools import AgentTool, ToolResult, parse_arguments
 from minipi.ai.textcalls import INVALID_CALL_NAME
-from minipi.ai.types import FunctionCall, JsonObject
+from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, JsonObject
 
-__all__ = ["CallOutcome", "Toolbox"]
+__all__ = ["CallOutcome", "Toolbox", "beyond_limit", "close_open_calls", "opening_calls"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,3 +193,40 @@ def _run_one(p: _Prepared) -> CallOutcome:
     start = time.perf_counter()
     result = p.call.tool.execute(p.arguments, validated=True)
     return CallOutcome(p.call, result, True, seconds=time.perf_counter() - start)
+
+
+def opening_calls(config: AgentConfig, history: Sequence[Item]) -> tuple[FunctionCall, ...]:
+    """``AgentConfig.opening_calls`` as a run's first calls (turn 0), or none: the history
+    already holds a tool result."""
+    if any(isinstance(item, FunctionCallOutput) for item in history):
+        return ()
+    return tuple(
+        FunctionCall(f"call_opening_{n}", name, json.dumps(dict(arguments)))
+        for n, (name, arguments) in enumerate(config.opening_calls, 1)
+    )
+
+
+def beyond_limit(calls: Sequence[FunctionCall], limit: int) -> tuple[FunctionCallOutput, ...]:
+    """The answers to the calls of a reply beyond its ``limit``: not run."""
+    note = f"error [too_many_calls]: not run: at most {limit} calls a reply; ask again"
+    return tuple(FunctionCallOutput(c.call_id, note, is_error=True) for c in calls)
+
+
+def close_open_calls(
+    history: list[Item], end: End, started: set[str]
+) -> tuple[FunctionCallOutput, ...]:
+    """Answer every call that has no result yet, so the history stays valid to send again:
+    a call whose handler had begun when the run was cancelled may have done its work."""
+    answered = {i.call_id for i in history if isinstance(i, FunctionCallOutput)}
+    closed: list[FunctionCallOutput] = []
+    for item in history:
+        if isinstance(item, FunctionCall) and item.call_id not in answered:
+            if end.status != "cancelled":
+                note = f"not executed: {end.detail}"
+            elif item.call_id in started:
+                note = "interrupted: outcome unknown, verify before retrying"
+            else:
+                note = "not executed: interrupted before it ran"
+            closed.append(FunctionCallOutput(item.call_id, note, is_error=True))
+    history.extend(closed)
+    return tuple(closed)

@@ -13,7 +13,6 @@ is the one place a run ends, with a code from ``minipi.agent.ends.END_CODES``. A
 from __future__ import annotations
 
 import contextlib
-import json
 import time
 from collections.abc import Sequence
 
@@ -34,7 +33,7 @@ from minipi.agent.events import (
     SinkFailed,
     TurnStart,
 )
-from minipi.agent.execute import CallOutcome, Toolbox
+from minipi.agent.execute import CallOutcome, Toolbox, beyond_limit, close_open_calls, opening_calls
 from minipi.agent.hooks import RunView
 from minipi.agent.result import RunResult
 from minipi.agent.rules import Rules
@@ -86,7 +85,9 @@ def run_agent(
 
 
 def _loop(run: _Run) -> FinalAnswer | End:
-    stop: FinalAnswer | End | None = _execute(run, run.open())
+    opening = opening_calls(run.config, run.history)  # turn 0
+    run.add(*opening)
+    stop: FinalAnswer | End | None = _execute(run, opening)
     while stop is None:
         stop = run.rules.before_request(run.view(), run.note) or _turn(run)
     return stop
@@ -97,7 +98,7 @@ def _turn(run: _Run) -> FinalAnswer | End | None:
     reply = run.ask()
     decision = run.rules.decide(reply)
     if isinstance(decision, Retry):
-        run.emit(Notice(run.turns, decision.reason, "retry"))
+        run.note(Note(decision.reason, "retry"))
         return None
     if isinstance(decision, End):
         return decision
@@ -105,8 +106,9 @@ def _turn(run: _Run) -> FinalAnswer | End | None:
     if isinstance(decision, RunTools):
         return _execute(run, decision.calls)
     verdict = run.rules.accept(decision.text, run.view())
-    if isinstance(verdict, Nudge):
-        run.nudge(verdict)
+    if isinstance(verdict, Nudge):  # told as a user message, then asked again
+        run.note(Note(verdict.notice, "nudge"))
+        run.add(Message("user", verdict.message))
         return None
     return verdict or decision
 
@@ -122,8 +124,15 @@ def _execute(run: _Run, calls: Sequence[FunctionCall]) -> End | None:
         end = run.rules.observe(outcome, run.view())
         stop = stop or end
         run.deliver(outcome)
-    if len(calls) > limit:
-        run.refuse(calls[limit:], limit)
+    if len(calls) > limit:  # answered at once, with one notice for them all
+        run.note(
+            Note(
+                f"{len(calls) - limit} more calls of this reply were not run "
+                f"(at most {limit} a reply)",
+                "too_many_calls",
+            )
+        )
+        run.add(*beyond_limit(calls[limit:], limit))
     return stop
 
 
@@ -147,10 +156,8 @@ class _Run:
         self.config = config
         self.tools = Toolbox(tools, config)
         self.rules = Rules.for_run(config, self.tools.specs)
-        if isinstance(question_or_history, str):
-            self.history: list[Item] = [Message("user", question_or_history)]
-        else:
-            self.history = list(question_or_history)
+        asked = question_or_history
+        self.history: list[Item] = [Message("user", asked)] if isinstance(asked, str) else [*asked]
         self.sink = GuardedSink(on_event)
         self.turns = 0
         self.usage = Usage()
@@ -165,20 +172,6 @@ class _Run:
 
     def view(self) -> RunView:
         return self.rules.view(self.history, self.turns, self.tools.executed)
-
-    def open(self) -> tuple[FunctionCall, ...]:
-        """``AgentConfig.opening_calls`` as this run's first calls (turn 0), added to the
-        history; or none: the history already holds a tool result."""
-        if any(isinstance(item, FunctionCallOutput) for item in self.history):
-            return ()
-        opening = tuple(
-            FunctionCall(f"call_opening_{n}", name, json.dumps(dict(arguments)))
-            for n, (name, arguments) in enumerate(self.config.opening_calls, 1)
-        )
-        if opening:
-            self.history.extend(opening)
-            self.emit(ItemsAdded(self.turns, opening))
-        return opening
 
     def ask(self) -> Reply:
         """Send the next request, as the rules shape it; the reply, read once (a broken
@@ -213,18 +206,6 @@ class _Run:
             self.emit(AssistantText(self.turns, reply.text))
         self.add(*reply.response.items)
 
-    def nudge(self, nudge: Nudge) -> None:
-        """Tell the model what is wrong with its answer, as a user message, before asking."""
-        self.emit(Notice(self.turns, nudge.notice, "nudge"))
-        self.add(Message("user", nudge.message))
-
-    def refuse(self, calls: Sequence[FunctionCall], limit: int) -> None:
-        """Answer the calls beyond the per-reply limit at once, with one notice for them all."""
-        note = f"error [too_many_calls]: not run: at most {limit} calls a reply; ask again"
-        shown = f"{len(calls)} more calls of this reply were not run (at most {limit} a reply)"
-        self.emit(Notice(self.turns, shown, "too_many_calls"))
-        self.add(*(FunctionCallOutput(c.call_id, note, is_error=True) for c in calls))
-
     def deliver(self, outcome: CallOutcome) -> None:
         """Append one call's result (cut to what the context can hold)."""
         result = outcome.result
@@ -233,13 +214,14 @@ class _Run:
         self.add(FunctionCallOutput(call_id, content, result.choices, result.is_error, result.gone))
 
     def add(self, *items: Item) -> None:
-        self.history.extend(items)
-        self.emit(ItemsAdded(self.turns, items))
+        if items:
+            self.history.extend(items)
+            self.emit(ItemsAdded(self.turns, items))
 
     def finish(self, outcome: FinalAnswer | End) -> RunResult:
         """End the run: answer the calls left open, make the result, send ``RunEnd``."""
         if isinstance(outcome, End):
-            closed = _close_open_calls(self.history, outcome, self.tools.started)
+            closed = close_open_calls(self.history, outcome, self.tools.started)
             if closed:
                 with contextlib.suppress(SinkFailed):
                     self.emit(ItemsAdded(self.turns, closed))
@@ -252,18 +234,8 @@ class _Run:
         return result
 
     def _result(self, outcome: FinalAnswer | End) -> RunResult:
-        end = outcome if isinstance(outcome, End) else None
-        return RunResult(
-            status=end.status if end else "succeeded",
-            answer=outcome.text if isinstance(outcome, FinalAnswer) else "",
-            items=tuple(self.history),
-            usage=self.usage,
-            turns=self.turns,
-            tool_calls=self.tools.executed,
-            code=end.code if end else None,
-            error=end.detail if end else None,
-            evidence=self.rules.evidence,
-        )
+        counts = (self.turns, self.tools.executed)
+        return RunResult.ended(outcome, (*self.history,), self.usage, counts, self.rules.evidence)
 
     def _on_delta(self, delta: Delta) -> None:
         self.emit(ModelDelta(self.turns, delta))
@@ -274,23 +246,3 @@ class _Run:
 def _question(history: Sequence[Item]) -> str:
     users = (i.text for i in reversed(history) if isinstance(i, Message) and i.role == "user")
     return next(users, "")
-
-
-def _close_open_calls(
-    history: list[Item], end: End, started: set[str]
-) -> tuple[FunctionCallOutput, ...]:
-    """Answer every call that has no result yet, so the history stays valid to send again:
-    a call whose handler had begun when the run was cancelled may have done its work."""
-    answered = {i.call_id for i in history if isinstance(i, FunctionCallOutput)}
-    closed: list[FunctionCallOutput] = []
-    for item in history:
-        if isinstance(item, FunctionCall) and item.call_id not in answered:
-            if end.status != "cancelled":
-                note = f"not executed: {end.detail}"
-            elif item.call_id in started:
-                note = "interrupted: outcome unknown, verify before retrying"
-            else:
-                note = "not executed: interrupted before it ran"
-            closed.append(FunctionCallOutput(item.call_id, note, is_error=True))
-    history.extend(closed)
-    return tuple(closed)
