@@ -14,7 +14,13 @@ from typing import Any
 
 from minipi.agent.decisions import Decision, End, FinalAnswer, Retry, RunTools
 from minipi.agent.hooks import Rule, RunView
-from minipi.ai.types import FunctionCall, ModelRequest, ModelResponse
+from minipi.ai.types import (
+    FunctionCall,
+    ModelRequest,
+    ModelResponse,
+    output_text,
+    parse_function_calls,
+)
 from minipi.errors import ModelStreamError
 
 __all__ = ["Reply", "ReplyRetry", "decide"]
@@ -29,6 +35,11 @@ class Reply:
     text: str = ""
     calls: tuple[FunctionCall, ...] = ()
     failure: ModelStreamError | None = None
+
+    @classmethod
+    def of(cls, response: ModelResponse) -> Reply:
+        calls = tuple(parse_function_calls(response.items))
+        return cls(response, output_text(response.items), calls)
 
 
 @dataclass

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from minipi.agent.config import AgentConfig, checked_tools
-from minipi.agent.decisions import End
+from minipi.agent.decisions import End, Note
 from minipi.agent.events import EventSink, ToolCallStarted, ToolExecuting, ToolResultReady
 from minipi.agent.hooks import Checked, Rule, RunView
 from minipi.agent.rules import Rules, call_key
@@ -206,10 +206,15 @@ def opening_calls(config: AgentConfig, history: Sequence[Item]) -> tuple[Functio
     )
 
 
-def beyond_limit(calls: Sequence[FunctionCall], limit: int) -> tuple[FunctionCallOutput, ...]:
-    """The answers to the calls of a reply beyond its ``limit``: not run."""
+def beyond_limit(
+    calls: Sequence[FunctionCall], limit: int
+) -> tuple[Note, tuple[FunctionCallOutput, ...]]:
+    """The calls of a reply beyond its ``limit``, not run: one note for them all, and the
+    answer to each."""
+    told = f"{len(calls)} more calls of this reply were not run (at most {limit} a reply)"
     note = f"error [too_many_calls]: not run: at most {limit} calls a reply; ask again"
-    return tuple(FunctionCallOutput(c.call_id, note, is_error=True) for c in calls)
+    answers = tuple(FunctionCallOutput(c.call_id, note, is_error=True) for c in calls)
+    return Note(told, "too_many_calls"), answers
 
 
 def close_open_calls(

@@ -15,12 +15,12 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 
 from minipi.agent.config import AgentConfig
 from minipi.agent.decide import Reply
 from minipi.agent.decisions import End, FinalAnswer, Note, Nudge, Retry, RunTools
 from minipi.agent.events import (
-    AgentEvent,
     AssistantText,
     EventSink,
     GuardedSink,
@@ -47,8 +47,6 @@ from minipi.ai.types import (
     ModelClient,
     ModelRequest,
     Usage,
-    output_text,
-    parse_function_calls,
 )
 from minipi.errors import ModelError, ModelStreamError
 
@@ -125,14 +123,9 @@ def _execute(run: _Run, calls: Sequence[FunctionCall]) -> End | None:
         stop = stop or end
         run.deliver(outcome)
     if len(calls) > limit:  # answered at once, with one notice for them all
-        run.note(
-            Note(
-                f"{len(calls) - limit} more calls of this reply were not run "
-                f"(at most {limit} a reply)",
-                "too_many_calls",
-            )
-        )
-        run.add(*beyond_limit(calls[limit:], limit))
+        note, answers = beyond_limit(calls[limit:], limit)
+        run.note(note)
+        run.add(*answers)
     return stop
 
 
@@ -158,14 +151,19 @@ class _Run:
         self.rules = Rules.for_run(config, self.tools.specs)
         asked = question_or_history
         self.history: list[Item] = [Message("user", asked)] if isinstance(asked, str) else [*asked]
-        self.sink = GuardedSink(on_event)
+        self.emit: EventSink = GuardedSink(on_event)
         self.turns = 0
         self.usage = Usage()
+        self.asking = ModelRequest(  # each request: this, with the items, as the rules shape it
+            (),
+            config.instructions,
+            self.tools.specs,
+            parallel_tool_calls=config.parallel_tool_calls,
+            options=config.request_options,
+            on_delta=self._on_delta,
+        )
         offered = tuple(spec.name for spec in self.tools.specs)
         self.emit(RunStart(_question(self.history), client.model, offered))
-
-    def emit(self, event: AgentEvent) -> None:
-        self.sink(event)
 
     def note(self, note: Note) -> None:
         self.emit(Notice(self.turns, note.text, note.code))
@@ -178,15 +176,7 @@ class _Run:
         stream is a reply too)."""
         self.turns += 1
         view = self.view()
-        asked = ModelRequest(
-            items=view.history,
-            instructions=self.config.instructions,
-            tools=self.tools.specs,
-            parallel_tool_calls=self.config.parallel_tool_calls,
-            options=self.config.request_options,
-            on_delta=self._on_delta,
-        )
-        request = self.rules.request(asked, view)
+        request = self.rules.request(replace(self.asking, items=view.history), view)
         self.emit(TurnStart(self.turns, request.tool_choice, request.items))
         started = time.perf_counter()
         try:
@@ -196,8 +186,7 @@ class _Run:
         self.usage += response.usage
         self.rules.responded(request, response)
         self.emit(ModelResponded(self.turns, response, time.perf_counter() - started))
-        calls = tuple(parse_function_calls(response.items))
-        return Reply(response, output_text(response.items), calls)
+        return Reply.of(response)
 
     def keep(self, reply: Reply) -> None:
         """Append a usable reply to the history: the model's own items, verbatim."""
