@@ -4,6 +4,7 @@ knows its own refusals by identity, never by a code string a tool could return."
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -129,7 +130,7 @@ def test_the_budget_lets_through_only_what_is_left_of_it_in_one_reply() -> None:
     )
 
 
-def test_every_hook_reads_a_view_it_cannot_change() -> None:
+def test_a_rule_reads_the_run_through_a_view_it_cannot_change() -> None:
     views: list[RunView] = []
 
     class Keep(Rule):
@@ -142,6 +143,8 @@ def test_every_hook_reads_a_view_it_cannot_change() -> None:
         (tuple, 0, 0),
         (tuple, 1, 1),
     ]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        views[0].turns = 5  # type: ignore[misc]
 
 
 def test_a_change_that_returns_user_denied_unasked_failed_and_was_not_denied() -> None:

@@ -1,11 +1,11 @@
 """Running the calls of one reply: look each up, check its arguments, ask the rules, run it.
 
-Every call of the reply is screened before any runs (``Rules.screen``, with the view saying
-how many of its calls were let through before it); each ``CallOutcome`` says whether its
-handler ran, or which rule refused it (``refused_by``). Calls are answered in the model's
-order. Consecutive independent calls run together, at most
-``max_parallel_tools`` at a time; a ``mutating`` tool runs alone, after everything before it,
-in the caller's thread. Events are sent from the caller's thread only.
+Every call of the reply is screened before any runs (``Rules.screen``, the view saying how
+many of its calls were let through before it); each ``CallOutcome`` says whether its handler
+ran, or which rule refused it (``refused_by``). Calls are answered in the model's order.
+Consecutive independent calls run together, at most ``max_parallel_tools`` at a time; a
+``mutating`` tool runs alone, after everything before it, in the caller's thread. Events are
+sent from the caller's thread only.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from minipi.agent.hooks import Checked, Rule, RunView
 from minipi.agent.rules import Rules, call_key
 from minipi.agent.tools import AgentTool, ToolResult, parse_arguments
 from minipi.ai.textcalls import INVALID_CALL_NAME
-from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, JsonObject
+from minipi.ai.types import FunctionCall, FunctionCallOutput, Item
 
 __all__ = ["CallOutcome", "Toolbox", "beyond_limit", "close_open_calls", "opening_calls"]
 
@@ -44,7 +44,6 @@ class CallOutcome:
 @dataclass(frozen=True, slots=True)
 class _Prepared:
     call: Checked
-    arguments: JsonObject | None = None
     answer: ToolResult | None = None  # decided without running the tool
     refused_by: Rule | None = None
 
@@ -115,8 +114,8 @@ class Toolbox:
         checked = Checked(call, tool, call_key(call.name, parsed), parsed)
         refusal = rules.screen(checked, view)
         if refusal is not None:
-            return _Prepared(checked, parsed, refusal.result, refusal.rule)
-        return _Prepared(checked, parsed)
+            return _Prepared(checked, refusal.result, refusal.rule)
+        return _Prepared(checked)
 
     def _unknown(self, call: FunctionCall) -> ToolResult:
         names = ", ".join(sorted(self.by_name))
@@ -187,11 +186,11 @@ def _alone(p: _Prepared) -> bool:
 
 
 def _run_one(p: _Prepared) -> CallOutcome:
-    if p.answer is not None or p.call.tool is None or p.arguments is None:
+    if p.answer is not None or p.call.tool is None:
         answer = p.answer or ToolResult.error("tool_failure", "not run")
         return CallOutcome(p.call, answer, False, p.refused_by)
     start = time.perf_counter()
-    result = p.call.tool.execute(p.arguments, validated=True)
+    result = p.call.tool.execute(p.call.arguments, validated=True)
     return CallOutcome(p.call, result, True, seconds=time.perf_counter() - start)
 
 

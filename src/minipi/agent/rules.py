@@ -169,7 +169,8 @@ class CallBudget(Rule):
         )
 
     def observe(self, outcome: CallOutcome, view: RunView) -> End | None:
-        self.ran += outcome.ran
+        if outcome.ran:
+            self.ran += 1
         if outcome.refused_by is self:
             return End("max_tool_calls", f"the tool-call budget ({self.limit}) is used up")
         return None
