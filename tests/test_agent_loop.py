@@ -521,12 +521,12 @@ def test_each_unusable_reply_is_asked_again_once_counting_in_a_row(files: Projec
 
 
 def test_a_rule_can_nudge_an_answer_once_and_the_model_answers_again() -> None:
-    from minipi.agent.rules import Nudge, Rule
+    from minipi.agent import Nudge, Rule, RunView
 
     class OnlyWithFigures(Rule):
         nudged = False
 
-        def accept(self, answer: str, history: Any) -> Nudge | None:
+        def accept(self, answer: str, view: RunView) -> Nudge | None:
             if any(ch.isdigit() for ch in answer) or self.nudged:
                 return None
             self.nudged = True

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from minipi.agent.ends import END_CODES, EXIT_CODES, End, status_of
+from minipi.agent.decisions import End
+from minipi.agent.ends import END_CODES, EXIT_CODES, status_of
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 ROW = re.compile(r"^\| `(\w+)` \| `(\w+)` \| (\d+) \| (.+) \|$")

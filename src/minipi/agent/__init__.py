@@ -1,6 +1,7 @@
-"""The agent layer ("pi_agent"): tools, the loop, its events and its result."""
+"""The agent layer ("pi_agent"): tools, the loop, its rules, events and result."""
 
 from minipi.agent.config import AgentConfig
+from minipi.agent.decisions import End, Nudge, Refusal
 from minipi.agent.events import (
     AgentEvent,
     AssistantText,
@@ -17,7 +18,9 @@ from minipi.agent.events import (
     TurnStart,
     to_json,
 )
+from minipi.agent.execute import CallOutcome
 from minipi.agent.function_tool import tool_from_function
+from minipi.agent.hooks import Checked, Rule, RunView
 from minipi.agent.loop import run_agent
 from minipi.agent.result import RunResult, RunStatus
 from minipi.agent.tools import (
@@ -37,15 +40,22 @@ __all__ = [
     "ApprovalRequest",
     "Approver",
     "AssistantText",
+    "CallOutcome",
+    "Checked",
+    "End",
     "EventSink",
     "ItemsAdded",
     "ModelDelta",
     "ModelResponded",
     "Notice",
+    "Nudge",
+    "Refusal",
+    "Rule",
     "RunEnd",
     "RunResult",
     "RunStart",
     "RunStatus",
+    "RunView",
     "ToolCallStarted",
     "ToolExecuting",
     "ToolHandler",

@@ -66,8 +66,8 @@ class AgentConfig:
     result (a chat's later questions); a tool that changes things may not be named."""
     rules: Sequence[Callable[[], Rule]] = ()
     """Extra rules, as factories called once per run (rules keep state): each rule
-    (``minipi.agent.rules.Rule``) sees every call and result and may refuse an answer (the
-    evidence policy is one)."""
+    (``minipi.agent.rules.Rule``) has the built-in rules' hooks, after them: it sees every
+    request, call and outcome, and may refuse a call or an answer (the evidence policy is one)."""
 
 
 def checked_tools(config: AgentConfig, tools: Sequence[AgentTool]) -> dict[str, AgentTool]:

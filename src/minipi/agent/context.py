@@ -22,10 +22,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from minipi.agent.ends import End
-from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, Message, Reasoning, ToolSpec
+from minipi.agent.decisions import End, Note
+from minipi.agent.hooks import Rule, RunView
+from minipi.ai.types import (
+    FunctionCall,
+    FunctionCallOutput,
+    Item,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    Reasoning,
+    ToolSpec,
+)
 
 __all__ = ["ContextFit", "ContextWindow", "cut_output"]
 
@@ -155,21 +165,11 @@ def _pointer(item: FunctionCallOutput, name: str) -> FunctionCallOutput:
 
 
 @dataclass
-class Fitted:
-    """What ``ContextFit.before_request`` did: the call_ids of outputs it shortened now."""
-
-    shortened: list[str]
-
-    def notice(self) -> str:
-        return (
-            f"shortened {len(self.shortened)} earlier tool output(s) to fit the model's "
-            f"context: {', '.join(self.shortened)}"
-        )
-
-
-@dataclass
-class ContextFit:
-    """The rule that keeps each request inside the window (None window: no limit known)."""
+class ContextFit(Rule):
+    """The rule that keeps each request inside the window (None window: no limit known):
+    before a request it shortens old outputs (a ``Note`` says which) or ends the run; the
+    request carries the history with those outputs replaced; the response calibrates the
+    estimate; and ``cut`` bounds each new output."""
 
     window: ContextWindow | None
     max_output_chars: int
@@ -186,11 +186,16 @@ class ContextFit:
         window = ContextWindow.for_run(limit, reserve, instructions, tools) if limit else None
         return cls(window, max_output_chars)
 
-    def before_request(self, history: Sequence[Item]) -> End | Fitted | None:
+    @property
+    def shortened(self) -> frozenset[str]:
+        """The call_ids whose outputs requests no longer carry."""
+        return frozenset(self.window.shortened) if self.window is not None else frozenset()
+
+    def before_request(self, view: RunView) -> End | Note | None:
         """Shorten old outputs so the next request fits; an ``End`` when it cannot."""
         if self.window is None:
             return None
-        newly = self.window.fit(history)
+        newly = self.window.fit(view.history)
         if newly is None:
             return End(
                 "context_exhausted",
@@ -198,15 +203,23 @@ class ContextFit:
                 f"({self.window.limit} tokens, {self.window.reserve} kept for the reply) "
                 "even with older tool outputs shortened",
             )
-        return Fitted(newly) if newly else None
+        if not newly:
+            return None
+        shown = (
+            f"shortened {len(newly)} earlier tool output(s) to fit the model's context: "
+            f"{', '.join(newly)}"
+        )
+        return Note(shown, "context_shortened")
 
-    def view(self, history: Sequence[Item]) -> Sequence[Item]:
-        """The history as the next request sends it."""
-        return self.window.view(history) if self.window is not None else history
+    def request(self, request: ModelRequest, view: RunView) -> ModelRequest:
+        """The request's items as sent: shortened outputs replaced."""
+        if self.window is None or not self.window.shortened:
+            return request
+        return replace(request, items=self.window.view(request.items))
 
-    def observe(self, sent: Sequence[Item], input_tokens: int) -> None:
+    def responded(self, request: ModelRequest, response: ModelResponse) -> None:
         if self.window is not None:
-            self.window.observe(sent, input_tokens)
+            self.window.observe(request.items, response.usage.input_tokens)
 
     def cut(self, output: str) -> str:
         """A new tool output, cut to what the window (and the run's cap) can hold."""

@@ -3,19 +3,27 @@
 A reply is an answer (text, no calls), calls to run (the calls win over any text beside
 them), or unusable: cut off at the output limit, unfinished (no known finish reason),
 ``tool_calls`` with no call in it, empty, or a stream that broke off. An unusable reply is
-asked for once more (``ReplyRetry``); a filtered one ends the run.
+asked for once more (the ``ReplyRetry`` rule); a filtered one ends the run.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
 
-from minipi.agent.ends import End
-from minipi.agent.rules import ReplyRetry, Retry
-from minipi.ai.types import FunctionCall, ModelResponse
+from minipi.agent.decisions import Decision, End, FinalAnswer, Retry, RunTools
+from minipi.agent.hooks import Rule, RunView
+from minipi.ai.types import (
+    FunctionCall,
+    ModelRequest,
+    ModelResponse,
+    output_text,
+    parse_function_calls,
+)
 from minipi.errors import ModelStreamError
 
-__all__ = ["Answer", "Decision", "Reply", "RunTools", "decide"]
+__all__ = ["Reply", "ReplyRetry", "decide"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,19 +36,45 @@ class Reply:
     calls: tuple[FunctionCall, ...] = ()
     failure: ModelStreamError | None = None
 
-
-@dataclass(frozen=True, slots=True)
-class Answer:
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class RunTools:
-    calls: tuple[FunctionCall, ...]
+    @classmethod
+    def of(cls, response: ModelResponse) -> Reply:
+        calls = tuple(parse_function_calls(response.items))
+        return cls(response, output_text(response.items), calls)
 
 
-Decision = Answer | RunTools | Retry | End
-"""What a reply means: answer, run these calls, ask once more, or end the run."""
+@dataclass
+class ReplyRetry(Rule):
+    """A reply that cannot be used (cut off, unfinished, empty, a broken stream) is asked for
+    once more; a second one in a row ends the run with its code. After a cut-off each request
+    asks for twice the output tokens (when a limit was set)."""
+
+    in_a_row: int = 0
+    raise_limit: bool = False
+
+    def again(self, code: str, what: str) -> Retry | End:
+        self.in_a_row += 1
+        self.raise_limit = self.raise_limit or code == "truncated"
+        if self.in_a_row < 2:
+            return Retry(f"{what}; nothing in it was used, asking once more")
+        return End(code, f"{what}, twice in a row; nothing in it was executed")
+
+    def usable(self) -> None:
+        self.in_a_row = 0
+
+    def request(self, request: ModelRequest, view: RunView) -> ModelRequest:
+        """The request, with the output-token limit doubled after a cut-off."""
+        if not self.raise_limit:
+            return request
+        return replace(request, options=_raised(request.options))
+
+
+def _raised(options: Mapping[str, Any]) -> Mapping[str, Any]:
+    raised = dict(options)
+    for key in ("max_output_tokens", "max_tokens", "max_completion_tokens"):
+        value = raised.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            raised[key] = value * 2
+    return raised
 
 
 def decide(reply: Reply, retry: ReplyRetry) -> Decision:
@@ -56,7 +90,7 @@ def decide(reply: Reply, retry: ReplyRetry) -> Decision:
     if problem is not None:
         return retry.again(*problem)
     retry.usable()
-    return RunTools(reply.calls) if reply.calls else Answer(reply.text)
+    return RunTools(reply.calls) if reply.calls else FinalAnswer(reply.text)
 
 
 def _unusable(finish: str, reply: Reply) -> tuple[str, str] | None:

@@ -2,18 +2,18 @@
 
 A run ends in exactly one status. ``succeeded`` is reserved for a run whose model answered and
 whose every call was answered (its ``RunResult.code`` is None); every other end has a code
-from ``END_CODES``. Codes raised by the model layer (``minipi.ai``) and by event sinks (a
-session that could not be saved) are in the table too; a code that is not (a new server
-error, a sink of the caller's own) ends the run ``failed``. The README's table of end codes
+from ``END_CODES`` (the decision that carries it is ``minipi.agent.decisions.End``). Codes
+raised by the model layer (``minipi.ai``) and by event sinks (a session that could not be
+saved) are in the table too; a code that is not (a new server error, a sink of the caller's
+own) ends the run ``failed``. The README's table of end codes
 is this one (a test keeps them equal).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
-__all__ = ["END_CODES", "EXIT_CODES", "End", "RunStatus", "status_of"]
+__all__ = ["END_CODES", "EXIT_CODES", "RunStatus", "status_of"]
 
 RunStatus: TypeAlias = Literal["succeeded", "failed", "budget_exhausted", "cancelled"]
 
@@ -24,18 +24,6 @@ EXIT_CODES: dict[RunStatus, int] = {
     "cancelled": 130,
 }
 """The CLI's exit code for each status (2, a usage error, ends no run: nothing was sent)."""
-
-
-@dataclass(frozen=True, slots=True)
-class End:
-    """The decision that ends a run: ``code`` (a key of ``END_CODES``) and what happened."""
-
-    code: str
-    detail: str
-
-    @property
-    def status(self) -> RunStatus:
-        return status_of(self.code)
 
 
 def status_of(code: str) -> RunStatus:

@@ -78,16 +78,24 @@ def _schema_of(annotation: Any, owner: str) -> JsonObject:
     origin, args = get_origin(annotation), get_args(annotation)
     if origin is Literal:
         return {"enum": list(args)}
-    if origin in (types.UnionType, typing.Union):
-        options = [a for a in args if a is not type(None)]
-        if len(options) == 1:
-            inner = _schema_of(options[0], owner)
-            return {"anyOf": [inner, {"type": "null"}]}
     if origin is list:
         return {"type": "array", "items": _schema_of(args[0], owner) if args else {}}
     if annotation is dict or origin is dict:
         return {"type": "object"}
-    raise AgentError(f"{owner}: unsupported parameter type {annotation!r}")
+    optional = _optional(origin, args, owner)
+    if optional is None:
+        raise AgentError(f"{owner}: unsupported parameter type {annotation!r}")
+    return optional
+
+
+def _optional(origin: Any, args: tuple[Any, ...], owner: str) -> JsonObject | None:
+    """The schema of ``X | None``, or None for any other union (or no union)."""
+    if origin not in (types.UnionType, typing.Union):
+        return None
+    options = [a for a in args if a is not type(None)]
+    if len(options) != 1:
+        return None
+    return {"anyOf": [_schema_of(options[0], owner), {"type": "null"}]}
 
 
 _ARG_LINE = re.compile(r"^\s+(\w+)(?:\s*\([^)]*\))?:\s*(.+)$")

@@ -1,26 +1,26 @@
 """The agent loop: ask the model, run the calls it asks for, feed results back, repeat.
 
-First the opening calls, if any (``AgentConfig.opening_calls``, turn 0). Each turn: check
-the budgets and fit the context (``_before_request``) -> ask the model (``_Run.ask``) ->
-decide what the reply means (``decide``) -> run its calls (``_execute``) -> append the
-results. Every phase returns a decision; ``_Run.finish`` is the one place a
-run ends, with a code from ``minipi.agent.ends.END_CODES``. A run ends ``succeeded`` only
-when the model answers and every call it asked for was answered.
+First the opening calls, if any (``AgentConfig.opening_calls``, turn 0). Each turn: the
+rules before the request (budgets, the context fit) -> ask the model (``_Run.ask``, the
+request as the rules shape it) -> decide what the reply means -> run its calls
+(``_execute``, each screened and observed by the rules) or let the rules accept the answer.
+The loop knows the rules only as ``Rules`` (``minipi.agent.rules``), whose hooks it calls at
+these points. Every phase returns a decision (``minipi.agent.decisions``); ``_Run.finish``
+is the one place a run ends, with a code from ``minipi.agent.ends.END_CODES``. A run ends
+``succeeded`` only when the model answers and every call it asked for was answered.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 
 from minipi.agent.config import AgentConfig
-from minipi.agent.context import Fitted
-from minipi.agent.decide import Answer, Reply, decide
-from minipi.agent.ends import End
+from minipi.agent.decide import Reply
+from minipi.agent.decisions import End, FinalAnswer, Note, Nudge, Retry, RunTools
 from minipi.agent.events import (
-    AgentEvent,
     AssistantText,
     EventSink,
     GuardedSink,
@@ -33,9 +33,10 @@ from minipi.agent.events import (
     SinkFailed,
     TurnStart,
 )
-from minipi.agent.execute import Outcome, Toolbox
+from minipi.agent.execute import CallOutcome, Toolbox, beyond_limit, close_open_calls, opening_calls
+from minipi.agent.hooks import RunView
 from minipi.agent.result import RunResult
-from minipi.agent.rules import Nudge, Retry, Rules
+from minipi.agent.rules import Rules
 from minipi.agent.tools import AgentTool
 from minipi.ai.types import (
     Delta,
@@ -46,8 +47,6 @@ from minipi.ai.types import (
     ModelClient,
     ModelRequest,
     Usage,
-    output_text,
-    parse_function_calls,
 )
 from minipi.errors import ModelError, ModelStreamError
 
@@ -75,7 +74,7 @@ def run_agent(
     except KeyboardInterrupt:
         outcome = End("cancelled", "cancelled by the user")
     except _OutOfTime:
-        outcome = run.rules.clock.end()
+        outcome = run.rules.deadline.end()
     except ModelError as error:
         outcome = End(error.code, error.message)
     except SinkFailed as failed:
@@ -83,50 +82,33 @@ def run_agent(
     return run.finish(outcome)
 
 
-def _loop(run: _Run) -> Answer | End:
-    opening = run.opening_calls()
-    if opening:
-        run.history.extend(opening)
-        run.emit(ItemsAdded(run.turns, opening))
-        stop = _execute(run, opening)
-        if stop is not None:
-            return stop
-    while True:
-        stop = _before_request(run)
-        if stop is not None:
-            return stop
-        reply = run.ask()
-        decision = decide(reply, run.rules.retry)
-        if isinstance(decision, Retry):
-            run.emit(Notice(run.turns, decision.reason, "retry"))
-            continue
-        if isinstance(decision, End):
-            return decision
-        run.keep(reply)
-        if isinstance(decision, Answer):
-            verdict = run.rules.accept(decision.text, run.history)
-            if not isinstance(verdict, Nudge):
-                return verdict or decision
-            run.nudge(verdict)
-            continue
-        stop = _execute(run, decision.calls)
-        if stop is not None:
-            return stop
+def _loop(run: _Run) -> FinalAnswer | End:
+    opening = opening_calls(run.config, run.history)  # turn 0
+    run.add(*opening)
+    stop: FinalAnswer | End | None = _execute(run, opening)
+    while stop is None:
+        stop = run.rules.before_request(run.view(), run.note) or _turn(run)
+    return stop
 
 
-def _before_request(run: _Run) -> End | None:
-    """The budgets checked before each model request, and the context fit."""
-    limit = run.config.max_turns
-    if run.turns >= limit:
-        return End("max_turns", f"no final answer after {limit} model requests")
-    if run.rules.clock.passed():
-        return run.rules.clock.end()
-    fit = run.rules.context.before_request(run.history)
-    if isinstance(fit, Fitted):
-        run.rules.repeats.forget(fit.shortened)  # a shortened result may be asked for again
-        run.emit(Notice(run.turns, fit.notice(), "context_shortened"))
+def _turn(run: _Run) -> FinalAnswer | End | None:
+    """One request and what its reply means; None: ask again."""
+    reply = run.ask()
+    decision = run.rules.decide(reply)
+    if isinstance(decision, Retry):
+        run.note(Note(decision.reason, "retry"))
         return None
-    return fit
+    if isinstance(decision, End):
+        return decision
+    run.keep(reply)
+    if isinstance(decision, RunTools):
+        return _execute(run, decision.calls)
+    verdict = run.rules.accept(decision.text, run.view())
+    if isinstance(verdict, Nudge):  # told as a user message, then asked again
+        run.note(Note(verdict.notice, "nudge"))
+        run.add(Message("user", verdict.message))
+        return None
+    return verdict or decision
 
 
 def _execute(run: _Run, calls: Sequence[FunctionCall]) -> End | None:
@@ -134,12 +116,16 @@ def _execute(run: _Run, calls: Sequence[FunctionCall]) -> End | None:
     rule's ``End`` takes effect."""
     stop: End | None = None
     limit = run.config.max_calls_per_reply
-    deadline = run.rules.clock.at
-    for outcome in run.tools.run(calls[:limit], run.rules, run.turns, run.emit, deadline):
-        stop = stop or run.rules.observe(outcome.call, outcome.result, outcome.ran)
+    # The deadline is the one rule a running handler is not waited for past.
+    running = run.tools.run(calls[:limit], run.rules, run.view(), run.emit, run.rules.deadline.at)
+    for outcome in running:
+        end = run.rules.observe(outcome, run.view())
+        stop = stop or end
         run.deliver(outcome)
-    if len(calls) > limit:
-        run.refuse(calls[limit:], limit)
+    if len(calls) > limit:  # answered at once, with one notice for them all
+        note, answers = beyond_limit(calls[limit:], limit)
+        run.note(note)
+        run.add(*answers)
     return stop
 
 
@@ -163,96 +149,70 @@ class _Run:
         self.config = config
         self.tools = Toolbox(tools, config)
         self.rules = Rules.for_run(config, self.tools.specs)
-        if isinstance(question_or_history, str):
-            self.history: list[Item] = [Message("user", question_or_history)]
-        else:
-            self.history = list(question_or_history)
-        self.sink = GuardedSink(on_event)
+        asked = question_or_history
+        self.history: list[Item] = [Message("user", asked)] if isinstance(asked, str) else [*asked]
+        self.emit: EventSink = GuardedSink(on_event)
         self.turns = 0
         self.usage = Usage()
+        self.asking = ModelRequest(  # each request: this, with the items, as the rules shape it
+            (),
+            config.instructions,
+            self.tools.specs,
+            parallel_tool_calls=config.parallel_tool_calls,
+            options=config.request_options,
+            on_delta=self._on_delta,
+        )
         offered = tuple(spec.name for spec in self.tools.specs)
         self.emit(RunStart(_question(self.history), client.model, offered))
 
-    def emit(self, event: AgentEvent) -> None:
-        self.sink(event)
+    def note(self, note: Note) -> None:
+        self.emit(Notice(self.turns, note.text, note.code))
 
-    def opening_calls(self) -> tuple[FunctionCall, ...]:
-        """``AgentConfig.opening_calls`` as this run's first calls (turn 0), or none: the
-        history already holds a tool result."""
-        if any(isinstance(item, FunctionCallOutput) for item in self.history):
-            return ()
-        return tuple(
-            FunctionCall(f"call_opening_{n}", name, json.dumps(dict(arguments)))
-            for n, (name, arguments) in enumerate(self.config.opening_calls, 1)
-        )
+    def view(self) -> RunView:
+        return self.rules.view(self.history, self.turns, self.tools.executed)
 
     def ask(self) -> Reply:
-        """Send the next request; the reply, read once (a broken stream is a reply too)."""
+        """Send the next request, as the rules shape it; the reply, read once (a broken
+        stream is a reply too)."""
         self.turns += 1
-        self.rules.evidence.begin_reply()
-        choice = self.rules.required.choice()
-        items = self.rules.context.view(self.history)
-        request = ModelRequest(
-            items=items,
-            instructions=self.config.instructions,
-            tools=self.tools.specs,
-            tool_choice=choice,
-            parallel_tool_calls=self.config.parallel_tool_calls,
-            options=self.rules.retry.options(self.config.request_options),
-            on_delta=self._on_delta,
-            deadline=self.rules.clock.at,
-        )
-        self.emit(TurnStart(self.turns, choice, items))
+        view = self.view()
+        request = self.rules.request(replace(self.asking, items=view.history), view)
+        self.emit(TurnStart(self.turns, request.tool_choice, request.items))
         started = time.perf_counter()
         try:
             response = self.client.create(request)
         except ModelStreamError as error:  # dropped: its partial reply is never used
             return Reply(None, failure=error)
         self.usage += response.usage
-        self.rules.context.observe(items, response.usage.input_tokens)
+        self.rules.responded(request, response)
         self.emit(ModelResponded(self.turns, response, time.perf_counter() - started))
-        calls = tuple(parse_function_calls(response.items))
-        return Reply(response, output_text(response.items), calls)
+        return Reply.of(response)
 
     def keep(self, reply: Reply) -> None:
         """Append a usable reply to the history: the model's own items, verbatim."""
         assert reply.response is not None
         if reply.text:
             self.emit(AssistantText(self.turns, reply.text))
-        self.history.extend(reply.response.items)
-        self.emit(ItemsAdded(self.turns, reply.response.items))
+        self.add(*reply.response.items)
 
-    def nudge(self, nudge: Nudge) -> None:
-        """Tell the model what is wrong with its answer, as a user message, before asking."""
-        message = Message("user", nudge.message)
-        self.history.append(message)
-        self.emit(Notice(self.turns, nudge.notice, "nudge"))
-        self.emit(ItemsAdded(self.turns, (message,)))
-
-    def refuse(self, calls: Sequence[FunctionCall], limit: int) -> None:
-        """Answer the calls beyond the per-reply limit at once, with one notice for them all."""
-        note = f"error [too_many_calls]: not run: at most {limit} calls a reply; ask again"
-        outputs = tuple(FunctionCallOutput(c.call_id, note, is_error=True) for c in calls)
-        self.history.extend(outputs)
-        shown = f"{len(calls)} more calls of this reply were not run (at most {limit} a reply)"
-        self.emit(Notice(self.turns, shown, "too_many_calls"))
-        self.emit(ItemsAdded(self.turns, outputs))
-
-    def deliver(self, outcome: Outcome) -> None:
+    def deliver(self, outcome: CallOutcome) -> None:
         """Append one call's result (cut to what the context can hold)."""
         result = outcome.result
-        content = self.rules.context.cut(result.content)
+        content = self.rules.cut(result.content)
         call_id = outcome.call.call.call_id
-        output = FunctionCallOutput(
-            call_id, content, is_error=result.is_error, details=result.details
+        self.add(
+            FunctionCallOutput(call_id, content, is_error=result.is_error, details=result.details)
         )
-        self.history.append(output)
-        self.emit(ItemsAdded(self.turns, (output,)))
 
-    def finish(self, outcome: Answer | End) -> RunResult:
+    def add(self, *items: Item) -> None:
+        if items:
+            self.history.extend(items)
+            self.emit(ItemsAdded(self.turns, items))
+
+    def finish(self, outcome: FinalAnswer | End) -> RunResult:
         """End the run: answer the calls left open, make the result, send ``RunEnd``."""
         if isinstance(outcome, End):
-            closed = _close_open_calls(self.history, outcome, self.tools.started)
+            closed = close_open_calls(self.history, outcome, self.tools.started)
             if closed:
                 with contextlib.suppress(SinkFailed):
                     self.emit(ItemsAdded(self.turns, closed))
@@ -264,48 +224,16 @@ class _Run:
             self.emit(RunEnd(result))
         return result
 
-    def _result(self, outcome: Answer | End) -> RunResult:
-        end = outcome if isinstance(outcome, End) else None
-        return RunResult(
-            status=end.status if end else "succeeded",
-            answer=outcome.text if isinstance(outcome, Answer) else "",
-            items=tuple(self.history),
-            usage=self.usage,
-            turns=self.turns,
-            tool_calls=self.tools.executed,
-            code=end.code if end else None,
-            error=end.detail if end else None,
-            evidence=self.rules.evidence.last,
-        )
+    def _result(self, outcome: FinalAnswer | End) -> RunResult:
+        counts = (self.turns, self.tools.executed)
+        return RunResult.ended(outcome, (*self.history,), self.usage, counts, self.rules.evidence)
 
     def _on_delta(self, delta: Delta) -> None:
         self.emit(ModelDelta(self.turns, delta))
-        if delta.kind == "text":
-            self.rules.evidence.streamed(delta.text, self.history)
-        if self.rules.clock.passed():  # a slow stream does not outlive the run's wall-clock budget
+        if self.rules.deadline.passed():  # a slow stream does not outlive the run's budget
             raise _OutOfTime
 
 
 def _question(history: Sequence[Item]) -> str:
     users = (i.text for i in reversed(history) if isinstance(i, Message) and i.role == "user")
     return next(users, "")
-
-
-def _close_open_calls(
-    history: list[Item], end: End, started: set[str]
-) -> tuple[FunctionCallOutput, ...]:
-    """Answer every call that has no result yet, so the history stays valid to send again:
-    a call whose handler had begun when the run was cancelled may have done its work."""
-    answered = {i.call_id for i in history if isinstance(i, FunctionCallOutput)}
-    closed: list[FunctionCallOutput] = []
-    for item in history:
-        if isinstance(item, FunctionCall) and item.call_id not in answered:
-            if end.status != "cancelled":
-                note = f"not executed: {end.detail}"
-            elif item.call_id in started:
-                note = "interrupted: outcome unknown, verify before retrying"
-            else:
-                note = "not executed: interrupted before it ran"
-            closed.append(FunctionCallOutput(item.call_id, note, is_error=True))
-    history.extend(closed)
-    return tuple(closed)

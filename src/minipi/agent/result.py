@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from minipi.agent.decisions import End, FinalAnswer
 from minipi.agent.ends import RunStatus
 from minipi.ai.types import Item, Usage
 
@@ -40,3 +41,18 @@ class RunResult:
     @property
     def succeeded(self) -> bool:
         return self.status == "succeeded"
+
+    @classmethod
+    def ended(
+        cls,
+        by: FinalAnswer | End,
+        items: tuple[Item, ...],
+        usage: Usage,
+        counts: tuple[int, int],
+        evidence: Evidence | None,
+    ) -> RunResult:
+        """The result of a run that ended ``by`` an accepted answer or an ``End``, after
+        ``counts`` (turns, tool calls)."""
+        if isinstance(by, FinalAnswer):
+            return cls("succeeded", by.text, items, usage, *counts, evidence=evidence)
+        return cls(by.status, "", items, usage, *counts, by.code, by.detail, evidence)

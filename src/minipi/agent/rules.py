@@ -1,15 +1,16 @@
-"""The rules of a run: small objects with one job each, consulted by the loop at fixed points.
+"""The rules of a run: small objects with one job each, all consulted alike (``Rules``).
 
-- ``screen(call, arguments)``: before a call runs; a ``ToolResult`` answers the call instead
-  of running it (a repeat, a call over budget);
-- ``observe(call, result, ran)``: after each result (``ran``: its handler ran); an ``End``
-  ends the run once every call of the reply is answered;
-- ``accept(answer, history)``: before an answer is accepted; an ``End`` ends the run
-  instead, a ``Nudge`` keeps the answer in the history, tells the model what is wrong with
-  it and asks again.
-
-The rules of a run are built together by ``Rules.for_run``. Replies that cannot be used are
-the ``ReplyRetry`` rule's; the context window's is ``minipi.agent.context.ContextFit``.
+Every rule has the hooks of ``minipi.agent.hooks.Rule`` (before a request, the request, the
+response, screen a call, observe an outcome, accept an answer) and reads the run through a
+``RunView``. The built-in rules come first, in this order, then the caller's
+(``AgentConfig.rules``): the turn limit, the deadline, the context fit
+(``minipi.agent.context.ContextFit``), the retry of an unusable reply
+(``minipi.agent.decide.ReplyRetry``), the repeat guard, the error streak, the call budget,
+the change ledger, the required tools, the evidence policy. For each hook the first ``End``
+(or refusal, or verdict) in that order wins; screening is pure, so no screen depends on
+another having run. A rule knows its own refusals by identity (``CallOutcome.refused_by``),
+and a person's "no" at an approval prompt by ``ToolResult.denied``, never by a code string
+that any tool could return.
 """
 
 from __future__ import annotations
@@ -17,18 +18,20 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from minipi.agent.config import AgentConfig, EvidenceMode
 from minipi.agent.context import ContextFit
-from minipi.agent.ends import End
-from minipi.agent.tools import AgentTool, ToolResult
-from minipi.ai.types import FunctionCall, Item, JsonObject, Message, ToolSpec
+from minipi.agent.decide import Reply, ReplyRetry, decide
+from minipi.agent.decisions import Decision, End, Note, Nudge, Refusal
+from minipi.agent.hooks import Checked, Rule, RunView
+from minipi.ai.types import Item, JsonObject, Message, ModelRequest, ModelResponse, ToolSpec
 
 if TYPE_CHECKING:
-    from minipi.agent.evidence import Evidence, EvidenceCheck
+    from minipi.agent.evidence import Evidence
+    from minipi.agent.execute import CallOutcome
 
 __all__ = [
     "CallBudget",
@@ -36,13 +39,12 @@ __all__ = [
     "Deadline",
     "ErrorStreak",
     "EvidencePolicy",
-    "Nudge",
     "RepeatGuard",
-    "ReplyRetry",
     "RequiredTools",
-    "Retry",
     "Rule",
     "Rules",
+    "RunView",
+    "TurnLimit",
     "call_key",
 ]
 
@@ -52,290 +54,20 @@ def call_key(name: str, arguments: JsonObject) -> str:
     return name + json.dumps(arguments, sort_keys=True, ensure_ascii=False)
 
 
-@dataclass(frozen=True, slots=True)
-class Nudge:
-    """The decision to tell the model ``message`` (as a user message) and ask once more."""
-
-    message: str
-    notice: str
-
-
-class Rule:
-    """A rule with no opinion; subclasses override the hooks they need."""
-
-    def screen(self, call: FunctionCall, arguments: JsonObject) -> ToolResult | None:
-        return None
-
-    def observe(self, call: Checked, result: ToolResult, ran: bool) -> End | None:
-        return None
-
-    def accept(self, answer: str, history: Sequence[Item]) -> End | Nudge | None:
-        return None
-
-
-@dataclass(frozen=True, slots=True)
-class Checked:
-    """A call whose tool exists and whose arguments passed the schema (``key`` says which
-    calls are identical), or one answered before that (``tool`` None, ``key`` "")."""
-
-    call: FunctionCall
-    tool: AgentTool | None = None
-    key: str = ""
-
-
 @dataclass
-class RepeatGuard(Rule):
-    """An identical call that already succeeded is answered with a pointer to its result;
-    the ``max_repeats``-th such repeat ends the run ``stuck_loop``. A change (a mutating
-    tool's success) or a shortened result makes calls runnable again."""
+class TurnLimit(Rule):
+    """At most ``max_turns`` model requests; then the run ends ``max_turns``."""
 
-    max_repeats: int
-    successes: dict[str, str] = field(default_factory=dict)  # call key -> call_id
-    repeats: Counter[str] = field(default_factory=Counter)
+    max_turns: int
 
-    def screen(self, call: FunctionCall, arguments: JsonObject) -> ToolResult | None:
-        earlier = self.successes.get(call_key(call.name, arguments))
-        if earlier is None:
-            return None
-        return ToolResult.error(
-            "duplicate_call",
-            f"not run again: {call.name} was already called with these arguments "
-            f"(call_id {earlier}); its result is above, use it",
-        )
-
-    def observe(self, call: Checked, result: ToolResult, ran: bool) -> End | None:
-        if result.code == "duplicate_call" and call.key:
-            self.repeats[call.key] += 1
-            if self.repeats[call.key] >= self.max_repeats:
-                fn, times = call.call, self.repeats[call.key] + 1
-                what = f"the model repeated {fn.name} {fn.arguments} {times} times"
-                return End("stuck_loop", what)
-        if result.changed:
-            self.successes.clear()  # the world changed: earlier reads may be stale now
-        if ran and not result.is_error and call.key:
-            self.successes[call.key] = call.call.call_id
-        return None
-
-    def forget(self, call_ids: Sequence[str]) -> None:
-        """Let these calls be made again (their results were shortened away)."""
-        gone = set(call_ids)
-        for key in [k for k, v in self.successes.items() if v in gone]:
-            del self.successes[key]
-
-
-@dataclass
-class ErrorStreak(Rule):
-    """The same tool error ``limit`` times in a row ends the run ``repeated_tool_error``."""
-
-    limit: int
-    last: str = ""
-    count: int = 0
-
-    def observe(self, call: Checked, result: ToolResult, ran: bool) -> End | None:
-        if not result.is_error:
-            self.last, self.count = "", 0
-            return None
-        if result.code == "duplicate_call":
-            return None  # the repeat guard's
-        signature = f"{call.call.name}:{result.code}:{result.content}"
-        self.count = self.count + 1 if signature == self.last else 1
-        self.last = signature
-        if self.count >= self.limit:
-            return End(
-                "repeated_tool_error", f"the same tool error {self.count} times: {result.content}"
-            )
+    def before_request(self, view: RunView) -> End | None:
+        if view.turns >= self.max_turns:
+            return End("max_turns", f"no final answer after {self.max_turns} model requests")
         return None
 
 
 @dataclass
-class CallBudget(Rule):
-    """At most ``limit`` calls run; later ones are answered, and the run then ends
-    ``budget_exhausted``. Screen it last: a call it lets through runs."""
-
-    limit: int | None
-    used: int = 0
-
-    def screen(self, call: FunctionCall, arguments: JsonObject) -> ToolResult | None:
-        if self.limit is None:
-            return None
-        if self.used >= self.limit:
-            return ToolResult.error(
-                "budget_exhausted", f"not run: the run's tool-call budget ({self.limit}) is used up"
-            )
-        self.used += 1
-        return None
-
-    def observe(self, call: Checked, result: ToolResult, ran: bool) -> End | None:
-        if result.code == "budget_exhausted" and not ran:
-            return End("max_tool_calls", f"the tool-call budget ({self.limit}) is used up")
-        return None
-
-
-_NOTHING_TO_CHANGE = frozenset({"read_only", "already_there"})
-"""A change refused for no fault of the run: withheld from a read-only run (the question
-could not ask for one), or one that has nothing to do (a file moved onto its own place)."""
-
-
-@dataclass
-class ChangeLedger(Rule):
-    """Success is what happened, never what the model says happened (G8): a change (a call of
-    a ``mutating`` tool) that was denied, or that failed in its handler, keeps the run from
-    succeeding, until a later change succeeds (the model adapted). Calls answered before their
-    handler ran (malformed, repeated, over budget) are not changes."""
-
-    denied: dict[str, str] = field(default_factory=dict)  # call key -> what was refused
-    failed: dict[str, str] = field(default_factory=dict)
-
-    def observe(self, call: Checked, result: ToolResult, ran: bool) -> End | None:
-        tool, what = call.tool, f"{call.call.name} {call.call.arguments}"
-        if result.code in _NOTHING_TO_CHANGE:
-            return None
-        if result.code == "user_denied":
-            self.denied[call.key or call.call.call_id] = what
-        elif not result.is_error:
-            self.denied.pop(call.key, None)
-        if tool is None or not tool.mutating or not ran:
-            return None
-        if not result.is_error:
-            self.failed.clear()
-        elif result.code != "user_denied":
-            self.failed[call.key or call.call.call_id] = f"{what} ({result.code})"
-        return None
-
-    def accept(self, answer: str, history: Sequence[Item]) -> End | Nudge | None:
-        if self.denied:
-            refused = "; ".join(self.denied.values())
-            return End(
-                "user_denied",
-                f"a change the model asked for was denied, nothing was changed: {refused}",
-            )
-        if self.failed:
-            failed = "; ".join(self.failed.values())
-            return End("change_failed", f"a change the model asked for did not happen: {failed}")
-        return None
-
-
-@dataclass
-class EvidencePolicy(Rule):
-    """Every answer's figures checked against this run's tool results (``EVIDENCE.md``).
-
-    ``warn``: the check is kept (``RunResult.evidence``) and shown; ``require``: an answer
-    with an unsupported figure is refused once, naming the figures, and the model is asked to
-    answer from the results (it may read more); a second such answer ends the run
-    ``unsupported_figures``. ``off``: no check.
-
-    A reply's text is fed to the check while it streams (``begin_reply``, ``streamed``), so
-    that the figures are judged while the model writes and the answer's check is mostly done
-    when it ends (``minipi.agent.evidence.check``); the result is the same either way. The
-    check is kept until a tool result comes (``observe``): it holds the run's sources."""
-
-    mode: EvidenceMode
-    last: Evidence | None = None
-    nudged: str | None = None  # the message that refused an answer (not part of the question)
-    _check: EvidenceCheck | None = field(default=None, repr=False)
-
-    def observe(self, call: Checked, result: ToolResult, ran: bool) -> End | None:
-        self._check = None  # a new result: the sources change
-        return None
-
-    def begin_reply(self) -> None:
-        """A new reply is asked for: text fed from now on is its."""
-        if self._check is not None:
-            self._check.restart()
-
-    def streamed(self, piece: str, history: Sequence[Item]) -> None:
-        """A piece of the reply's text, as it streams; ``history``: the run so far."""
-        if self.mode != "off":
-            self._check_for(history).feed(piece)
-
-    def accept(self, answer: str, history: Sequence[Item]) -> End | Nudge | None:
-        if self.mode == "off":
-            return None
-        self.last = self._check_for(history).check(answer)
-        missing = self.last.unsupported_figures()
-        if self.mode != "require" or not missing:
-            return None
-        shown = ", ".join(missing)
-        if self.nudged is None:
-            self.nudged = (
-                f"These figures in your answer are not in any tool result: {shown}. Answer "
-                "again with only figures that the tool results contain (call the tools to "
-                "read more if you need to)."
-            )
-            return Nudge(self.nudged, f"the answer has figures no tool result holds: {shown}")
-        return End(
-            "unsupported_figures", f"the answer still has figures no tool result holds: {shown}"
-        )
-
-    def _check_for(self, history: Sequence[Item]) -> EvidenceCheck:
-        """The check of this run's sources, made once until the next result; it reads the
-        history without the message that refused an answer (not part of the question)."""
-        if self._check is None:
-            from minipi.agent.evidence import EvidenceCheck  # only a run that writes pays
-
-            nudge = Message("user", self.nudged) if self.nudged else None
-            self._check = EvidenceCheck([i for i in history if i != nudge])
-        return self._check
-
-
-@dataclass
-class RequiredTools(Rule):
-    """These tools must succeed, in this order, before the model may choose freely."""
-
-    names: tuple[str, ...]
-    done: int = 0
-
-    def choice(self) -> str:
-        """The next request's ``tool_choice``: the next required tool, else ``auto``."""
-        return self.names[self.done] if self.done < len(self.names) else "auto"
-
-    def observe(self, call: Checked, result: ToolResult, ran: bool) -> End | None:
-        wanted = self.names[self.done] if self.done < len(self.names) else None
-        if call.call.name == wanted and not result.is_error:
-            self.done += 1
-        return None
-
-
-@dataclass(frozen=True, slots=True)
-class Retry:
-    """The decision to ask the model once more: nothing of its reply is kept."""
-
-    reason: str
-
-
-@dataclass
-class ReplyRetry:
-    """A reply that cannot be used (cut off, unfinished, empty, a broken stream) is asked for
-    once more; a second one in a row ends the run with its code. After a cut-off the next
-    request asks for twice the output tokens (when a limit was set)."""
-
-    in_a_row: int = 0
-    raise_limit: bool = False
-
-    def again(self, code: str, what: str) -> Retry | End:
-        self.in_a_row += 1
-        self.raise_limit = self.raise_limit or code == "truncated"
-        if self.in_a_row < 2:
-            return Retry(f"{what}; nothing in it was used, asking once more")
-        return End(code, f"{what}, twice in a row; nothing in it was executed")
-
-    def usable(self) -> None:
-        self.in_a_row = 0
-
-    def options(self, options: Mapping[str, Any]) -> Mapping[str, Any]:
-        """The request options, with the output-token limit doubled after a cut-off."""
-        if not self.raise_limit:
-            return options
-        raised = dict(options)
-        for key in ("max_output_tokens", "max_tokens", "max_completion_tokens"):
-            value = raised.get(key)
-            if isinstance(value, int) and not isinstance(value, bool):
-                raised[key] = value * 2
-        return raised
-
-
-@dataclass
-class Deadline:
+class Deadline(Rule):
     """``max_seconds`` of wall-clock time from the start of the run (None: no limit)."""
 
     seconds: float | None
@@ -352,22 +84,215 @@ class Deadline:
     def end(self) -> End:
         return End("max_seconds", f"no final answer within {self.seconds} s")
 
+    def before_request(self, view: RunView) -> End | None:
+        return self.end() if self.passed() else None
+
+    def request(self, request: ModelRequest, view: RunView) -> ModelRequest:
+        return replace(request, deadline=self.at)
+
+
+@dataclass
+class RepeatGuard(Rule):
+    """An identical call that already succeeded is answered with a pointer to its result;
+    the ``max_repeats``-th such repeat ends the run ``stuck_loop``. A change (a mutating
+    tool's success) or a shortened result makes calls runnable again."""
+
+    max_repeats: int
+    successes: dict[str, str] = field(default_factory=dict)  # call key -> call_id
+    repeats: Counter[str] = field(default_factory=Counter)
+
+    def screen(self, call: Checked, view: RunView) -> Refusal | None:
+        earlier = self.successes.get(call.key) if call.key else None
+        if earlier is None or earlier in view.shortened:  # a shortened result may be asked for
+            return None
+        return self.refuse(
+            "duplicate_call",
+            f"not run again: {call.call.name} was already called with these arguments "
+            f"(call_id {earlier}); its result is above, use it",
+        )
+
+    def observe(self, outcome: CallOutcome, view: RunView) -> End | None:
+        call, result = outcome.call, outcome.result
+        if outcome.refused_by is self:
+            self.repeats[call.key] += 1
+            if self.repeats[call.key] >= self.max_repeats:
+                fn, times = call.call, self.repeats[call.key] + 1
+                return End(
+                    "stuck_loop", f"the model repeated {fn.name} {fn.arguments} {times} times"
+                )
+        if result.changed:
+            self.successes.clear()  # the world changed: earlier reads may be stale now
+        if outcome.ran and not result.is_error and call.key:
+            self.successes[call.key] = call.call.call_id
+        return None
+
+
+@dataclass
+class ErrorStreak(Rule):
+    """The same tool error ``limit`` times in a row ends the run ``repeated_tool_error``
+    (the repeat guard's refusals are its own to count)."""
+
+    limit: int
+    last: str = ""
+    count: int = 0
+
+    def observe(self, outcome: CallOutcome, view: RunView) -> End | None:
+        result = outcome.result
+        if not result.is_error:
+            self.last, self.count = "", 0
+            return None
+        if isinstance(outcome.refused_by, RepeatGuard):
+            return None
+        signature = f"{outcome.call.call.name}:{result.code}:{result.content}"
+        self.count = self.count + 1 if signature == self.last else 1
+        self.last = signature
+        if self.count >= self.limit:
+            return End(
+                "repeated_tool_error", f"the same tool error {self.count} times: {result.content}"
+            )
+        return None
+
+
+@dataclass
+class CallBudget(Rule):
+    """At most ``limit`` calls run (counted as they run); later ones are answered, and the
+    run then ends ``max_tool_calls``."""
+
+    limit: int | None
+    ran: int = 0
+
+    def screen(self, call: Checked, view: RunView) -> Refusal | None:
+        if self.limit is None or self.ran + view.admitted < self.limit:
+            return None
+        return self.refuse(
+            "budget_exhausted", f"not run: the run's tool-call budget ({self.limit}) is used up"
+        )
+
+    def observe(self, outcome: CallOutcome, view: RunView) -> End | None:
+        if outcome.ran:
+            self.ran += 1
+        if outcome.refused_by is self:
+            return End("max_tool_calls", f"the tool-call budget ({self.limit}) is used up")
+        return None
+
+
+_NOTHING_TO_CHANGE = frozenset({"read_only", "already_there"})
+"""A change refused for no fault of the run: withheld from a read-only run (the question
+could not ask for one), or one that has nothing to do (a file moved onto its own place)."""
+
+
+@dataclass
+class ChangeLedger(Rule):
+    """Success is what happened, never what the model says happened (G8): a change that a
+    person denied (``ToolResult.denied``), or a call of a ``mutating`` tool that failed in its
+    handler, keeps the run from succeeding, until a later change succeeds (the model adapted).
+    Calls answered before their handler ran (malformed, repeated, over budget) are not
+    changes."""
+
+    denied: dict[str, str] = field(default_factory=dict)  # call key -> what was refused
+    failed: dict[str, str] = field(default_factory=dict)
+
+    def observe(self, outcome: CallOutcome, view: RunView) -> End | None:
+        call, result = outcome.call, outcome.result
+        if result.code in _NOTHING_TO_CHANGE:
+            return None
+        what = f"{call.call.name} {call.call.arguments}"
+        if result.denied:
+            self.denied[call.key or call.call.call_id] = what
+        elif not result.is_error:
+            self.denied.pop(call.key, None)
+        if outcome.ran and call.mutating and not result.denied:
+            self._changed(call, what, result.code if result.is_error else None)
+        return None
+
+    def _changed(self, call: Checked, what: str, error: str | None) -> None:
+        if error is None:
+            self.failed.clear()
+        else:
+            self.failed[call.key or call.call.call_id] = f"{what} ({error})"
+
+    def accept(self, answer: str, view: RunView) -> End | None:
+        if self.denied:
+            refused = "; ".join(self.denied.values())
+            return End(
+                "user_denied",
+                f"a change the model asked for was denied, nothing was changed: {refused}",
+            )
+        if self.failed:
+            failed = "; ".join(self.failed.values())
+            return End("change_failed", f"a change the model asked for did not happen: {failed}")
+        return None
+
+
+@dataclass
+class RequiredTools(Rule):
+    """These tools must succeed, in this order, before the model may choose freely."""
+
+    names: tuple[str, ...]
+    done: int = 0
+
+    def request(self, request: ModelRequest, view: RunView) -> ModelRequest:
+        """The next required tool is the request's ``tool_choice`` (then ``auto``)."""
+        if self.done >= len(self.names):
+            return request
+        return replace(request, tool_choice=self.names[self.done])
+
+    def observe(self, outcome: CallOutcome, view: RunView) -> End | None:
+        wanted = self.names[self.done] if self.done < len(self.names) else None
+        if outcome.call.call.name == wanted and not outcome.result.is_error:
+            self.done += 1
+        return None
+
+
+@dataclass
+class EvidencePolicy(Rule):
+    """Every answer's figures checked against this run's tool results (``EVIDENCE.md``).
+
+    ``warn``: the check is kept (``RunResult.evidence``) and shown; ``require``: an answer
+    with an unsupported figure is refused once, naming the figures, and the model is asked to
+    answer from the results (it may read more); a second such answer ends the run
+    ``unsupported_figures``. ``off``: no check."""
+
+    mode: EvidenceMode
+    last: Evidence | None = None
+    nudged: str | None = None  # the message that refused an answer (not part of the question)
+
+    def accept(self, answer: str, view: RunView) -> End | Nudge | None:
+        if self.mode == "off":
+            return None
+        from minipi.agent.evidence import check_evidence  # only a run that answers pays
+
+        nudge = Message("user", self.nudged) if self.nudged else None
+        self.last = check_evidence(answer, [i for i in view.history if i != nudge])
+        missing = self.last.unsupported_figures()
+        if self.mode != "require" or not missing:
+            return None
+        shown = ", ".join(missing)
+        if self.nudged is None:
+            self.nudged = (
+                f"These figures in your answer are not in any tool result: {shown}. Answer "
+                "again with only figures that the tool results contain (call the tools to "
+                "read more if you need to)."
+            )
+            return Nudge(self.nudged, f"the answer has figures no tool result holds: {shown}")
+        return End(
+            "unsupported_figures", f"the answer still has figures no tool result holds: {shown}"
+        )
+
 
 @dataclass
 class Rules:
-    """Every rule of one run, in the order the loop consults them."""
+    """Every rule of one run (``rules``: the built-in ones, then the caller's), each hook
+    asked of each rule in that order. Four are also kept by name, for what no hook does:
+    the context (cutting a new output, the view's shortened outputs), the deadline (neither
+    a streaming reply nor a running handler is waited for past it), the retry of unusable
+    replies (``decide``), and the evidence policy (its last check is the run's)."""
 
-    repeats: RepeatGuard
-    errors: ErrorStreak
-    budget: CallBudget
-    changes: ChangeLedger
-    required: RequiredTools
+    rules: tuple[Rule, ...]
     context: ContextFit
-    clock: Deadline
-    evidence: EvidencePolicy
-    retry: ReplyRetry = field(default_factory=ReplyRetry)
-    extra: tuple[Rule, ...] = ()
-    """The caller's own rules (``AgentConfig.rules``), consulted after the built-in ones."""
+    deadline: Deadline
+    retry: ReplyRetry
+    policy: EvidencePolicy
 
     @classmethod
     def for_run(cls, config: AgentConfig, tools: Sequence[ToolSpec]) -> Rules:
@@ -378,40 +303,76 @@ class Rules:
             tools,
             config.max_tool_output_chars,
         )
-        return cls(
+        deadline, retry = Deadline(config.max_seconds), ReplyRetry()
+        policy = EvidencePolicy(config.evidence)
+        built_in = (
+            TurnLimit(config.max_turns),
+            deadline,
+            context,
+            retry,
             RepeatGuard(config.max_repeats),
             ErrorStreak(config.max_repeated_errors),
             CallBudget(config.max_tool_calls),
             ChangeLedger(),
             RequiredTools(config.required_tools),
-            context,
-            Deadline(config.max_seconds),
-            EvidencePolicy(config.evidence),
-            extra=tuple(make() for make in config.rules),
+            policy,
         )
+        extra = tuple(make() for make in config.rules)
+        return cls((*built_in, *extra), context, deadline, retry, policy)
 
-    @property
-    def _call_rules(self) -> tuple[Rule, ...]:
-        rules = (self.repeats, self.errors, self.budget, self.changes, self.required)
-        return (*rules, self.evidence, *self.extra)
+    def view(self, history: Sequence[Item], turns: int, calls_run: int) -> RunView:
+        return RunView(tuple(history), turns, calls_run, self.context.shortened)
 
-    def screen(self, call: FunctionCall, arguments: JsonObject) -> ToolResult | None:
-        """The first rule's answer to ``call`` (the budget is asked last), or None: run it."""
-        for rule in (self.repeats, self.budget):
-            answer = rule.screen(call, arguments)
-            if answer is not None:
-                return answer
+    def before_request(self, view: RunView, tell: Callable[[Note], None]) -> End | None:
+        """The first rule's ``End``, or None: ask. Each ``Note`` on the way is told."""
+        for rule in self.rules:
+            said = rule.before_request(view)
+            if isinstance(said, End):
+                return said
+            if said is not None:
+                tell(said)
         return None
 
-    def observe(self, call: Checked, result: ToolResult, ran: bool) -> End | None:
-        """Every rule sees every result; the first ``End`` wins."""
-        ends = [rule.observe(call, result, ran) for rule in self._call_rules]
+    def request(self, request: ModelRequest, view: RunView) -> ModelRequest:
+        """``request`` as every rule changed it, in order."""
+        for rule in self.rules:
+            request = rule.request(request, view)
+        return request
+
+    def responded(self, request: ModelRequest, response: ModelResponse) -> None:
+        for rule in self.rules:
+            rule.responded(request, response)
+
+    def decide(self, reply: Reply) -> Decision:
+        """What ``reply`` means (``minipi.agent.decide``), unusable replies retried once."""
+        return decide(reply, self.retry)
+
+    def screen(self, call: Checked, view: RunView) -> Refusal | None:
+        """The first rule's refusal of ``call``, or None: run it."""
+        for rule in self.rules:
+            refusal = rule.screen(call, view)
+            if refusal is not None:
+                return refusal
+        return None
+
+    def observe(self, outcome: CallOutcome, view: RunView) -> End | None:
+        """Every rule sees every outcome; the first ``End`` wins."""
+        ends = [rule.observe(outcome, view) for rule in self.rules]
         return next((end for end in ends if end is not None), None)
 
-    def accept(self, answer: str, history: Sequence[Item]) -> End | Nudge | None:
-        """What the answer rules say (changes first, then any extra rule), or None: accept."""
-        for rule in (self.changes, self.evidence, *self.extra):
-            verdict = rule.accept(answer, history)
+    def accept(self, answer: str, view: RunView) -> End | Nudge | None:
+        """The first rule's verdict on the answer, or None: accept it."""
+        for rule in self.rules:
+            verdict = rule.accept(answer, view)
             if verdict is not None:
                 return verdict
         return None
+
+    def cut(self, output: str) -> str:
+        """A new tool output, cut to what the context can hold."""
+        return self.context.cut(output)
+
+    @property
+    def evidence(self) -> Evidence | None:
+        """The check of the last answer (``RunResult.evidence``)."""
+        return self.policy.last

@@ -40,18 +40,28 @@ class ToolResult:
     ``details`` is a JSON object about the result for other code, never sent to the model:
     the loop carries it to the ``FunctionCallOutput`` and sessions save it as it is. Its keys
     are the tool's to document (the file tools: ``minipi.files.tools``).
+    ``denied``: a person said no at the call's approval prompt (set only by the approval
+    path, ``denial``: unlike the code ``user_denied``, no tool can claim it by its text).
     """
 
     content: str
     _: KW_ONLY
     is_error: bool = False
     code: str | None = None
+    denied: bool = False
     changed: bool = False
     details: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
     def error(cls, code: str, message: str) -> ToolResult:
         return cls(f"error [{code}]: {message}", is_error=True, code=code)
+
+    @classmethod
+    def denial(cls, message: str) -> ToolResult:
+        """The answer to a call a person refused at its approval prompt (``user_denied``)."""
+        return cls(
+            f"error [user_denied]: {message}", is_error=True, code="user_denied", denied=True
+        )
 
 
 ToolHandler = Callable[[Mapping[str, Any]], "str | ToolResult"]
@@ -186,7 +196,7 @@ def needs_approval(
         except (EOFError, OSError, TimeoutError):
             allowed = False
         if not allowed:
-            return ToolResult.error("user_denied", f"the user did not approve this {tool.name}")
+            return ToolResult.denial(f"the user did not approve this {tool.name}")
         return tool.handler(arguments)
 
     return replace(tool, handler=handler, mutating=True)

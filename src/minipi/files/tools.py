@@ -34,8 +34,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from minipi.agent.tools import AgentTool, Approver, ToolResult
+from minipi.agent.tools import AgentTool, ApprovalRequest, Approver, ToolResult
 from minipi.ai.types import JsonObject
+from minipi.errors import FileAccessError
 from minipi.files.paths import escape_line, is_sensitive, quote_path
 from minipi.files.results import DirEntry, Listing, SearchResult, TextFile
 from minipi.files.sandbox import ProjectFiles
@@ -154,7 +155,13 @@ def make_move_file_tool(files: ProjectFiles, approve: Approver) -> AgentTool:
     """``move_file(source, target)``: move one file after ``approve`` allows it."""
 
     def handler(arguments: Mapping[str, Any]) -> ToolResult:
-        moved = files.move(arguments["source"], arguments["target"], approve)
+        asked = _Asked(approve)
+        try:
+            moved = files.move(arguments["source"], arguments["target"], asked)
+        except FileAccessError as error:
+            if asked.refused:  # a person said no: the loop trusts this fact, not the code
+                return ToolResult.denial(error.message)
+            raise
         text = f"moved {quote_path(moved.source)} -> {quote_path(moved.destination)}"
         # Guided mode then offers the file where it now is, and no longer where it was.
         shown = [moved.destination] if _offerable(moved.destination, files) else []
@@ -181,6 +188,20 @@ def make_move_file_tool(files: ProjectFiles, approve: Approver) -> AgentTool:
         mutating=True,
         details={"parameter_choices": {"source": _FILES, "target": {"kind": "dir"}}},
     )
+
+
+class _Asked:
+    """``approve``, remembering whether it refused (anything but True, or a failed prompt)."""
+
+    def __init__(self, approve: Approver) -> None:
+        self.approve = approve
+        self.refused = False
+
+    def __call__(self, request: ApprovalRequest) -> bool:
+        self.refused = True  # until it says yes: a prompt that fails refuses too
+        allowed = self.approve(request)
+        self.refused = allowed is not True
+        return allowed
 
 
 def create_project_tools(files: ProjectFiles, approve: Approver | None = None) -> list[AgentTool]:
