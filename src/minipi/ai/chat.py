@@ -123,7 +123,7 @@ def decode(
     return tuple(items), _finish(choice.get("finish_reason"), bool(calls)), usage
 
 
-WIRE = WireApi("chat", "/chat/completions", "messages", encode, decode, ChatStream)
+WIRE = WireApi("chat", "/chat/completions", encode, decode, ChatStream)
 
 
 def _options(options: Mapping[str, Any]) -> JsonObject:
