@@ -321,3 +321,36 @@ def test_run_task_as_a_library_call_reports_every_event_too() -> None:
         server.stop()
     assert (record.status, record.correct, record.trace) == ("succeeded", True, None)
     assert sum(isinstance(e, ModelResponded) for e in seen) == 3
+
+
+def test_a_task_whose_trace_sink_fails_still_reports_every_event(tmp_path: Path) -> None:
+    from batch_tasks.scripted import DAILY_EXPECT, SAMPLE, ByQuestion, serve
+    from minipi.agent.events import AgentEvent, EventSink, RunEnd, RunStart, TurnStart
+    from minipi.assemble import ModelHandle, Settings, open_model
+    from minipi.batch import Plan, run_task
+    from minipi.errors import SessionStoreError
+
+    def failing(event: AgentEvent) -> None:
+        if not isinstance(event, RunStart):  # from the first turn on
+            raise SessionStoreError("the disk is full")
+
+    def trace(
+        path: Path, settings: Settings, model: ModelHandle, tools: object, project: Path
+    ) -> EventSink:
+        return failing
+
+    server = serve(ByQuestion())
+    settings = Settings(base_url=server.base_url, model="fake-model")
+    model = open_model(settings, {})
+    seen: list[AgentEvent] = []
+    try:
+        task = Task("daily", "q", SAMPLE, expect=tuple(DAILY_EXPECT))
+        plan = Plan(settings, trace=trace)
+        run_task(task, plan, model, Gate(1), tmp_path / "daily.json", on_event=seen.append)
+    finally:
+        model.close()
+        server.stop()
+    assert isinstance(seen[0], RunStart)
+    assert isinstance(seen[1], TurnStart)  # the one the trace failed on
+    assert isinstance(seen[-1], RunEnd)
+    assert seen[-1].result.code == "session_store_unreadable"

@@ -1,6 +1,8 @@
 """What a run reports while it happens: a closed union of frozen events, sent through one sink.
 
-Printing, JSON lines, traces and the REPL are all just sinks (``Callable[[AgentEvent], None]``).
+Printing, JSON lines, traces and the REPL are all just sinks (``Callable[[AgentEvent], None]``);
+``fan_out`` makes several of them one (the CLI's recorder, log and trace; a batch task's trace
+and its caller's tally).
 ``to_json`` gives each event's JSON form, the one ``minipi ask --json`` writes.
 """
 
@@ -35,6 +37,7 @@ __all__ = [
     "ToolExecuting",
     "ToolResultReady",
     "TurnStart",
+    "fan_out",
     "to_json",
 ]
 
@@ -153,6 +156,27 @@ AgentEvent: TypeAlias = (
     | RunEnd
 )
 EventSink: TypeAlias = Callable[[AgentEvent], None]
+
+
+def fan_out(*sinks: EventSink) -> EventSink:
+    """One sink that gives each event to every one of ``sinks``, in order, even after one
+    raised: the first ``MiniPiError`` is raised once they all have seen it (any other
+    exception, a bug, at once). Put first the sink whose work must come first (the session
+    recorder saves a step before it is shown)."""
+    if len(sinks) == 1:
+        return sinks[0]
+
+    def emit(event: AgentEvent) -> None:
+        failure: MiniPiError | None = None
+        for sink in sinks:
+            try:
+                sink(event)
+            except MiniPiError as error:
+                failure = failure or error
+        if failure is not None:
+            raise failure
+
+    return emit
 
 
 class SinkFailed(Exception):

@@ -74,16 +74,7 @@ def split_base_url(base_url: str) -> tuple[str, tuple[str, str] | None]:
         display = display.rpartition("@")[2].partition("?")[0].partition("#")[0]
         raise _error(f"base URL {display!r} is not an http(s) URL — {_URL_HINT}")
     _check_authority(authority, shown)
-    path, query, fragment = _path(tail)
-    if query or fragment:
-        part = "a ?query" if query else "a #fragment"
-        raise _error(
-            f"base URL {shown + path!r} has {part}: minipi appends the request path "
-            "(/chat/completions, /responses) to the base URL, so it would end up in the "
-            "middle of the path; remove it (query parameters are not supported) — "
-            f"{_URL_HINT}"
-        )
-    _check_text(path, f"the path of the base URL {shown!r}")
+    path = _checked_path(tail, shown)
     url = f"{scheme}://{authority}{path}"
     return (url if path else url + "/v1"), credentials
 
@@ -102,32 +93,53 @@ def _credentials(authority: str) -> tuple[tuple[str, str], str]:
 
 def _check_authority(authority: str, shown: str) -> None:
     """The host (a name, IPv4 or ``[IPv6]``) and an optional port in 1-65535."""
-    host, port = authority, None
-    if authority.startswith("["):
-        close = authority.find("]")
-        host, after = authority[: close + 1], authority[close + 1 :]
-        if close < 0 or (after and not after.startswith(":")):
-            raise _error(f"base URL {shown!r} has a malformed [IPv6] host — {_URL_HINT}")
-        port = after[1:] if after else None
-    elif ":" in authority:
-        host, _, port = authority.rpartition(":")
+    host, port = _host_and_port(authority, shown)
     if not host or any(c <= " " or c > "~" or c in "\\<>\"'`{}|^" for c in host.strip("[]")):
         raise _error(
             f"base URL {shown!r} has no usable host name (only ASCII letters, digits, '.', "
             f"'-' and '_'; write an international name in its xn-- form) — {_URL_HINT}"
         )
-    if port is not None and not (port.isascii() and port.isdigit() and 0 < int(port) < 65536):
-        what = "is out of range" if port.isascii() and port.isdigit() else "is not a number"
+    if port is not None:
+        _check_port(port, shown)
+
+
+def _check_port(port: str, shown: str) -> None:
+    digits = port.isascii() and port.isdigit()
+    if not (digits and 0 < int(port) < 65536):
+        what = "is out of range" if digits else "is not a number"
         raise _error(
             f"base URL {shown!r}: the port {port[:12]!r} {what} (use 1-65535) — {_URL_HINT}"
         )
 
 
-def _path(tail: str) -> tuple[str, str, str]:
-    """``tail`` split into path, query and fragment (each with its ``?`` / ``#``)."""
+def _host_and_port(authority: str, shown: str) -> tuple[str, str | None]:
+    """``authority`` split at its port's ``:`` (None: no port)."""
+    if not authority.startswith("["):
+        host, colon, port = authority.rpartition(":")
+        return (host, port) if colon else (authority, None)
+    close = authority.find("]")
+    host, after = authority[: close + 1], authority[close + 1 :]
+    if close < 0 or (after and not after.startswith(":")):
+        raise _error(f"base URL {shown!r} has a malformed [IPv6] host — {_URL_HINT}")
+    return host, (after[1:] if after else None)
+
+
+def _checked_path(tail: str, shown: str) -> str:
+    """The path of ``tail`` (what follows the authority), without trailing slashes;
+    ``ConfigError`` for a query, a fragment, whitespace or a control character."""
     path, hash_, fragment = tail.partition("#")
     path, mark, query = path.partition("?")
-    return path.rstrip("/"), mark + query, hash_ + fragment
+    path = path.rstrip("/")
+    if query or mark or fragment or hash_:
+        part = "a ?query" if mark else "a #fragment"
+        raise _error(
+            f"base URL {shown + path!r} has {part}: minipi appends the request path "
+            "(/chat/completions, /responses) to the base URL, so it would end up in the "
+            "middle of the path; remove it (query parameters are not supported) — "
+            f"{_URL_HINT}"
+        )
+    _check_text(path, f"the path of the base URL {shown!r}")
+    return path
 
 
 def _check_text(text: str, what: str) -> None:

@@ -6,6 +6,10 @@ output plus new items is sent as ``"previous_response_id"`` and only the new ite
 else goes with the full history, as does, once and silently, a chained request that the server
 answers as not knowing the previous response. ``ClientConfig.previous_response_id`` says when
 in detail.
+
+That second request is this module's only retry, and not ``minipi.ai.http``'s: the exchange
+succeeded, but the server no longer holds the chain, so only another body can work; each of
+the two requests gets the HTTP layer's own retries.
 """
 
 from __future__ import annotations

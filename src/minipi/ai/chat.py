@@ -99,12 +99,7 @@ def decode(
     tools: with some, ``<tool_call>`` text in a reply without native calls is decoded as calls
     (``textcalls.py``). A call whose id is in ``taken`` (the history's) or repeats one of the
     same reply gets a new id, in its raw copy too."""
-    choices = data.get("choices")
-    if not isinstance(choices, list) or not choices:
-        raise ModelProtocolError("the response has no choices")
-    choice = choices[0]
-    if not isinstance(choice, dict) or not isinstance(choice.get("message"), dict):
-        raise ModelProtocolError("the response's first choice has no message")
+    choice = _first_choice(data)
     message: JsonObject = choice["message"]
     raw, calls = _decode_calls(message, taken)
     items: list[Item] = []
@@ -123,7 +118,18 @@ def decode(
     return tuple(items), _finish(choice.get("finish_reason"), bool(calls)), usage
 
 
-WIRE = WireApi("chat", "/chat/completions", "messages", encode, decode, ChatStream)
+def _first_choice(data: JsonObject) -> JsonObject:
+    """The answer's first choice, which has a message; else ``ModelProtocolError``."""
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise ModelProtocolError("the response has no choices")
+    choice = choices[0]
+    if not isinstance(choice, dict) or not isinstance(choice.get("message"), dict):
+        raise ModelProtocolError("the response's first choice has no message")
+    return choice
+
+
+WIRE = WireApi("chat", "/chat/completions", encode, decode, ChatStream)
 
 
 def _options(options: Mapping[str, Any]) -> JsonObject:
@@ -151,7 +157,7 @@ def _messages(items: Sequence[Item]) -> list[JsonObject]:
     sent: JsonObject | None = None  # the chat raw just sent (None after any other item)
     for item in items:
         raw = None if isinstance(item, FunctionCallOutput) or item.wire != "chat" else item.raw
-        if raw is not None and sent is not None and (raw is sent or raw == sent):
+        if _same_raw(raw, sent):
             continue  # the rest of the message just sent
         sent = raw
         message = _message(item, raw)
@@ -165,6 +171,10 @@ def _messages(items: Sequence[Item]) -> list[JsonObject]:
     if neutral:
         messages.append(_assistant_message(neutral))
     return messages
+
+
+def _same_raw(raw: JsonObject | None, sent: JsonObject | None) -> bool:
+    return raw is not None and sent is not None and (raw is sent or raw == sent)
 
 
 def _message(item: Item, raw: JsonObject | None) -> JsonObject | None:

@@ -135,6 +135,13 @@ class ClientConfig:
         _check_number(self, "max_response_bytes", 1024, 2**40, integer=True)
 
 
+def _finite(value: object, integer: bool) -> bool:
+    """An int, or (unless ``integer``) a finite float; never a bool."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return isinstance(value, int) or (not integer and math.isfinite(value))
+
+
 MAX_SECONDS = 86_400.0
 """The longest timeout ``ClientConfig`` takes (a day): a larger one is no bound at all, and
 past ~9e9 s the sockets below cannot even express it."""
@@ -152,10 +159,7 @@ def _check_number(
     """``ConfigError`` unless ``config.name`` is a finite number in its range (an int when
     ``integer``): nan, inf, 1e300 and strings are refused here, not deep inside a request."""
     value = getattr(config, name)
-    kinds = (int,) if integer else (int, float)
-    number = isinstance(value, kinds) and not isinstance(value, bool)
-    finite = number and (isinstance(value, int) or math.isfinite(value))
-    if finite and (low < value if low_open else low <= value) and value <= high:
+    if _finite(value, integer) and (low < value if low_open else low <= value) and value <= high:
         return
     bound = f"> {low:g}" if low_open else f">= {low:g}"
     kind = "a whole number" if integer else "a finite number"

@@ -1,10 +1,22 @@
 """The HTTP core of ``HttpModelClient``: one keep-alive ``httpx.Client``, retries, errors.
 
-The retry policy lives here and nowhere else (RELIABILITY default 7): 408, 409, 429, 5xx,
-connection errors and timeouts are retried up to ``max_retries`` times with exponential
-backoff; a ``Retry-After`` up to ``max_retry_after`` seconds is honoured, a longer one fails at
-once. Other 4xx are never retried, nor 501, 505 or an HTML page that is not a gateway's
-(502/503/504): retrying cannot fix them. Every failure is a ``ModelError`` whose message
+The retry of a failed HTTP exchange lives here and nowhere else (RELIABILITY default 7):
+408, 409, 429, 5xx, connection errors and timeouts are retried up to ``max_retries`` times
+with exponential backoff; a ``Retry-After`` up to ``max_retry_after`` seconds is honoured, a
+longer one fails at once. Other 4xx are never retried, nor 501, 505 or an HTML page that is
+not a gateway's (502/503/504): retrying cannot fix them. Three other layers ask again, each
+for a reason this one cannot see, and none repeats what this one does:
+
+- ``minipi.ai.chain.ChainedClient``: a chained request the server answers as not knowing
+  the previous response is sent once more with the full history (another request, not the
+  same one again);
+- ``minipi.batch.gate.GatedClient``: a request that still ended ``rate_limited`` here is
+  asked again, up to ``rate_limit_rounds`` times, once the batch-wide not-before time has
+  come (one worker's 429 slows every worker, over minutes rather than seconds);
+- ``minipi.agent.rules.ReplyRetry``: a reply that arrived but cannot be used (a broken
+  stream, cut off, empty) is asked for again as a new turn, with a message to the model.
+
+Every failure is a ``ModelError`` whose message
 says what to do next; nothing else escapes (no httpx exception, no traceback-only
 ``KeyError``), and no message carries the endpoint's secrets.
 

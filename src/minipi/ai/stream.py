@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from minipi.ai.depth import check_depth, check_values
 from minipi.ai.types import Delta, DeltaSink, JsonObject
@@ -61,6 +61,51 @@ def _frame(data: str) -> Any:
     return frame
 
 
+def _is_done(data: str) -> bool:
+    """The chat wire's ``[DONE]`` marker (a short frame only: the check stays cheap)."""
+    return len(data) < 16 and data.strip() == "[DONE]"
+
+
+def _object_frame(data: str) -> JsonObject:
+    frame = _frame(data)
+    if not isinstance(frame, dict):
+        raise ModelProtocolError(f"a stream frame is not an object: {data[:120]!r}")
+    return frame
+
+
+def _dicts(value: object) -> list[JsonObject]:
+    """The objects of ``value`` when it is a list (others are skipped); else none."""
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def _text_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _same_call(known: _Call, index: int | None, new_id: str | None, name: str | None) -> bool:
+    """Whether a delta continues ``known``: it brings no other id, or another id at a known
+    index but no function name (the rule of ``ChatStream._position``)."""
+    fresh = new_id is not None and known.id is not None and new_id != known.id
+    return not fresh or (index is not None and name is None)
+
+
+def _raise_error_event(kind: str, frame: JsonObject) -> None:
+    """A Responses ``error`` event, or a frame carrying an error, as a ``ModelError``."""
+    if kind == "error":
+        message = frame.get("message") or frame.get("error") or frame
+        raise_inband_error({"error": message})
+    raise_inband_error(frame)
+
+
+def _arguments(arguments: object) -> str:
+    """A call delta's arguments as text: a string as is, a whole object (Ollama) as JSON."""
+    if isinstance(arguments, str):
+        return arguments
+    if arguments is None:
+        return ""
+    return json.dumps(arguments, ensure_ascii=False)
+
+
 def raise_inband_error(data: JsonObject, url: str = "") -> None:
     """A 2xx body or a stream frame that carries ``{"error": ...}`` (E11), or a failed
     status, is a ``ModelError`` with the server's message."""
@@ -97,46 +142,38 @@ class ChatStream:
         self._usage: Any = None
 
     def event(self, name: str, data: str) -> None:
-        if len(data) < 16 and data.strip() == "[DONE]":
+        if _is_done(data):
             self.finished = True
             return
-        frame = _frame(data)
-        if not isinstance(frame, dict):
-            raise ModelProtocolError(f"a stream frame is not an object: {data[:120]!r}")
+        frame = _object_frame(data)
         raise_inband_error(frame)
         if not self._head:
             self._head = {k: frame[k] for k in ("id", "model", "created") if k in frame}
         if isinstance(frame.get("usage"), dict):
             self._usage = frame["usage"]
-        choices = frame.get("choices")
-        if not isinstance(choices, list):
-            return
-        for choice in choices:
-            if isinstance(choice, dict) and choice.get("index", 0) == 0:
+        for choice in _dicts(frame.get("choices")):
+            if choice.get("index", 0) == 0:
                 self._choice(choice)
 
     def _choice(self, choice: JsonObject) -> None:
         delta = choice.get("delta")
         if isinstance(delta, dict):
-            content = delta.get("content")
-            if isinstance(content, str) and content:
-                self._text.append(content)
-                self._grew(len(content))
-                self._emit(Delta("text", content))
+            self._piece("text", self._text, delta.get("content"))
             reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-            if isinstance(reasoning, str) and reasoning:
-                self._reasoning.append(reasoning)
-                self._grew(len(reasoning))
-                self._emit(Delta("reasoning", reasoning))
-            calls = delta.get("tool_calls")
-            if isinstance(calls, list):
-                for entry in calls:
-                    if isinstance(entry, dict):
-                        self._call(entry)
+            self._piece("reasoning", self._reasoning, reasoning)
+            for entry in _dicts(delta.get("tool_calls")):
+                self._call(entry)
         reason = choice.get("finish_reason")
         if isinstance(reason, str) and reason:
             self._finish = reason
             self._grew(0)
+
+    def _piece(self, kind: Literal["text", "reasoning"], kept: list[str], piece: object) -> None:
+        """A delta's text or reasoning (a non-empty string), kept and reported."""
+        if isinstance(piece, str) and piece:
+            kept.append(piece)
+            self._grew(len(piece))
+            self._emit(Delta(kind, piece))
 
     def _grew(self, size: int) -> None:
         self.progress += 1
@@ -146,36 +183,31 @@ class ChatStream:
         index, new_id = entry.get("index"), entry.get("id")
         function = entry.get("function")
         function = function if isinstance(function, dict) else {}
-        name, arguments = function.get("name"), function.get("arguments")
-        new_id = new_id if isinstance(new_id, str) and new_id else None
+        name, new_id = _text_or_none(function.get("name")), _text_or_none(new_id)
         position = self._position(index if isinstance(index, int) else None, new_id, name)
         call = self._calls[position]
-        if isinstance(name, str) and name and not call.name:
+        if name and not call.name:
             call.name = name
             self._grew(len(name))
-        if isinstance(arguments, str):
-            piece = arguments
-        elif arguments is not None:  # a whole object at once (Ollama)
-            piece = json.dumps(arguments, ensure_ascii=False)
-        else:
-            piece = ""
+        piece = _arguments(function.get("arguments"))
         if piece:
             call.arguments.append(piece)
             self._grew(len(piece))
         if piece or name:
             self._emit(Delta("call", piece, position, call.name))
 
-    def _position(self, index: int | None, new_id: str | None, name: object) -> int:
+    def _position(self, index: int | None, new_id: str | None, name: str | None) -> int:
         """Which call a delta belongs to: a new one for a new index, or a new id (with a
         name) at a known index, or a new id without an index; else the current one."""
         current = self._by_index.get(index) if index is not None else len(self._calls) - 1
-        if current is not None and current >= 0:
+        if (
+            current is not None
+            and current >= 0
+            and _same_call(self._calls[current], index, new_id, name)
+        ):
             known = self._calls[current]
-            fresh = new_id is not None and known.id is not None and new_id != known.id
-            if not fresh or (index is not None and not (isinstance(name, str) and name)):
-                if known.id is None and new_id is not None:
-                    known.id = new_id
-                return current
+            known.id = known.id or new_id
+            return current
         self._calls.append(_Call(new_id))
         if index is not None:
             self._by_index[index] = len(self._calls) - 1
@@ -206,10 +238,9 @@ class ChatStream:
         return data
 
 
-_PROGRESS = frozenset(
-    {"response.output_item.added", "response.output_item.done", "response.completed"}
-    | {"response.incomplete", "response.failed"}
-)
+_ITEM_EVENTS = frozenset({"response.output_item.added", "response.output_item.done"})
+_END_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed"})
+_PROGRESS = _ITEM_EVENTS | _END_EVENTS
 """Responses events that add to the reply even without a ``delta`` text."""
 
 
@@ -226,32 +257,31 @@ class ResponsesStream:
         self._names: dict[int, str] = {}
 
     def event(self, name: str, data: str) -> None:
-        if len(data) < 16 and data.strip() == "[DONE]":
+        if _is_done(data):
             return
-        frame = _frame(data)
-        if not isinstance(frame, dict):
-            raise ModelProtocolError(f"a stream frame is not an object: {data[:120]!r}")
+        frame = _object_frame(data)
         kind = frame.get("type") or name
-        if kind == "error":
-            message = frame.get("message") or frame.get("error") or frame
-            raise_inband_error({"error": message})
-        raise_inband_error(frame)
+        _raise_error_event(kind, frame)
         index = frame.get("output_index")
         index = index if isinstance(index, int) else 0
         delta = frame.get("delta")
         piece = delta if isinstance(delta, str) else ""
         self._count(kind, piece, data)
-        if kind == "response.output_text.delta" and piece:
+        if kind in _ITEM_EVENTS:
+            self._item(kind, index, frame.get("item"))
+        elif kind in _END_EVENTS:
+            self._end(kind, frame.get("response"))
+        elif piece:
+            self._delta(kind, piece, index)
+
+    def _delta(self, kind: str, piece: str, index: int) -> None:
+        """Report the text, reasoning or call arguments of a ``*.delta`` event."""
+        if kind == "response.output_text.delta":
             self._emit(Delta("text", piece))
         elif kind in ("response.reasoning_text.delta", "response.reasoning_summary_text.delta"):
-            if piece:
-                self._emit(Delta("reasoning", piece))
-        elif kind == "response.function_call_arguments.delta" and piece:
+            self._emit(Delta("reasoning", piece))
+        elif kind == "response.function_call_arguments.delta":
             self._emit(Delta("call", piece, index, self._names.get(index, "")))
-        elif kind in ("response.output_item.added", "response.output_item.done"):
-            self._item(kind, index, frame.get("item"))
-        elif kind in ("response.completed", "response.incomplete", "response.failed"):
-            self._end(kind, frame.get("response"))
 
     def _count(self, kind: str, piece: str, data: str) -> None:
         """Progress and size: a delta's text; a kept item's JSON."""

@@ -13,7 +13,9 @@ HTTP 429: the model layer retries a 429 itself, honouring a short ``Retry-After`
 not-before time forward for every worker (the ``Retry-After`` the error carries, else a
 backoff doubling from 1 s while 429s keep coming, at most 60 s) and the request is asked
 again once that time comes, up to ``rate_limit_rounds`` times: one worker's 429 slows them
-all, and a batch rides out a rate limit instead of failing the tasks that met it. A model
+all, and a batch rides out a rate limit instead of failing the tasks that met it. This is
+not the HTTP layer's retry done twice: that one waits seconds for one request; this one waits
+for the whole batch, after that one has given up (the layers: ``minipi.ai.http``). A model
 layer that reports each 429 as it happens can call ``Gate.wait`` before each attempt and
 ``Gate.defer`` with each ``Retry-After`` (the hook described in the batch README section).
 

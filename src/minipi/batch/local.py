@@ -9,19 +9,19 @@ project work, which is small next to a local model's seconds per reply.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from minipi.assemble import ModelHandle, open_model
+from minipi.batch.backend import Job
 from minipi.batch.gate import Gate
 from minipi.batch.pool import Pool
 from minipi.batch.records import Record
-from minipi.batch.run import Plan, run_task
-from minipi.batch.store import BatchDir
+from minipi.batch.run import run_task
 from minipi.batch.tasks import Task
 
 if TYPE_CHECKING:
-    from minipi.batch.runner import BatchOptions, Report
+    from minipi.batch.runner import Report
 
 __all__ = ["connections_for", "run_here", "stop_on_interrupt"]
 
@@ -41,16 +41,10 @@ def connections_for(wanted: int, model: ModelHandle, report: Callable[[str], Non
     return wanted
 
 
-def run_here(
-    pending: Sequence[Task],
-    options: BatchOptions,
-    plan: Plan,
-    store: BatchDir,
-    done: Callable[[Task, Record], None],
-    stop: threading.Event,
-    report: Report,
-) -> bool:
-    """Run ``pending`` in ``options.workers`` threads; True when Ctrl-C stopped it."""
+def run_here(job: Job) -> bool:
+    """Run ``job.pending`` in ``options.workers`` threads; True when Ctrl-C stopped it (a
+    ``Backend``)."""
+    options, plan, stop, report = job.options, job.plan, job.stop, job.report
     settings = plan.settings
     wanted = min(options.max_connections or options.workers, options.workers)
     gate = Gate(wanted, stop)  # also the pacer of every attempt: a 429 slows every worker
@@ -60,10 +54,10 @@ def run_here(
         gate.limit(connections_for(wanted, model, report))
 
         def run(task: Task) -> Record:
-            return run_task(task, plan, model, gate, store.trace_path(task.id))
+            return run_task(task, plan, model, gate, job.store.trace_path(task.id))
 
-        pool = Pool(run, options.workers, stop, done)
-        pool.start(pending)
+        pool = Pool(run, options.workers, stop, job.done)
+        pool.start(job.pending)
         return stop_on_interrupt(pool.wait, stop, report)
     finally:
         model.close()

@@ -23,21 +23,21 @@ import os
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from minipi.assemble import ModelHandle, open_model
+from minipi.batch.backend import Job
 from minipi.batch.gate import Gate
 from minipi.batch.records import Record
 from minipi.batch.run import Plan, crashed, run_task
-from minipi.batch.store import BatchDir, write_atomically
+from minipi.batch.store import write_atomically
 from minipi.batch.tasks import Task
 from minipi.errors import ConfigError
 
 if TYPE_CHECKING:
-    from minipi.batch.runner import BatchOptions, Report
+    from minipi.batch.runner import Report
 
 __all__ = ["RayWorker", "run_on_ray"]
 
@@ -83,16 +83,9 @@ class RayWorker:
         self.model.close()
 
 
-def run_on_ray(
-    pending: Sequence[Task],
-    options: BatchOptions,
-    plan: Plan,
-    store: BatchDir,
-    done: Callable[[Task, Record], None],
-    stop: threading.Event,
-    report: Report,
-) -> bool:
-    """Run ``pending`` on Ray actors; True when Ctrl-C stopped it."""
+def run_on_ray(job: Job) -> bool:
+    """Run ``job.pending`` on Ray actors; True when Ctrl-C stopped it (a ``Backend``)."""
+    options, plan, report = job.options, job.plan, job.report
     ray = _import_ray()
     local = options.ray == "local"
     extra: dict[str, Any] = {"object_store_memory": _LOCAL_OBJECT_STORE} if local else {}
@@ -104,15 +97,15 @@ def run_on_ray(
             "alone for a local instance, or the address of a running cluster"
         ) from None
     try:
-        count = min(options.workers, options.max_connections or options.workers, len(pending))
+        count = min(options.workers, options.max_connections or options.workers, len(job.pending))
         embedded = plan.settings.base_url is None or plan.settings.model_file is not None
         actor = ray.remote(max_concurrency=2, num_cpus=1 if embedded else 0)(RayWorker)
         shipped = replace(plan, env={})  # never the driver's whole environment
         actors = [actor.remote(shipped) for _ in range(count)]
         where = "a new local Ray instance" if local else f"the Ray cluster at {options.ray}"
         report(f"running on {where} with {count} workers")
-        dispatch = _Dispatch(ray, actors, pending, store, done, stop, report)
-        return _run_dispatch(dispatch, stop, report)
+        dispatch = _Dispatch(ray, actors, job)
+        return _run_dispatch(dispatch, job.stop, report)
     finally:
         ray.shutdown()
 
@@ -147,19 +140,11 @@ def _run_dispatch(dispatch: _Dispatch, stop: threading.Event, report: Report) ->
 class _Dispatch:
     """The driver's loop: tasks to free actors, results to the book, in completion order."""
 
-    def __init__(
-        self,
-        ray: Any,
-        actors: list[Any],
-        pending: Sequence[Task],
-        store: BatchDir,
-        done: Callable[[Task, Record], None],
-        stop: threading.Event,
-        report: Report,
-    ) -> None:
-        self.ray, self.store, self.done, self.stop, self.report = ray, store, done, stop, report
+    def __init__(self, ray: Any, actors: list[Any], job: Job) -> None:
+        self.ray, self.store, self.done, self.stop = ray, job.store, job.done, job.stop
+        self.report = job.report
         self.actors = actors
-        self.queue = list(reversed(pending))
+        self.queue = list(reversed(job.pending))
         self.starting = {a.ready.remote(): a for a in actors}
         self.running: dict[Any, tuple[Any, Task, float]] = {}
         self.idle: list[Any] = []

@@ -73,8 +73,7 @@ class Record:
         status = data.get("status")
         if status not in _STATUSES:
             raise ValueError(f"unknown status {status!r}")
-        tokens = data.get("tokens") if isinstance(data.get("tokens"), dict) else {}
-        evidence = data.get("evidence") if isinstance(data.get("evidence"), dict) else None
+        evidence = _counts(data.get("evidence"))
         correct = data.get("correct")
         return cls(
             id=data["id"],
@@ -86,8 +85,8 @@ class Record:
             tool_calls=_count(data.get("tool_calls")),
             seconds=float(data.get("seconds") or 0.0),
             task=str(data.get("task") or ""),
-            tokens={str(k): _count(v) for k, v in (tokens or {}).items()},
-            evidence={str(k): _count(v) for k, v in evidence.items()} if evidence else None,
+            tokens=_counts(data.get("tokens")),
+            evidence=evidence or None,
             correct=correct if isinstance(correct, bool) else None,
             trace=_optional_str(data.get("trace")),
             finished=str(data.get("finished") or ""),
@@ -96,6 +95,11 @@ class Record:
 
 def _optional_str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
+
+
+def _counts(value: Any) -> dict[str, int]:
+    """A JSON object of counts (a non-count reads 0); an empty one for anything else."""
+    return {str(k): _count(v) for k, v in value.items()} if isinstance(value, dict) else {}
 
 
 def _count(value: Any) -> int:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from minipi.agent import AgentTool, ApprovalRequest, run_agent
-from minipi.agent.events import AgentEvent, EventSink
+from minipi.agent.events import EventSink, fan_out
 from minipi.assemble import ModelHandle, Settings, agent_config, run_tools
 from minipi.batch.gate import Gate, GatedClient
 from minipi.batch.records import Record, failed_record, record_of
@@ -105,22 +105,11 @@ def run_task(
         traced = None
         if plan.trace is not None and trace is not None:
             traced = plan.trace(trace, settings, model, tools, root)
-        sink = _both(traced, on_event)
+        sink = fan_out(*(s for s in (traced, on_event) if s is not None))
         client = GatedClient(model.client, gate)
         result = run_agent(client, tools, agent_config(settings, model, tools), task.question, sink)
     shown = f"traces/{trace.name}" if traced is not None and trace is not None else None
     return record_of(task, result, time.perf_counter() - started, shown)
-
-
-def _both(first: EventSink | None, second: EventSink | None) -> EventSink | None:
-    if first is None or second is None:
-        return first or second
-
-    def emit(event: AgentEvent) -> None:
-        first(event)
-        second(event)
-
-    return emit
 
 
 def crashed(task: Task, error: BaseException, seconds: float) -> Record:

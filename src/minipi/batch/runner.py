@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from minipi.batch.backend import Backend, Job
 from minipi.batch.fingerprint import changes, describe, fingerprint
 from minipi.batch.progress import open_progress
 from minipi.batch.records import Record
@@ -202,11 +203,9 @@ def _execute(
     """Run ``pending`` on the chosen backend; True when Ctrl-C stopped it."""
     if not pending:
         return False
-    stop = threading.Event()
+    backend: Backend
     if options.ray is not None:
-        from minipi.batch.ray_backend import run_on_ray
-
-        return run_on_ray(pending, options, plan, book.store, book.done, stop, report)
-    from minipi.batch.local import run_here
-
-    return run_here(pending, options, plan, book.store, book.done, stop, report)
+        from minipi.batch.ray_backend import run_on_ray as backend
+    else:
+        from minipi.batch.local import run_here as backend
+    return backend(Job(pending, options, plan, book.store, book.done, threading.Event(), report))

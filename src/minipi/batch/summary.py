@@ -46,6 +46,11 @@ def percentile(values: Sequence[float], share: float) -> float | None:
     return ordered[max(0, math.ceil(share * len(ordered)) - 1)]
 
 
+def _rounded(values: Sequence[float], share: float) -> float | None:
+    found = percentile(values, share)
+    return None if found is None else round(found, 3)
+
+
 def _key(record: Record) -> str:
     return record.status if record.code is None else f"{record.status}/{record.code}"
 
@@ -59,7 +64,6 @@ def summarize(records: Sequence[Record], counts: Counts) -> dict[str, Any]:
     tokens: Counter[str] = Counter()
     for record in records:
         tokens.update(record.tokens)
-    p50, p95 = percentile(seconds, 0.5), percentile(seconds, 0.95)
     return {
         "tasks": counts.tasks,
         "finished": len(records),
@@ -77,10 +81,7 @@ def summarize(records: Sequence[Record], counts: Counts) -> dict[str, Any]:
         "traced_rate": _rate(sum(traced), len(traced)),
         "statuses": dict(Counter(_key(r) for r in records).most_common()),
         "tokens": {k: tokens.get(k, 0) for k in ("input", "output", "cached")},
-        "seconds_per_task": {
-            "p50": None if p50 is None else round(p50, 3),
-            "p95": None if p95 is None else round(p95, 3),
-        },
+        "seconds_per_task": {"p50": _rounded(seconds, 0.5), "p95": _rounded(seconds, 0.95)},
         "wall_seconds": round(counts.wall_seconds, 3),
     }
 

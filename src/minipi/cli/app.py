@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from minipi.agent import AgentEvent, AgentTool, RunResult, run_agent
 from minipi.agent.ends import EXIT_CODES
+from minipi.agent.events import fan_out
 from minipi.ai.types import Item, Message, ModelClient
 from minipi.assemble import ModelHandle, Settings, agent_config, open_model, run_tools
 from minipi.cli.approve import make_approver
@@ -23,7 +24,7 @@ from minipi.cli.status import Ticker
 from minipi.cli.terminal import safe
 from minipi.cli.trace import TraceRecorder, trace_header
 from minipi.cli.words import Words, plural, words_for
-from minipi.errors import ConfigError, MiniPiError
+from minipi.errors import ConfigError
 from minipi.files import ProjectFiles
 
 if TYPE_CHECKING:
@@ -103,18 +104,7 @@ def _sinks(
         header = trace_header(session.settings, session.model, tools, options.root)
         sinks.append(TraceRecorder(options.trace, header))
 
-    def emit(event: AgentEvent) -> None:
-        """Every sink sees every event, even after one failed (the first error is raised)."""
-        failure: MiniPiError | None = None
-        for sink in sinks:
-            try:
-                sink(event)
-            except MiniPiError as error:
-                failure = failure or error
-        if failure is not None:
-            raise failure
-
-    return emit
+    return fan_out(*sinks)  # every sink sees every event; the first error is raised
 
 
 def _tools(

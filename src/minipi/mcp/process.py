@@ -1,14 +1,16 @@
 """Starting and stopping stdio servers; their stderr logs.
 
-Each server starts through ``launcher.py`` (a few milliseconds of ``python -I -S``) as the
-leader of its own process group, so that Ctrl-C at the terminal reaches minipi only, and so
-that the whole group can be stopped, and dies with minipi even when minipi is killed.
+Each server starts through the launcher (``minipi.children.launch``: a few milliseconds of
+``python -I -S``) as the leader of its own process group, so that Ctrl-C at the terminal
+reaches minipi only, and so that the whole group can be stopped, and dies with minipi even
+when minipi is killed.
 Processes are started with the standard library before the ``mcp`` SDK is imported: a server
 boots while minipi imports the SDK (measured: this overlap saves the server's start-up time,
 about as long as the import, from every ``minipi ask``; see bench/perf_mcp.py).
 
-Stopping (``stop_process``) follows the MCP spec: close stdin, wait; SIGTERM the group, wait;
-SIGKILL the group; then the same for anything of the group still alive (a server's children).
+Stopping (``stop_process``) follows the MCP spec: close stdin, wait; then minipi's one stop
+procedure (``minipi.children.stop``): SIGTERM the group, wait until the launcher and every
+member are gone, SIGKILL the group.
 """
 
 from __future__ import annotations
@@ -16,22 +18,20 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import signal
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from minipi import children
 from minipi.errors import ConfigError
 from minipi.mcp.config import McpServer
 
 __all__ = ["GRACE", "ServerLog", "server_env", "start_process", "stop_process"]
 
-GRACE = 2.0
+GRACE = children.GRACE
 """Seconds given at each step of a stop (the SDK's own stdio client waits as long)."""
 
-_LAUNCHER = Path(__file__).with_name("launcher.py")
 # The variables a server inherits (the SDK's get_default_environment on POSIX): minipi's API
 # keys and the rest of its environment stay in minipi.
 _INHERITED = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
@@ -103,16 +103,14 @@ def start_process(server: McpServer, stderr: int) -> subprocess.Popen[bytes]:
             f"MCP server {server.name!r}: its directory {server.cwd} does not exist",
             code="mcp_config",
         )
-    launcher = [sys.executable, "-I", "-S", str(_LAUNCHER), str(os.getpid())]
     try:
-        return subprocess.Popen(
-            [*launcher, found, *server.args],
+        return children.launch(
+            [found, *server.args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=stderr,
             env=env,
             cwd=server.cwd,
-            start_new_session=True,
         )
     except OSError as error:
         raise ConfigError(
@@ -122,45 +120,12 @@ def start_process(server: McpServer, stderr: int) -> subprocess.Popen[bytes]:
 
 
 def stop_process(process: subprocess.Popen[bytes], grace: float = GRACE) -> None:
-    """Stop the server and its process group: close stdin, SIGTERM, SIGKILL, each after
-    ``grace`` seconds; then stop whatever of the group is left. Never raises. stdout stays
-    open (the caller may still be draining it)."""
+    """Stop the server and its process group: close stdin, wait ``grace`` seconds, then
+    ``children.stop`` (SIGTERM, ``grace`` seconds, SIGKILL, to the whole group). Never
+    raises. stdout stays open (the caller may still be draining it)."""
     with contextlib.suppress(OSError):
         if process.stdin is not None:
             process.stdin.close()
-    group = process.pid  # the launcher leads the group (start_new_session)
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        if _exited(process, grace):
-            break
-        _signal(group, sig)
-    _exited(process, grace)
-    if _group_alive(group):  # children the server left behind
-        _signal(group, signal.SIGTERM)
-        deadline = time.monotonic() + grace
-        while _group_alive(group) and time.monotonic() < deadline:
-            time.sleep(0.01)
-        _signal(group, signal.SIGKILL)
-
-
-def _exited(process: subprocess.Popen[bytes], timeout: float) -> bool:
-    try:
-        process.wait(timeout)
-    except subprocess.TimeoutExpired:
-        return False
-    return True
-
-
-def _signal(group: int, sig: int) -> None:
-    # The group's id stays reserved while any member lives, so this reaches only our group.
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(group, sig)
-
-
-def _group_alive(group: int) -> bool:
-    try:
-        os.killpg(group, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(grace)
+    children.stop(process, grace)
