@@ -543,3 +543,25 @@ def test_a_rule_can_nudge_an_answer_once_and_the_model_answers_again() -> None:
     assert any(getattr(e, "code", "") == "nudge" for e in events)
     again = run_agent(ScriptedModel([reply_text("fine"), reply_text("ok")]), [], config, "q")
     assert again.answer == "ok"  # a fresh rule per run: it nudges again
+
+
+def test_a_sink_that_fails_at_the_run_start_ends_the_run_with_its_code(
+    files: ProjectFiles,
+) -> None:
+    """Even the first event (``RunStart``) failing to save is a RunResult, not an exception
+    escaping ``run_agent``; nothing is asked."""
+    from minipi.agent import RunEnd, RunStart
+    from minipi.errors import MiniPiError
+
+    seen: list[Any] = []
+
+    def sink(event: Any) -> None:
+        seen.append(event)
+        if isinstance(event, RunStart):
+            raise MiniPiError("the store is full", code="session_write_failed")
+
+    model = ScriptedModel([reply_text("never")])
+    result = run_agent(model, create_project_tools(files), CONFIG, "q", sink)
+    assert (result.status, result.code) == ("failed", "session_write_failed")
+    assert model.requests == []
+    assert isinstance(seen[-1], RunEnd)

@@ -83,6 +83,8 @@ def run_agent(
 
 
 def _loop(run: _Run) -> FinalAnswer | End:
+    offered = tuple(spec.name for spec in run.tools.specs)  # inside the run: a sink may fail
+    run.emit(RunStart(_question(run.history), run.client.model, offered))
     opening = opening_calls(run.config, run.history)  # turn 0
     run.add(*opening)
     stop: FinalAnswer | End | None = _execute(run, opening)
@@ -162,8 +164,6 @@ class _Run:
             options=config.request_options,
             on_delta=self._on_delta,
         )
-        offered = tuple(spec.name for spec in self.tools.specs)
-        self.emit(RunStart(_question(self.history), client.model, offered))
 
     def note(self, note: Note) -> None:
         self.emit(Notice(self.turns, note.text, note.code))
