@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from minipi.cli.html_page import MAX_LINE, text
+from minipi.cli.html_page import MAX_LINE, attribute, text
 from minipi.cli.transcript import Call, Transcript
 from minipi.cli.words import Words, words_for
 
@@ -264,7 +264,7 @@ def _claim_link(
     if claim.get("status") == "unsupported" or target is None:
         bad = " bad" if claim.get("status") == "unsupported" else ""
         title = labels("unsupported") if bad else str(claim.get("status"))
-        return f'<span class="claim{bad}" title="{text(title)}">{text(shown)}</span>'
+        return f'<span class="claim{bad}" title="{attribute(title)}">{text(shown)}</span>'
     return f'<a class="claim" href="#{target}" data-claim="{index + 1}">{text(shown)}</a>'
 
 

@@ -16,9 +16,9 @@ import html
 import re
 import unicodedata
 
-from minipi.cli.terminal import UNSAFE_CATEGORIES
+from minipi.cli.terminal import UNSAFE_CATEGORIES, safe
 
-__all__ = ["MAX_LINE", "MAX_TEXT", "page", "text"]
+__all__ = ["MAX_LINE", "MAX_TEXT", "attribute", "page", "text"]
 
 MAX_TEXT = 200_000
 """The most characters of one text a page shows (the rest is counted, not shown)."""
@@ -48,6 +48,11 @@ def text(value: str, limit: int = MAX_TEXT) -> str:
     if cut > 0:
         shown += f'<span class="cut">… [{cut:,} more characters not shown]</span>'
     return shown
+
+
+def attribute(value: str, limit: int = 2_000) -> str:
+    """``value`` for a quoted attribute: escaped, controls as ``\\uXXXX`` text, cut."""
+    return html.escape(safe(value[:limit]), quote=True)
 
 
 _STYLE = """
