@@ -95,8 +95,11 @@ def _sinks(
     tools: Sequence[AgentTool],
     book: OpenSession | None = None,
 ) -> Callable[[AgentEvent], None]:
-    log = JsonLines() if options.json else HumanLog(words, ticker=session.ticker)
-    sinks: list[Callable[[AgentEvent], None]] = [log]
+    sinks: list[Callable[[AgentEvent], None]] = []
+    if options.json:
+        sinks.append(JsonLines())
+    elif not options.quiet:
+        sinks.append(HumanLog(words, ticker=session.ticker, verbose=options.verbose))
     if book is not None:
         sinks.insert(0, book.recorder)  # saved before it is shown, and before the next step
     if options.trace is not None:
@@ -265,7 +268,7 @@ def _rooted(options: RunOptions) -> tuple[RunOptions, bool]:
 
 def _say_root(options: RunOptions, words: Words, by_default: bool) -> None:
     """Which root the tools are confined to (once the run is set up; not with --json)."""
-    if not options.json:
+    if not (options.json or options.quiet):
         where = words("project_cwd") if by_default else ""
         print(safe(words("project", root=options.root) + where), file=sys.stderr, flush=True)
 
@@ -288,6 +291,7 @@ def chat(options: RunOptions, stdin: TextIO | None = None) -> int:
         prompt = ChatPrompt(source, history_file)
         stack.callback(prompt.close)
         once = sys.stdout.isatty() and sys.stderr.isatty() and not options.json
+        once = once and not options.quiet  # -q: no log, so the answer is printed
         while True:
             question = prompt.read()
             if question is None:
@@ -309,6 +313,9 @@ def _show(result: RunResult, options: RunOptions, words: Words, *, answer: bool 
     if result.evidence is not None:
         lines = evidence_lines(result.evidence.to_json(), words, fancy=colour_allowed(sys.stderr))
         print("\n".join(lines), file=sys.stderr, flush=True)
+    if options.quiet and not result.succeeded:  # the log that would have said it is off
+        detail = str(result.error).replace("\n", "\\n")
+        _note(f"minipi: {result.status}: {result.code}: {detail}")
 
 
 def _interactive() -> bool:
