@@ -161,11 +161,13 @@ def _run(
 
 
 def _start(
-    options: RunOptions, stack: ExitStack, stdin: TextIO | None, words: Words
+    options: RunOptions, stack: ExitStack, stdin: TextIO | None, words: Words, *, auto: bool = False
 ) -> tuple[OpenSession | None, _Session, list[Item]]:
     """The session (locked), the model and files, and the history to go on from; all
-    closed when ``stack`` closes."""
+    closed when ``stack`` closes. ``auto``: without --session, a session of its own."""
     book = _hold(options, stack)
+    if book is None and auto:
+        book = _hold_unnamed(options, stack)
     mcp = _start_mcp(options, stack)  # before the model: a bad server fails in seconds
     session = _open(options, words)
     stack.callback(session.close)
@@ -211,6 +213,40 @@ def _hold(options: RunOptions, stack: ExitStack) -> OpenSession | None:
     book = open_session(directory, options.root, options.session)
     stack.callback(book.close)
     return book
+
+
+def _hold_unnamed(options: RunOptions, stack: ExitStack) -> OpenSession | None:
+    """A chat without --session is recorded all the same, as ``chat-DATE-TIME-PID`` (said at
+    exit; one that asked nothing leaves no session). Where the store cannot be used, the
+    chat runs unrecorded and says at exit how to keep one."""
+    from minipi.session import open_session
+
+    name = time.strftime("chat-%Y%m%d-%H%M%S") + f"-{os.getpid()}"
+    try:
+        book = open_session(options.data_dir or data_dir(os.environ), options.root, name)
+    except MiniPiError as error:
+        stack.callback(
+            _note,
+            f"minipi: this chat was not saved ({error}); keep one with: minipi chat --session NAME",
+        )
+        return None
+    stack.callback(_leave_unnamed, book)
+    return book
+
+
+def _leave_unnamed(book: OpenSession) -> None:
+    """Say where the chat was saved, or drop its session if it holds no question."""
+    try:
+        kept = book.runs() > 0
+        if not kept:
+            book.store.delete(book.info.id)
+    finally:
+        book.close()
+    if kept:
+        _note(
+            f"[session {book.name}] saved: minipi sessions show {book.name} (or export it); "
+            f"go on with: minipi chat --session {book.name}"
+        )
 
 
 def _resume(
@@ -284,9 +320,9 @@ def chat(options: RunOptions, stdin: TextIO | None = None) -> int:
     options, by_default = _rooted(options)
     history_file = (options.data_dir or data_dir(os.environ)) / "chat_history"
     with ExitStack() as stack:
-        book, session, history = _start(options, stack, source, Words(False))
+        book, session, history = _start(options, stack, source, Words(False), auto=True)
         _say_root(options, Words(False), by_default)
-        if book is not None:
+        if book is not None and (options.session is not None or options.resume):
             _note(f"[session {book.name}] {plural(book.runs(), 'earlier question')}")
         prompt = ChatPrompt(source, history_file)
         stack.callback(prompt.close)
