@@ -17,7 +17,9 @@ from support.fake import Call, FakeServer, Turn
 ANSWER = "日报日期 2026-09-06，订单数 128，营收 9600 元，利润 777 元。"
 
 
-def _ask(server: FakeServer, data: Path, project: Path, question: str = QUESTION) -> None:
+def _ask(
+    server: FakeServer, data: Path, project: Path, question: str = QUESTION, timeout: float = 60
+) -> None:
     proc = minipi(
         "ask",
         question,
@@ -30,6 +32,7 @@ def _ask(server: FakeServer, data: Path, project: Path, question: str = QUESTION
         "--model",
         "fake-model",
         env=clean_env(MINIPI_DATA_DIR=str(data)),
+        timeout=timeout,
     )
     assert proc.returncode == 0, proc.stderr
 
@@ -132,7 +135,8 @@ def test_a_hostile_session_injects_nothing(tmp_path: Path, fake_server: FakeServ
         Turn("\n".join([*HOSTILE, huge])),
     )
     data = tmp_path / "data"
-    _ask(fake_server, data, project, question="what is in evil.txt? <script>x</script>")
+    # a 10 MB reply takes a while on a loaded machine (streamed, logged, checked)
+    _ask(fake_server, data, project, "what is in evil.txt? <script>x</script>", timeout=300)
     page = tmp_path / "evil.html"
     _export(data, "--html", str(page))
     body = page.read_text(encoding="utf-8")

@@ -15,6 +15,7 @@ child's file descriptors 3 (to it) and 4 (from it); no port, no websocket librar
 from __future__ import annotations
 
 import base64
+import fcntl
 import json
 import os
 import shutil
@@ -64,9 +65,12 @@ class Browser:
         their_in, our_out = os.pipe()
         our_in, their_out = os.pipe()
 
-        def wire() -> None:  # in the child: the pipes as fds 3 and 4
-            os.dup2(their_in, 3)
-            os.dup2(their_out, 4)
+        def wire() -> None:  # in the child: the pipes as fds 3 and 4, kept across exec
+            # first above both: dup2 onto the fd itself would keep its close-on-exec flag
+            high_in = fcntl.fcntl(their_in, fcntl.F_DUPFD, 10)
+            high_out = fcntl.fcntl(their_out, fcntl.F_DUPFD, 10)
+            os.dup2(high_in, 3)
+            os.dup2(high_out, 4)
 
         process = subprocess.Popen(
             [binary, *FLAGS, f"--user-data-dir={profile}", "about:blank"],

@@ -326,8 +326,7 @@ def chat(options: RunOptions, stdin: TextIO | None = None) -> int:
             _note(f"[session {book.name}] {plural(book.runs(), 'earlier question')}")
         prompt = ChatPrompt(source, history_file)
         stack.callback(prompt.close)
-        once = sys.stdout.isatty() and sys.stderr.isatty() and not options.json
-        once = once and not options.quiet  # -q: no log, so the answer is printed
+        once = _answer_in_log(options)
         while True:
             question = prompt.read()
             if question is None:
@@ -337,6 +336,13 @@ def chat(options: RunOptions, stdin: TextIO | None = None) -> int:
             result = _run(session, options, question, history, source, book)
             history = list(result.items)
             _show(result, options, words_for(question), answer=not once)
+
+
+def _answer_in_log(options: RunOptions) -> bool:
+    """Whether the log shows each answer on the terminal that stdout is (then it is not
+    printed again); never with --json or -q, which have no such log."""
+    terminal = sys.stdout.isatty() and sys.stderr.isatty()
+    return terminal and not options.json and not options.quiet
 
 
 def _show(result: RunResult, options: RunOptions, words: Words, *, answer: bool = True) -> None:

@@ -96,15 +96,20 @@ def show_batch(path: Path, width: int | None = None) -> int:
     if not view.records:
         click.echo(f"no finished task in {path}", err=True)
         return 0
-    width = width or shutil.get_terminal_size((120, 24)).columns
     rows = [list(_HEAD), *([_one_line(c) for c in cells(r)] for r in view.records)]
+    _table(rows, width or shutil.get_terminal_size((120, 24)).columns)
+    return 0
+
+
+def _table(rows: list[list[str]], width: int) -> None:
+    """``rows`` in padded columns, the last one (the answer) cut to what is left of
+    ``width``, or left out when too little is."""
     widths = [max(columns(row[i]) for row in rows) for i in range(len(_HEAD) - 1)]
     room = width - sum(widths) - 2 * len(widths)
     for row in rows:
         head = [pad(cell, widths[i]) for i, cell in enumerate(row[:-1])]
         answer = [_fit(row[-1], room)] if room >= 8 else []  # no room: no answer column
         click.echo("  ".join([*head, *answer]).rstrip())
-    return 0
 
 
 def _one_line(text: str) -> str:

@@ -281,19 +281,22 @@ def _evidence_html(evidence: Mapping[str, Any], anchors: _Page, labels: Labels) 
     return "".join(rows)
 
 
+def _where(sources: Any, labels: Labels) -> str:
+    """Where the first source is: its path and pointer (or its tool), and its line."""
+    first = sources[0] if isinstance(sources, list) and sources else {}
+    if not isinstance(first, dict):
+        return ""
+    named = [str(first.get(k)) for k in ("path", "pointer") if first.get(k) not in (None, "")]
+    where = " ".join(named) or str(first.get("tool") or "")
+    if first.get("line") is not None:
+        where += " · " + labels.words("line", n=first["line"])
+    return where
+
+
 def _evidence_row(index: int, claim: Mapping[str, Any], anchors: _Page, labels: Labels) -> str:
     status = str(claim.get("status"))
     link = _claim_link(str(claim.get("text")), index, claim, anchors, labels)
-    sources = claim.get("sources")
-    first = (
-        sources[0] if isinstance(sources, list) and sources and isinstance(sources[0], dict) else {}
-    )
-    where = " ".join(
-        str(first.get(k)) for k in ("path", "pointer") if first.get(k) not in (None, "")
-    ) or str(first.get("tool") or "")
-    line = first.get("line")
-    if line is not None:
-        where += " · " + labels.words("line", n=line)
+    where = _where(claim.get("sources"), labels)
     mark = "✗ " + labels("unsupported") if status == "unsupported" else status
     css = ' class="err"' if status == "unsupported" else ""
     return (

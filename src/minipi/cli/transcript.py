@@ -100,16 +100,21 @@ def _take(run: Transcript, calls: dict[str, Call], event: dict[str, Any]) -> Non
             if isinstance(item, dict):
                 _item(run, calls, event.get("turn"), item)
     elif kind == "tool_result":
-        call = calls.get(_text(event.get("call_id")))
-        if call is not None:
-            seconds, code = event.get("seconds"), event.get("code")
-            call.seconds = float(seconds) if isinstance(seconds, int | float) else None
-            call.code = code if isinstance(code, str) else None
-            call.is_error = call.is_error or event.get("is_error") is True
+        _result(calls.get(_text(event.get("call_id"))), event)
     elif kind == "notice":
         _turn(run, event.get("turn")).notices.append(_text(event.get("message")))
     elif kind == "run_end":
         _end(run, event)
+
+
+def _result(call: Call | None, event: dict[str, Any]) -> None:
+    """What the ``tool_result`` event adds to its call: seconds, error code."""
+    if call is None:
+        return
+    seconds, code = event.get("seconds"), event.get("code")
+    call.seconds = float(seconds) if isinstance(seconds, int | float) else None
+    call.code = code if isinstance(code, str) else None
+    call.is_error = call.is_error or event.get("is_error") is True
 
 
 def _item(run: Transcript, calls: dict[str, Call], turn: Any, item: dict[str, Any]) -> None:
@@ -121,18 +126,22 @@ def _item(run: Transcript, calls: dict[str, Call], turn: Any, item: dict[str, An
         calls[call.call_id] = call
         _turn(run, turn).calls.append(call)
     elif kind == "function_call_output":
-        found = calls.get(_text(item.get("call_id")))
-        if found is None:  # an answer without its call (a repaired session): shown alone
-            found = Call(_text(item.get("call_id")), "?", "")
-            _turn(run, turn).calls.append(found)
-        found.output = _text(item.get("output"))
-        found.is_error = found.is_error or item.get("is_error") is True
-        details = item.get("details")
-        found.details = details if isinstance(details, dict) else {}
+        _output(run, calls, turn, item)
     elif kind == "message" and item.get("role") == "assistant":
         _turn(run, turn).text += _text(item.get("text"))
     elif kind == "message" and item.get("role") == "user" and not run.question:
         run.question = _text(item.get("text"))
+
+
+def _output(run: Transcript, calls: dict[str, Call], turn: Any, item: dict[str, Any]) -> None:
+    found = calls.get(_text(item.get("call_id")))
+    if found is None:  # an answer without its call (a repaired session): shown alone
+        found = Call(_text(item.get("call_id")), "?", "")
+        _turn(run, turn).calls.append(found)
+    found.output = _text(item.get("output"))
+    found.is_error = found.is_error or item.get("is_error") is True
+    details = item.get("details")
+    found.details = details if isinstance(details, dict) else {}
 
 
 def _end(run: Transcript, event: dict[str, Any]) -> None:
