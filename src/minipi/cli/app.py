@@ -96,8 +96,11 @@ def _sinks(
     tools: Sequence[AgentTool],
     book: OpenSession | None = None,
 ) -> Callable[[AgentEvent], None]:
-    log = JsonLines() if options.json else HumanLog(words, ticker=session.ticker)
-    sinks: list[Callable[[AgentEvent], None]] = [log]
+    sinks: list[Callable[[AgentEvent], None]] = []
+    if options.json:
+        sinks.append(JsonLines())
+    elif not options.quiet:
+        sinks.append(HumanLog(words, ticker=session.ticker, verbose=options.verbose))
     if book is not None:
         sinks.insert(0, book.recorder)  # saved before it is shown, and before the next step
     if options.trace is not None:
@@ -148,11 +151,13 @@ def _run(
 
 
 def _start(
-    options: RunOptions, stack: ExitStack, stdin: TextIO | None, words: Words
+    options: RunOptions, stack: ExitStack, stdin: TextIO | None, words: Words, *, auto: bool = False
 ) -> tuple[OpenSession | None, _Session, list[Item]]:
     """The session (locked), the model and files, and the history to go on from; all
-    closed when ``stack`` closes."""
+    closed when ``stack`` closes. ``auto``: without --session, a session of its own."""
     book = _hold(options, stack)
+    if book is None and auto:
+        book = _hold_unnamed(options, stack)
     mcp = _start_mcp(options, stack)  # before the model: a bad server fails in seconds
     session = _open(options, words)
     stack.callback(session.close)
@@ -198,6 +203,40 @@ def _hold(options: RunOptions, stack: ExitStack) -> OpenSession | None:
     book = open_session(directory, options.root, options.session)
     stack.callback(book.close)
     return book
+
+
+def _hold_unnamed(options: RunOptions, stack: ExitStack) -> OpenSession | None:
+    """A chat without --session is recorded all the same, as ``chat-DATE-TIME-PID`` (said at
+    exit; one that asked nothing leaves no session). Where the store cannot be used, the
+    chat runs unrecorded and says at exit how to keep one."""
+    from minipi.session import open_session
+
+    name = time.strftime("chat-%Y%m%d-%H%M%S") + f"-{os.getpid()}"
+    try:
+        book = open_session(options.data_dir or data_dir(os.environ), options.root, name)
+    except MiniPiError as error:
+        stack.callback(
+            _note,
+            f"minipi: this chat was not saved ({error}); keep one with: minipi chat --session NAME",
+        )
+        return None
+    stack.callback(_leave_unnamed, book)
+    return book
+
+
+def _leave_unnamed(book: OpenSession) -> None:
+    """Say where the chat was saved, or drop its session if it holds no question."""
+    try:
+        kept = book.runs() > 0
+        if not kept:
+            book.store.delete(book.info.id)
+    finally:
+        book.close()
+    if kept:
+        _note(
+            f"[session {book.name}] saved: minipi sessions show {book.name} (or export it); "
+            f"go on with: minipi chat --session {book.name}"
+        )
 
 
 def _resume(
@@ -255,7 +294,7 @@ def _rooted(options: RunOptions) -> tuple[RunOptions, bool]:
 
 def _say_root(options: RunOptions, words: Words, by_default: bool) -> None:
     """Which root the tools are confined to (once the run is set up; not with --json)."""
-    if not options.json:
+    if not (options.json or options.quiet):
         where = words("project_cwd") if by_default else ""
         print(safe(words("project", root=options.root) + where), file=sys.stderr, flush=True)
 
@@ -271,13 +310,13 @@ def chat(options: RunOptions, stdin: TextIO | None = None) -> int:
     options, by_default = _rooted(options)
     history_file = (options.data_dir or data_dir(os.environ)) / "chat_history"
     with ExitStack() as stack:
-        book, session, history = _start(options, stack, source, Words(False))
+        book, session, history = _start(options, stack, source, Words(False), auto=True)
         _say_root(options, Words(False), by_default)
-        if book is not None:
+        if book is not None and (options.session is not None or options.resume):
             _note(f"[session {book.name}] {plural(book.runs(), 'earlier question')}")
         prompt = ChatPrompt(source, history_file)
         stack.callback(prompt.close)
-        once = sys.stdout.isatty() and sys.stderr.isatty() and not options.json
+        once = _answer_in_log(options)
         while True:
             question = prompt.read()
             if question is None:
@@ -287,6 +326,13 @@ def chat(options: RunOptions, stdin: TextIO | None = None) -> int:
             result = _run(session, options, question, history, source, book)
             history = list(result.items)
             _show(result, options, words_for(question), answer=not once)
+
+
+def _answer_in_log(options: RunOptions) -> bool:
+    """Whether the log shows each answer on the terminal that stdout is (then it is not
+    printed again); never with --json or -q, which have no such log."""
+    terminal = sys.stdout.isatty() and sys.stderr.isatty()
+    return terminal and not options.json and not options.quiet
 
 
 def _show(result: RunResult, options: RunOptions, words: Words, *, answer: bool = True) -> None:
@@ -299,6 +345,9 @@ def _show(result: RunResult, options: RunOptions, words: Words, *, answer: bool 
     if result.evidence is not None:
         lines = evidence_lines(result.evidence.to_json(), words, fancy=colour_allowed(sys.stderr))
         print("\n".join(lines), file=sys.stderr, flush=True)
+    if options.quiet and not result.succeeded:  # the log that would have said it is off
+        detail = str(result.error).replace("\n", "\\n")
+        _note(f"minipi: {result.status}: {result.code}: {detail}")
 
 
 def _interactive() -> bool:

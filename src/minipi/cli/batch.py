@@ -26,7 +26,58 @@ if TYPE_CHECKING:
 __all__ = ["BatchTrace", "batch"]
 
 
-@click.command()
+class _BatchGroup(click.Group):
+    """``minipi batch TASKS.jsonl ...`` runs a batch; ``minipi batch report|show DIR`` reads
+    one: any first argument that is not a subcommand's name is the run's."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or args[0] not in self.commands:
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+
+class _RunCommand(click.Command):
+    """The run, whose usage line reads ``minipi batch [OPTIONS] TASKS.jsonl``."""
+
+    def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        path = ctx.parent.command_path if ctx.parent is not None else ctx.command_path
+        formatter.write_usage(path, " ".join(self.collect_usage_pieces(ctx)))
+
+
+@click.group(cls=_BatchGroup)
+def batch() -> None:
+    """Many questions at once (minipi batch TASKS.jsonl --out DIR; --help for its options),
+    and what a batch directory holds (report, show)."""
+
+
+@batch.command("report")
+@click.argument("directory", metavar="DIR", type=click.Path(path_type=Path, file_okay=False))
+@click.option(
+    "--html",
+    required=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="The page to write (each task's transcript goes in FILE's folder, STEM.tasks/).",
+)
+def report(directory: Path, html: Path) -> None:
+    """A page of every task of DIR: the totals, a breakdown by status, a sortable table;
+    each row opens that task's transcript."""
+    from minipi.cli.batch_report import report_batch
+    from minipi.cli.main import _guard
+
+    sys.exit(_guard(lambda: report_batch(directory, html)))
+
+
+@batch.command("show")
+@click.argument("directory", metavar="DIR", type=click.Path(path_type=Path, file_okay=False))
+def show(directory: Path) -> None:
+    """The totals and a table of every task of DIR on the terminal, in id order."""
+    from minipi.cli.batch_report import show_batch
+    from minipi.cli.main import _guard
+
+    sys.exit(_guard(lambda: show_batch(directory)))
+
+
+@batch.command("run", cls=_RunCommand, hidden=True)
 @click.argument(
     "tasks_file", metavar="TASKS.jsonl", type=click.Path(path_type=Path, dir_okay=False)
 )
@@ -81,7 +132,7 @@ __all__ = ["BatchTrace", "batch"]
 @tool_options
 @loop_options
 @model_options
-def batch(
+def run_batch_command(
     tasks_file: Path,
     out: Path,
     workers: int,
@@ -98,7 +149,7 @@ def batch(
     is a line of DIR/results.jsonl (its trace in DIR/traces/ID.json); a second run skips
     them. Nobody is asked to approve a change: --approve deny (the default) or all. Exit 0
     when every task succeeded, 1 when one did not (or a line was not a task), 130 after
-    Ctrl-C."""
+    Ctrl-C. Then: minipi batch show DIR (a table), minipi batch report DIR --html FILE."""
     from minipi.batch import BatchOptions
     from minipi.cli.main import _guard
 

@@ -107,6 +107,27 @@ def show_session(name: str, as_json: bool) -> None:
     sys.exit(_guard(lambda: cmd.show_session(_data_dir(), name, as_json=as_json)))
 
 
+@sessions.command("export")
+@click.argument("name")
+@click.option(
+    "--run", "run_number", type=click.IntRange(min=1), help="Only run N (1 is the first)."
+)
+@click.option(
+    "--html",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write one self-contained page (opens offline; every figure links to its source).",
+)
+@click.option("--md", type=click.Path(path_type=Path, dir_okay=False), help="Write Markdown.")
+def export_session(name: str, run_number: int | None, html: Path | None, md: Path | None) -> None:
+    """Session NAME as a page to open in a browser (--html) or as Markdown (--md): the
+    question, each call with its result, the answer, and where each figure came from."""
+    from minipi.cli import sessions as cmd
+
+    sys.exit(
+        _guard(lambda: cmd.export_session(_data_dir(), name, run=run_number, html=html, md=md))
+    )
+
+
 @sessions.command("delete")
 @click.argument("name")
 def delete_session(name: str) -> None:

@@ -90,6 +90,19 @@ def output_options(function: F) -> F:
                 type=click.Path(path_type=Path, dir_okay=False),
                 help="Write the run's evidence record (requests, responses, calls) here.",
             ),
+            click.option(
+                "-q",
+                "--quiet",
+                is_flag=True,
+                help="Print the answer, the sources block and errors only (no log).",
+            ),
+            click.option(
+                "-v",
+                "--verbose",
+                is_flag=True,
+                help="Show each tool output whole in the log (by default a long one is folded "
+                "to a few lines, with a count of what was left out).",
+            ),
         ],
     )
 
@@ -177,13 +190,20 @@ def mcp_from(kwargs: dict[str, Any]) -> Any:
     )
 
 
+def _one_of(kwargs: dict[str, Any]) -> None:
+    """The pairs of flags that exclude each other: a usage error naming both."""
+    if kwargs.get("session") is not None and kwargs.get("resume"):
+        raise ConfigError("use --session NAME or --continue, not both")
+    if kwargs.get("quiet") and kwargs.get("verbose"):
+        raise ConfigError("use -q/--quiet or -v/--verbose, not both")
+
+
 def run_options(kwargs: dict[str, Any]) -> Any:
     """``RunOptions`` from what the run groups parsed (``kwargs`` is consumed): the settings
     flags given (not None, not empty) by key, the other flags as they are."""
     from minipi.cli.settings import RunOptions
 
-    if kwargs.get("session") is not None and kwargs.get("resume"):
-        raise ConfigError("use --session NAME or --continue, not both")
+    _one_of(kwargs)
     flags = {}
     for key in KEYS:
         if key.flags and key.name in kwargs:

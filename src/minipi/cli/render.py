@@ -24,7 +24,13 @@ from minipi.cli.status import Ticker
 from minipi.cli.terminal import safe, safe_json
 from minipi.cli.words import Words
 
-__all__ = ["HumanLog", "JsonLines", "LiveText", "colour_allowed", "one_line"]
+__all__ = ["FOLD_AFTER", "HumanLog", "JsonLines", "LiveText", "colour_allowed", "fold", "one_line"]
+
+FOLD_AFTER = 8
+"""A tool output of more lines is folded in the log to its first ``FOLD_SHOWN`` (``-v``: whole)."""
+FOLD_SHOWN = 5
+FOLD_WIDTH = 300
+"""The most characters of one line of a folded output."""
 
 
 def _pretty_arguments(arguments: str) -> str:
@@ -32,6 +38,24 @@ def _pretty_arguments(arguments: str) -> str:
         return json.dumps(json.loads(arguments), ensure_ascii=False)
     except (ValueError, RecursionError):
         return arguments
+
+
+_FOLDED = (
+    "  … 另有 {lines} 行未显示（共 {chars} 个字符；-v 显示全部）",
+    "  … {lines} more lines not shown ({chars} characters in all; -v shows all)",
+)
+
+
+def fold(text: str, words: Words) -> str:
+    """``text`` cut to a few lines, each at most ``FOLD_WIDTH`` characters, and a last line
+    saying how much was left out (``text`` itself when it is short)."""
+    lines = text.split("\n")
+    if len(lines) <= FOLD_AFTER and all(len(line) <= FOLD_WIDTH for line in lines):
+        return text
+    kept = lines[:FOLD_SHOWN] if len(lines) > FOLD_AFTER else lines
+    shown = [line if len(line) <= FOLD_WIDTH else line[:FOLD_WIDTH] + "…" for line in kept]
+    said = _FOLDED[0 if words.chinese else 1]
+    return "\n".join([*shown, said.format(lines=len(lines) - len(kept), chars=f"{len(text):,}")])
 
 
 class LiveText:
@@ -121,9 +145,16 @@ class HumanLog:
     the stream was retried, when the heading starts over)."""
 
     def __init__(
-        self, words: Words, out: TextIO | None = None, ticker: Ticker | None = None
+        self,
+        words: Words,
+        out: TextIO | None = None,
+        ticker: Ticker | None = None,
+        *,
+        verbose: bool = False,
     ) -> None:
         self.words = words
+        self.verbose = verbose
+        """Each tool output whole; else a long one is folded (``fold``)."""
         self.out = out or sys.stderr
         self.ticker = ticker
         self.colour = colour_allowed(self.out)
@@ -159,7 +190,8 @@ class HumanLog:
                 line(w("failed", code=one_line(str(res.code))), "33")
             else:
                 line(w("ok"), "32")
-            line(self._quoted(res.content.rstrip("\n")))
+            content = res.content.rstrip("\n")
+            line(self._quoted(content if self.verbose else fold(content, w)))
         elif isinstance(event, AssistantText) and event.turn != self.streamed_turn:
             line(f"\n{w('text', turn=event.turn)}")
             line(self._quoted(event.text))

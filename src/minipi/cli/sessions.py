@@ -25,7 +25,7 @@ from minipi.cli.render import one_line
 from minipi.cli.settings import data_dir
 from minipi.cli.terminal import safe, safe_json
 from minipi.cli.words import plural, words_for
-from minipi.errors import SessionError
+from minipi.errors import ConfigError, SessionError
 from minipi.session import (
     Entry,
     RunRecord,
@@ -37,7 +37,7 @@ from minipi.session import (
 )
 from minipi.session.store import DB_NAME
 
-__all__ = ["data_dir", "delete_session", "list_sessions", "show_session"]
+__all__ = ["data_dir", "delete_session", "export_session", "list_sessions", "show_session"]
 
 
 def _store(directory: Path) -> SessionStore | None:
@@ -118,6 +118,63 @@ def show_session(directory: Path, name: str, *, as_json: bool) -> int:
         for line in _timeline(number, run, by_run.get(run.id, [])):
             click.echo(safe(line))
     return 0
+
+
+def export_session(
+    directory: Path, name: str, *, run: int | None, html: Path | None, md: Path | None
+) -> int:
+    """Write session ``name`` (or its run number ``run``) as a page (``html``) and/or as
+    Markdown (``md``); say where on stderr."""
+    from minipi.cli.export import markdown, session_page
+    from minipi.cli.transcript import transcript_of
+
+    if html is None and md is None:
+        raise ConfigError("say what to write: --html FILE, --md FILE, or both")
+    with _named(directory, name) as (store, info):
+        runs = store.runs(info.id)
+        entries = store.entries(info.id)
+    numbered = list(enumerate(runs, start=1))
+    if run is not None:
+        if not 1 <= run <= len(runs):
+            raise ConfigError(
+                f"session {one_line(name)} has {plural(len(runs), 'run')}: --run takes 1 to "
+                f"{len(runs)}"
+                if runs
+                else f"session {one_line(name)} has no run yet"
+            )
+        numbered = [numbered[run - 1]]
+    made = [
+        (
+            number,
+            transcript_of(record.question, _run_json(record, _of_run(entries, record))["events"]),
+        )
+        for number, record in numbered
+    ]
+    facts = [
+        f"project {info.project}",
+        f"model {info.model}",
+        f"created {_when(info.created)} · updated {_when(info.updated)}",
+    ]
+    if html is not None:
+        _write(html, session_page(info.name, facts, made))
+    if md is not None:
+        _write(md, markdown([t for _, t in made], f"minipi · {info.name}"))
+    return 0
+
+
+def _of_run(entries: list[Entry], run: RunRecord) -> list[Entry]:
+    return [entry for entry in entries if entry.run == run.id]
+
+
+def _write(path: Path, body: str) -> None:
+    """Write ``body`` to ``path`` (a page holds the files' contents: the user's alone)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogatepass") as out:
+            out.write(body)
+        click.echo(safe(f"wrote {path}"), err=True)
+    except OSError as error:
+        raise ConfigError(f"cannot write {path}: {error.strerror}; choose another file") from None
 
 
 def delete_session(directory: Path, name: str) -> int:

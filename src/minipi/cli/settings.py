@@ -52,6 +52,10 @@ class RunOptions:
     """Let ``/`` or the home directory itself be the root."""
     json: bool = False
     trace: Path | None = None
+    quiet: bool = False
+    """``-q``: the answer, the sources block and errors only."""
+    verbose: bool = False
+    """``-v``: every tool output whole in the log (else a long one is folded)."""
     session: str | None = None
     """Save the conversation under this name (created, or resumed with its history)."""
     resume: bool = False

@@ -1,0 +1,175 @@
+"""A batch directory read back: ``minipi batch report DIR --html FILE`` and ``batch show DIR``.
+
+The report is a page: the totals of ``summary.json`` on top, a breakdown by status, then a
+table of every task (id, status, end code, correct, traced / unsupported figures, turns,
+seconds, the answer's first line), sortable by a click on a heading; each task's row opens
+its transcript, a page of its own made from its trace (``FILE``'s folder, ``STEM.tasks/``),
+as ``minipi sessions export`` makes one. ``show`` prints the same table on the terminal, in id
+order, its columns fitted to the width. Nothing in DIR is changed (no lock is taken: a batch
+may be running there).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+
+from minipi.batch.records import Record
+from minipi.cli.terminal import columns, pad, safe
+from minipi.errors import ConfigError
+
+__all__ = ["BatchView", "read_batch", "report_batch", "show_batch"]
+
+_HEAD = ("id", "status", "code", "correct", "traced", "unsup", "turns", "secs", "answer")
+"""The terminal's headings (the page says ``unsupported`` and ``seconds``)."""
+
+
+@dataclass(frozen=True)
+class BatchView:
+    """What a batch directory holds: its records in id order and its summary."""
+
+    path: Path
+    records: list[Record]
+    summary: dict[str, Any]
+
+
+def read_batch(path: Path) -> BatchView:
+    """The records of ``path/results.jsonl`` (the last line of an id wins; a line that is
+    not a record is skipped) and ``summary.json`` (empty if none)."""
+    results = path / "results.jsonl"
+    try:
+        lines = results.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError as error:
+        raise ConfigError(
+            f"{results}: {error.strerror}: give the directory a `minipi batch ... --out DIR` wrote",
+            code="batch_not_found",
+        ) from None
+    records: dict[str, Record] = {}
+    for line in lines:
+        try:
+            record = Record.from_json(json.loads(line))
+        except ValueError:  # a torn last line, or not a record: not shown
+            continue
+        records[record.id] = record
+    try:
+        summary = json.loads((path / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        summary = {}
+    ordered = [records[key] for key in sorted(records)]
+    return BatchView(path, ordered, summary if isinstance(summary, dict) else {})
+
+
+def cells(record: Record) -> list[str]:
+    """A task's row, as text."""
+    evidence = record.evidence or {}
+    correct = "" if record.correct is None else ("yes" if record.correct else "no")
+    answer = (record.answer or record.error or "").strip().split("\n", 1)[0]
+    return [
+        record.id,
+        record.status,
+        record.code or "",
+        correct,
+        str(evidence.get("supported", "")),
+        str(evidence.get("unsupported", "")),
+        str(record.turns),
+        f"{record.seconds:.2f}",
+        answer,
+    ]
+
+
+def show_batch(path: Path, width: int | None = None) -> int:
+    """The table on stdout, in id order, fitted to ``width`` (the terminal's by default)."""
+    view = read_batch(path)
+    from minipi.batch.summary import summary_lines
+
+    if view.summary:
+        click.echo(safe("\n".join(summary_lines(view.summary))))
+        click.echo("  (traced: succeeded answers whose every figure a tool result holds)")
+    if not view.records:
+        click.echo(f"no finished task in {path}", err=True)
+        return 0
+    rows = [list(_HEAD), *([_one_line(c) for c in cells(r)] for r in view.records)]
+    _table(rows, width or shutil.get_terminal_size((120, 24)).columns)
+    return 0
+
+
+def _table(rows: list[list[str]], width: int) -> None:
+    """``rows`` in padded columns, the last one (the answer) cut to what is left of
+    ``width``, or left out when too little is."""
+    widths = [max(columns(row[i]) for row in rows) for i in range(len(_HEAD) - 1)]
+    room = width - sum(widths) - 2 * len(widths)
+    for row in rows:
+        head = [pad(cell, widths[i]) for i, cell in enumerate(row[:-1])]
+        answer = [_fit(row[-1], room)] if room >= 8 else []  # no room: no answer column
+        click.echo("  ".join([*head, *answer]).rstrip())
+
+
+def _one_line(text: str) -> str:
+    return safe(text.replace("\r", " ").replace("\n", " "))
+
+
+def _fit(text: str, room: int) -> str:
+    """``text`` in at most ``room`` columns (an ellipsis says it was cut)."""
+    if columns(text) <= room:
+        return text
+    out, used = [], 0
+    for char in text:
+        used += columns(char)
+        if used > room - 1:
+            break
+        out.append(char)
+    return "".join(out) + "…"
+
+
+def report_batch(path: Path, html: Path) -> int:
+    """Write the report page ``html`` and one transcript page per task beside it."""
+    from minipi.cli.batch_page import batch_page, task_page
+
+    view = read_batch(path)
+    folder = html.with_name(html.stem + ".tasks")
+    os.makedirs(folder, exist_ok=True)
+    links: dict[str, str] = {}
+    for number, record in enumerate(view.records, start=1):
+        trace = _trace(view.path, record)
+        name = f"{number:05d}.html"
+        _write(folder / name, task_page(record, trace, f"../{html.name}"))
+        links[record.id] = f"{folder.name}/{name}"
+    _write(html, batch_page(view, links, _statuses(view.records)))
+    click.echo(safe(f"wrote {html} ({len(view.records)} tasks; their pages in {folder})"), err=True)
+    return 0
+
+
+def _statuses(records: Sequence[Record]) -> list[tuple[str, int]]:
+    counted = Counter(r.status if r.code is None else f"{r.status}/{r.code}" for r in records)
+    return counted.most_common()
+
+
+def _trace(path: Path, record: Record) -> dict[str, Any] | None:
+    """The task's trace, or None (a task that never ran its loop has none)."""
+    if record.trace is None:
+        return None
+    target = (path / record.trace).resolve()
+    if path.resolve() not in target.parents:  # a record is data: never read outside DIR
+        return None
+    try:
+        data = json.loads(target.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _write(path: Path, body: str) -> None:
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogatepass") as out:
+            out.write(body)
+    except OSError as error:
+        raise ConfigError(f"cannot write {path}: {error.strerror}; choose another file") from None
