@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -14,11 +15,15 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 QUESTION = "帮我看看 reports 目录里的日报，告诉我这份日报的日期、订单数和营收。"
 
 
+_DATA = tempfile.mkdtemp(prefix="minipi-test-data-")
+
+
 def clean_env(**extra: str) -> dict[str, str]:
     """The environment without any endpoint settings of the developer's own."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("QWEN_", "OPENAI_", "MINIPI_"))}
     env["PYTHONIOENCODING"] = "utf-8"
     env["MINIPI_CONFIG"] = os.devnull  # the developer's own config file must not change a test
+    env["MINIPI_DATA_DIR"] = _DATA  # a chat saved by default lands here, not in the user's home
     env.update(extra)
     return env
 
