@@ -28,7 +28,7 @@ from minipi.agent.tools import AgentTool, ToolResult
 from minipi.ai.types import FunctionCall, Item, JsonObject, Message, ToolSpec
 
 if TYPE_CHECKING:
-    from minipi.agent.evidence import Evidence, EvidenceCheck
+    from minipi.agent.evidence import Evidence
 
 __all__ = [
     "CallBudget",
@@ -224,34 +224,25 @@ class EvidencePolicy(Rule):
     answer from the results (it may read more); a second such answer ends the run
     ``unsupported_figures``. ``off``: no check.
 
-    A reply's text is fed to the check while it streams (``begin_reply``, ``streamed``), so
-    that the figures are judged while the model writes and the answer's check is mostly done
-    when it ends (``minipi.agent.evidence.check``); the result is the same either way. The
-    check is kept until a tool result comes (``observe``): it holds the run's sources."""
+    The answer is checked when it ends (``check_evidence``)."""
 
     mode: EvidenceMode
     last: Evidence | None = None
     nudged: str | None = None  # the message that refused an answer (not part of the question)
-    _check: EvidenceCheck | None = field(default=None, repr=False)
-
-    def observe(self, call: Checked, result: ToolResult, ran: bool) -> End | None:
-        self._check = None  # a new result: the sources change
-        return None
 
     def begin_reply(self) -> None:
-        """A new reply is asked for: text fed from now on is its."""
-        if self._check is not None:
-            self._check.restart()
+        """A new reply is asked for (nothing to do: the answer is checked when it ends)."""
 
     def streamed(self, piece: str, history: Sequence[Item]) -> None:
-        """A piece of the reply's text, as it streams; ``history``: the run so far."""
-        if self.mode != "off":
-            self._check_for(history).feed(piece)
+        """A piece of the reply's text, as it streams (not looked at)."""
 
     def accept(self, answer: str, history: Sequence[Item]) -> End | Nudge | None:
         if self.mode == "off":
             return None
-        self.last = self._check_for(history).check(answer)
+        from minipi.agent.evidence import check_evidence  # only a run that answers pays
+
+        nudge = Message("user", self.nudged) if self.nudged else None
+        self.last = check_evidence(answer, [i for i in history if i != nudge])
         missing = self.last.unsupported_figures()
         if self.mode != "require" or not missing:
             return None
@@ -266,16 +257,6 @@ class EvidencePolicy(Rule):
         return End(
             "unsupported_figures", f"the answer still has figures no tool result holds: {shown}"
         )
-
-    def _check_for(self, history: Sequence[Item]) -> EvidenceCheck:
-        """The check of this run's sources, made once until the next result; it reads the
-        history without the message that refused an answer (not part of the question)."""
-        if self._check is None:
-            from minipi.agent.evidence import EvidenceCheck  # only a run that writes pays
-
-            nudge = Message("user", self.nudged) if self.nudged else None
-            self._check = EvidenceCheck([i for i in history if i != nudge])
-        return self._check
 
 
 @dataclass

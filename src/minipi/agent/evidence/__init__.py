@@ -82,7 +82,7 @@ Not done
 
 from __future__ import annotations
 
-from minipi.agent.evidence.check import EvidenceCheck, check_evidence
+from minipi.agent.evidence.check import check_evidence
 from minipi.agent.evidence.claims import MAX_ANSWER_CHARS, MAX_CLAIMS, extract_claims
 from minipi.agent.evidence.match import MAX_SOURCES
 from minipi.agent.evidence.types import (
@@ -112,7 +112,6 @@ __all__ = [
     "ClaimKind",
     "DateFigure",
     "Evidence",
-    "EvidenceCheck",
     "Figure",
     "Nearest",
     "NumberFigure",
