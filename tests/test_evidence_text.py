@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minipi.agent.evidence.match_text import TextMatcher
+from minipi.agent.evidence.match import TextMatcher
 from minipi.agent.evidence.types import TextFigure
 
 NEEDLE_CHARS = "aBk-_.7 1北Ｘ７"

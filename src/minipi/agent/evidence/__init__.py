@@ -1,5 +1,16 @@
 """Evidence: each figure of an answer traced to this run's tool results, or flagged.
 
+The pipeline, one stage a module or two::
+
+    claims    (claims, numbers)      the figures of the answer, each a Claim with its Figure
+    sources   (sources)              the run's tool results: what is content, what is a path
+    match     (match, match_numbers) where each figure is in a text, and how well (Hit)
+    locate    (locate)               a hit as a Source: line, column, JSON Pointer
+    verdict   (check)                each claim's status and sources: the Evidence
+
+``numerals`` is the vocabulary they share (folding, Chinese numerals, units); ``types`` the
+data (``Evidence.to_json()`` is EVIDENCE.md's object).
+
 ``check_evidence(answer, items)`` is pure (no I/O, no model, no clock). It follows
 ``../shared/EVIDENCE.md``; where that is silent it decides as below. The package is imported
 only by whoever checks an answer: ``import minipi`` does not load it.
@@ -82,9 +93,8 @@ Not done
 
 from __future__ import annotations
 
-from minipi.agent.evidence.check import check_evidence
+from minipi.agent.evidence.check import MAX_SOURCES, check_evidence
 from minipi.agent.evidence.claims import MAX_ANSWER_CHARS, MAX_CLAIMS, extract_claims
-from minipi.agent.evidence.match import MAX_SOURCES
 from minipi.agent.evidence.types import (
     SUPPORTED,
     CheckedClaim,

@@ -10,14 +10,14 @@ from dataclasses import dataclass
 from decimal import Decimal
 from functools import cached_property, lru_cache
 
-from minipi.agent.evidence.hits import Hit, find_all
-from minipi.agent.evidence.numerals import CN_DIGITS, canonical, render_chinese
-from minipi.agent.evidence.read_numbers import (
+from minipi.agent.evidence.match import Hit, find_all
+from minipi.agent.evidence.numbers import (
     compare_number,
     glued_before,
     read_chinese,
     read_number,
 )
+from minipi.agent.evidence.numerals import CN_DIGITS, canonical, render_chinese
 from minipi.agent.evidence.types import NumberFigure
 
 __all__ = ["Needle", "NumberMatcher", "RangeGroup", "nearest", "number_needles", "range_regexes"]
