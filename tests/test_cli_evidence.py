@@ -24,6 +24,7 @@ from support.cli import (
     tool_outputs,
 )
 from support.fake import Call, FakeServer, Turn
+from test_evidence_cases import needs_details  # a listing's paths: FunctionCallOutput.details
 
 Answer = Callable[[dict[str, Any]], str]
 
@@ -77,6 +78,7 @@ def statuses(evidence: dict[str, Any]) -> dict[str, str]:
 SAMPLE = EXAMPLES / "sample_project"
 
 
+@needs_details
 def test_a_right_answer_is_traced_to_the_reports_fields(fake_server: FakeServer) -> None:
     fake_server.add(*daily(right))
     proc = ask(fake_server, SAMPLE, QUESTION)
@@ -116,6 +118,7 @@ def test_json_carries_the_evidence_with_pointers_and_ranges(fake_server: FakeSer
     assert content[start:end] == "128"
 
 
+@needs_details
 def test_a_rounded_answer_is_shown_rounded(fake_server: FakeServer) -> None:
     fake_server.add(*daily(rounded))
     proc = ask(fake_server, SAMPLE, QUESTION, "--json")

@@ -8,6 +8,7 @@ import json
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from minipi.agent.evidence.sources import collect_sources, file_text_end
 from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, Message
 from minipi.files import ProjectFiles, create_project_tools
 from support.files import Approvals
+from test_evidence_cases import DETAILS, needs_details
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 QUESTION = "帮我看看 reports 目录里的日报，告诉我这份日报的日期、订单数和营收。"
@@ -40,9 +42,10 @@ def tool_run(
             result = tools[name].execute(arguments)
             call_id = f"call_{number}"
             items.append(FunctionCall(call_id, name, json.dumps(arguments)))
-            items.append(
-                FunctionCallOutput(call_id, result.content, result.choices, result.is_error)
-            )
+            details = getattr(result, "details", {})  # a ToolResult with details: another branch
+            extra: dict[str, Any] = {"details": details} if DETAILS else {}
+            output = FunctionCallOutput(call_id, result.content, result.choices, **extra)
+            items.append(replace(output, is_error=result.is_error))
     return items
 
 
@@ -57,6 +60,7 @@ def daily_run() -> list[Item]:
     )
 
 
+@needs_details
 def test_the_daily_report_answer_is_traced_to_its_three_fields() -> None:
     answer = "这份日报的日期是2026年9月6日，订单数为128，营收为9600元。"
     evidence = check_evidence(answer, daily_run())
@@ -112,6 +116,7 @@ def test_the_daily_report_answer_is_traced_to_its_three_fields() -> None:
     json.dumps(evidence.to_json())  # the shape is plain JSON
 
 
+@needs_details
 def test_a_wrong_daily_report_answer_names_the_figure_no_result_holds() -> None:
     answer = "日期是2026年9月6日，订单数为182，营收为9,600元。"
     evidence = check_evidence(answer, daily_run())
@@ -120,6 +125,7 @@ def test_a_wrong_daily_report_answer_names_the_figure_no_result_holds() -> None:
     assert evidence.unsupported_figures() == ("182",)
 
 
+@needs_details
 def test_a_rounded_daily_report_answer_is_supported_as_rounded() -> None:
     evidence = check_evidence("9月6日订单约 130 笔，营收约 9.6k 元。", daily_run())
     assert [(c.claim.text, c.status) for c in evidence.claims] == [
@@ -134,6 +140,7 @@ def test_a_rounded_daily_report_answer_is_supported_as_rounded() -> None:
     ]
 
 
+@needs_details
 def test_the_date_of_a_listed_file_name_is_only_a_path() -> None:
     items = tool_run(EXAMPLES / "sample_project", QUESTION, [("list_files", {"path": "reports"})])
     evidence = check_evidence("日报是 2026-09-06 的。", items)
@@ -176,6 +183,7 @@ def test_a_wrong_password_is_unsupported() -> None:
     assert evidence.unsupported_figures() == ("'AgentLoops'",)
 
 
+@needs_details
 def test_the_shelter_answer_makes_no_false_alarm(tmp_path: Path) -> None:
     shutil.copytree(EXAMPLES / "shelter", tmp_path / "shelter")
     calls = [
