@@ -22,8 +22,10 @@ from minipi.agent.evidence.match import (
     Hit,
     HitTier,
     Matcher,
+    Piece,
     TextMatcher,
     TimeMatcher,
+    Views,
     derive_text,
 )
 from minipi.agent.evidence.match_numbers import NumberMatcher, nearest
@@ -43,30 +45,7 @@ from minipi.agent.evidence.types import (
 )
 from minipi.ai.types import Item
 
-__all__ = ["MAX_SOURCES", "Verdict", "check_evidence", "judge", "matcher_for"]
-
-
-def check_evidence(answer: str, items: Sequence[Item]) -> Evidence:
-    """The claims of ``answer`` checked against the run that ends ``items``.
-
-    ``items`` is the history as ``RunResult.items`` has it: the run is what follows its last
-    user message (earlier turns of a chat are other runs); its sources are the tool results
-    there that are not errors. Equal figures are looked up once. A runaway answer is checked
-    up to a bound (``claims.MAX_ANSWER_CHARS``, ``claims.MAX_CLAIMS``) and says where it was
-    cut (``Evidence.unchecked_from``).
-    """
-    claims, cut = checked_claims(answer)
-    run = collect_sources(items)
-    locator = Locator()
-    verdicts: dict[tuple[str, Figure, bool], Verdict] = {}
-    checked = []
-    for claim in claims:
-        key = (claim.kind, claim.figure, claim.weak)
-        verdict = verdicts.get(key)
-        if verdict is None:
-            verdict = verdicts[key] = judge(claim, run, locator)
-        checked.append(CheckedClaim(claim, verdict.status, verdict.sources, verdict.nearest))
-    return Evidence(tuple(checked), run.tool_results, cut)
+__all__ = ["MAX_SOURCES", "MAX_WORK", "Verdict", "check_evidence", "judge", "matcher_for"]
 
 
 MAX_SOURCES = 10
@@ -97,40 +76,121 @@ class _Place:
     origin: Origin
 
 
-def matcher_for(figure: Figure) -> Matcher:
+def check_evidence(answer: str, items: Sequence[Item]) -> Evidence:
+    """The claims of ``answer`` checked against the run that ends ``items``.
+
+    ``items`` is the history as ``RunResult.items`` has it: the run is what follows its last
+    user message (earlier turns of a chat are other runs); its sources are the tool results
+    there that are not errors. Equal figures are looked up once. The check is bounded: a
+    runaway answer is checked up to ``claims.MAX_ANSWER_CHARS`` and ``claims.MAX_CLAIMS``,
+    and the figures are judged in answer order while their searches fit ``MAX_WORK``; the
+    claims from the first one not examined on are left out, and ``Evidence.unchecked_from``
+    says where they begin (never a silent pass).
+    """
+    claims, cut = checked_claims(answer)
+    check = _Check(collect_sources(items))
+    checked = []
+    for claim in claims:
+        verdict = check.verdict(claim)
+        if verdict is None:
+            cut = claim.span[0]
+            break
+        checked.append(CheckedClaim(claim, verdict.status, verdict.sources, verdict.nearest))
+    return Evidence(tuple(checked), check.run.tool_results, cut)
+
+
+MAX_WORK = 700_000_000
+"""What the searches of one check may cost, in estimated nanoseconds of this machine
+(``_COST``): with what extraction and locators add, a check stays under about 1 s whatever
+the answer and the results hold (``python bench/perf_evidence.py`` builds the worst cases)."""
+
+_COST: dict[str, tuple[int, int]] = {
+    # kind: (usual renderings, the rest) in ns a character of the run's text: the slowest
+    # measured (bench/perf_evidence.py), rounded up; "no year" is a date without a year.
+    "number": (1, 5),
+    "date": (2, 36),  # the rest: an English month name's regex, where the output has one
+    "no year": (4, 36),
+    "time": (1, 1),
+    "identifier": (1, 5),
+    "quote": (1, 5),
+}
+
+
+def _cost(claim: Claim) -> tuple[int, int]:
+    figure = claim.figure
+    return _COST[
+        "no year" if isinstance(figure, DateFigure) and figure.year is None else claim.kind
+    ]
+
+
+class _Check:
+    """The verdicts of one check: equal figures judged once, the searches counted against
+    ``MAX_WORK``; and what the searches share (locators, lowered texts, quoted pieces)."""
+
+    def __init__(self, run: RunSources) -> None:
+        self.run = run
+        self.locator = Locator()
+        self.views = Views()
+        self.pieces: dict[str, list[Piece]] = {}
+        self._verdicts: dict[tuple[str, Figure, bool], Verdict] = {}
+        self._size = (
+            sum(len(o.text) for o in run.outputs)
+            + len(run.question or "")
+            + sum(len(a.path) for a in run.path_arguments)
+        )
+        self._work = 0
+
+    def verdict(self, claim: Claim) -> Verdict | None:
+        """The claim's verdict, or None when its search would pass ``MAX_WORK``."""
+        key = (claim.kind, claim.figure, claim.weak)
+        verdict = self._verdicts.get(key)
+        if verdict is None:
+            usual, rest = _cost(claim)
+            if not claim.weak and self._work + self._size * (usual + rest) > MAX_WORK:
+                return None
+            verdict, further = judge(claim, self)
+            self._work += self._size * (usual + (rest if further else 0))
+            self._verdicts[key] = verdict
+        return verdict
+
+
+def matcher_for(figure: Figure, views: Views | None = None) -> Matcher:
     """The matcher of a figure's kind."""
     if isinstance(figure, NumberFigure):
         return NumberMatcher(figure)
     if isinstance(figure, DateFigure):
-        return DateMatcher(figure)
+        return DateMatcher(figure, views)
     if isinstance(figure, TimeFigure):
         return TimeMatcher(figure)
-    return TextMatcher(figure)
+    return TextMatcher(figure, views)
 
 
-def judge(claim: Claim, run: RunSources, locator: Locator) -> Verdict:
-    """The verdict on one claim against one run's sources (see the module docstring)."""
+def judge(claim: Claim, check: _Check) -> tuple[Verdict, bool]:
+    """The verdict on one claim against one run's sources (see the module docstring), and
+    whether it took the slower search (``Matcher.more_hits``)."""
     if claim.weak:
-        return Verdict("weak")
-    matcher = matcher_for(claim.figure)
+        return Verdict("weak"), False
+    run, locator = check.run, check.locator
+    matcher = matcher_for(claim.figure, check.views)
     places = _scan(matcher.hits, run)
-    if not _content(places):
+    further = not _content(places)
+    if further:
         places += _scan(matcher.more_hits, run)
     content = _content(places)
     if content:
-        return _supported(content, locator)
+        return _supported(content, locator), further
     if claim.kind in ("quote", "identifier"):
-        derived = _derived(claim, run, locator)
+        derived = _derived(claim, check)
         if derived is not None:
-            return derived
+            return derived, further
     paths = [locator.source(p.output, p.hit, p.origin) for p in places if p.origin == "path"]
     paths += _argument_hits(matcher, run)
     if paths:
-        return Verdict("path", _unique_paths(paths))
+        return Verdict("path", _unique_paths(paths)), further
     asked = list(_question_hits(matcher, run.question))
     if asked:
-        return Verdict("from_question", tuple(asked[:MAX_SOURCES]))
-    return Verdict("unsupported", (), _hint(claim, places, locator))
+        return Verdict("from_question", tuple(asked[:MAX_SOURCES])), further
+    return Verdict("unsupported", (), _hint(claim, places, locator)), further
 
 
 def _scan(find: Callable[[str], Iterator[Hit]], run: RunSources) -> list[_Place]:
@@ -168,13 +228,14 @@ def _supported(content: list[_Place], locator: Locator) -> Verdict:
     return Verdict(status, sources)
 
 
-def _derived(claim: Claim, run: RunSources, locator: Locator) -> Verdict | None:
-    outputs = run.outputs
+def _derived(claim: Claim, check: _Check) -> Verdict | None:
+    outputs, locator = check.run.outputs, check.locator
     target = claim.value
     pieces = derive_text(
         target,
         [o.text for o in outputs],
         lambda index, start: outputs[index].origin_at(start) == "content",
+        check.pieces,
     )
     if pieces is None:
         return None

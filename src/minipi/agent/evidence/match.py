@@ -14,10 +14,10 @@ fuzzy. And text ``derived`` from 2–3 quoted pieces (``'Agent'`` + ``'Loop'``).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Literal, Protocol, TypeAlias
 
 from minipi.agent.evidence.claims import valid_date
@@ -48,6 +48,61 @@ class Hit:
     end: int
     tier: HitTier
     value: Decimal | None = None
+
+
+_WIDE = re.compile("[\uff01-\uff5e]")
+
+
+def _digits_before(text: str, end: int) -> int:
+    """The start of the run of ASCII digits that ends at ``end``, after blanks before it."""
+    while end and text[end - 1].isspace():
+        end -= 1
+    while end and "0" <= text[end - 1] <= "9":
+        end -= 1
+    return end
+
+
+def _month_starts(text: str) -> Iterator[int]:
+    for index in find_all(text, "月"):
+        month = _digits_before(text, index)
+        if month == index:
+            continue
+        yield month
+        before = month
+        while before and text[before - 1].isspace():
+            before -= 1
+        if before and text[before - 1] == "年":
+            yield _digits_before(text, before - 1)
+
+
+class Views:
+    """What is worked out once a text for one check, however many figures look at it: its
+    ``str.lower`` and the full-width ASCII forms (``Ａ``) it holds."""
+
+    def __init__(self) -> None:
+        self._lower: dict[int, tuple[str, str]] = {}
+        self._wide: dict[int, tuple[str, frozenset[str]]] = {}
+        self._months: dict[int, tuple[str, tuple[int, ...]]] = {}
+
+    def lower(self, text: str) -> str:
+        kept = self._lower.get(id(text))
+        if kept is None or kept[0] is not text:
+            kept = self._lower[id(text)] = (text, text.lower())
+        return kept[1]
+
+    def month_starts(self, text: str) -> tuple[int, ...]:
+        """Where a date written with ``月`` may start (``9月6日``, ``2026年 9 月``): the digits
+        before each ``月``, and the year before those when ``年`` comes between."""
+        kept = self._months.get(id(text))
+        if kept is None or kept[0] is not text:
+            kept = self._months[id(text)] = (text, tuple(_month_starts(text)))
+        return kept[1]
+
+    def wide(self, text: str) -> frozenset[str]:
+        kept = self._wide.get(id(text))
+        if kept is None or kept[0] is not text:
+            kept = self._wide[id(text)] = (text, frozenset(_WIDE.findall(text)))
+        return kept[1]
 
 
 class Matcher(Protocol):
@@ -137,6 +192,15 @@ def _number_regex(figure: DateFigure) -> re.Pattern[str]:
     )
 
 
+def _separated(figure: DateFigure) -> tuple[str, ...]:
+    """What follows the year in a match of a date without a year that has separators:
+    ``-9-6``, ``/09/06``, ``.9.06``…"""
+    if figure.year is not None or figure.month is None or figure.day is None:
+        return ()
+    months, days = (str(figure.month), f"0{figure.month}"), (str(figure.day), f"0{figure.day}")
+    return tuple(f"{s}{m}{s}{d}" for s in "-/." for m in months for d in days)
+
+
 def _english_regex(figure: DateFigure) -> re.Pattern[str] | None:
     if figure.month is None:
         return None
@@ -180,17 +244,35 @@ def _agrees(figure: DateFigure, source: YMD) -> bool:
 class DateMatcher:
     """Finds a ``DateFigure`` in a text."""
 
-    def __init__(self, figure: DateFigure) -> None:
+    def __init__(self, figure: DateFigure, views: Views | None = None) -> None:
         self.figure = figure
         self._regex = _number_regex(figure)
         self._english = _english_regex(figure)
+        self._month = _MONTH_WORDS[figure.month - 1][:3] if figure.month else ""
+        self._separated = _separated(figure)
+        self._views = views or Views()
         self._han = _han(figure)
 
     def _tier(self, text: str, start: int, end: int) -> HitTier:
         return "exact" if text[start:end] == self.figure.literal else "normalized"
 
+    def _matches(self, text: str) -> Iterator[re.Match[str]]:
+        """``self._regex.finditer(text)``. Without a year the regex starts with no literal, and
+        ``re`` tries it at every position (45x a ``str.find`` pass): it is tried only where a
+        match may start, after the year of each ``-9-6``-like needle, or before ``月``."""
+        if self.figure.year is not None:
+            yield from self._regex.finditer(text)
+            return
+        starts = {i - 4 for needle in self._separated for i in find_all(text, needle) if i >= 4}
+        after = 0
+        for start in sorted(starts.union(self._views.month_starts(text))):
+            match = self._regex.match(text, start) if start >= after else None
+            if match is not None:
+                yield match
+                after = match.end()
+
     def hits(self, text: str) -> Iterator[Hit]:
-        for match in self._regex.finditer(text):
+        for match in self._matches(text):
             start = match.start()
             if start and text[start - 1] in "0123456789":
                 continue
@@ -205,12 +287,18 @@ class DateMatcher:
                 yield Hit(index, index + len(literal), "exact")
 
     def more_hits(self, text: str) -> Iterator[Hit]:
-        if self._english is not None:
+        if self._english is not None and self._month_in(text):
             for match in self._english.finditer(text):
                 yield Hit(match.start(), match.end(), self._tier(text, *match.span()))
         if self._han and self._han != self.figure.literal:
             for index in find_all(text, self._han):
                 yield Hit(index, index + len(self._han), "normalized")
+
+    def _month_in(self, text: str) -> bool:
+        """Whether the month's name may be in ``text``: the English regex (ignoring case)
+        tries every position, 30x a ``str.find`` pass; most outputs name no month."""
+        lower = self._views.lower(text)
+        return self._month in lower or ("ſ" in lower and self._month == "sep")  # ſ matches s
 
 
 class TimeMatcher:
@@ -303,13 +391,17 @@ class TextMatcher:
     tried where it is: the same matches (``tests/test_evidence_text.py`` checks both ways).
     """
 
-    def __init__(self, figure: TextFigure) -> None:
+    def __init__(self, figure: TextFigure, views: Views | None = None) -> None:
         self.figure = figure
+        self._views = views or Views()
+        self._folded = figure.text.lower()
         self._needles = tuple(dict.fromkeys((figure.text, figure.literal)))
         self._loose = _insensitive(figure.text)
         self._offset, self._anchor = _anchor(figure.text)
         wide = (chr(ord(c) + 0xFEE0) for c in self._anchor if "!" <= c <= "~")
         self._wide = tuple(dict.fromkeys(wide))
+        cased = {v for c in figure.text if "!" <= c <= "~" for v in (c, c.lower(), c.upper())}
+        self._any_wide = frozenset(chr(ord(c) + 0xFEE0) for c in cased)
 
     def _tier(self, text: str, start: int, end: int) -> HitTier:
         return "exact" if text[start:end] == self.figure.literal else "normalized"
@@ -333,55 +425,73 @@ class TextMatcher:
                 yield Hit(match.start(), match.end(), "normalized")
 
     def _loose_spans(self, text: str) -> Iterator[tuple[int, int]]:
-        """The spans of ``self._loose.finditer(text)``: leftmost, not overlapping."""
-        if not self._anchor or any(wide in text for wide in self._wide):
-            for match in self._loose.finditer(text):
-                yield match.span()
+        """The spans of ``self._loose.finditer(text)``: leftmost, not overlapping. Tried only
+        where the lowered text holds the figure lowered, when the text has no full-width form
+        of its characters (then every match lowers to it); else where its ``_anchor`` is."""
+        lower = self._views.lower(text)
+        if len(lower) == len(text) and not self._any_wide & self._views.wide(text):
+            starts: Iterable[int] = find_all(lower, self._folded)
+        elif self._anchor and not any(wide in text for wide in self._wide):
+            starts = (index - self._offset for index in find_all(text, self._anchor))
+        else:
+            yield from (match.span() for match in self._loose.finditer(text))
             return
         size = len(self.figure.text)  # one character a class: every match is this long
         after = 0
-        for index in find_all(text, self._anchor):
-            start = index - self._offset
+        for start in starts:
             if start >= after and self._loose.match(text, start):
                 yield start, start + size
                 after = start + size
 
 
-@lru_cache(maxsize=64)
-def _opening(first: str) -> re.Pattern[str]:
-    openers = "".join(re.escape(o) for o in _PAIRS)
-    return re.compile(f"([{openers}])(?={re.escape(first)})")
-
-
-def quoted_pieces(text: str, first: str) -> Iterator[tuple[int, int]]:
-    """The spans of text between quotes in ``text`` that begin with ``first``."""
-    for match in _opening(first).finditer(text):
-        start = match.end()
-        close = text.find(_PAIRS[match.group(1)], start, start + _MAX_PIECE + 1)
+def quoted_pieces(text: str, first: str) -> list[tuple[int, int]]:
+    """The spans of text between quotes in ``text`` that begin with ``first``, in text order
+    (one ``str.find`` pass an opening quote)."""
+    opened = sorted(
+        (index + 1, opener) for opener in _PAIRS for index in find_all(text, opener + first)
+    )
+    spans = []
+    for start, opener in opened:
+        close = text.find(_PAIRS[opener], start, start + _MAX_PIECE + 1)
         if close > start:
-            yield start, close
+            spans.append((start, close))
+    return spans
+
+
+def _distinct_pieces(
+    texts: Sequence[str], first: str, usable: Callable[[int, int], bool]
+) -> list[Piece]:
+    """The usable pieces that begin with ``first``, each text once (its first place)."""
+    distinct: dict[str, Piece] = {}
+    for i, text in enumerate(texts):
+        for s, e in quoted_pieces(text, first):
+            if usable(i, s):
+                distinct.setdefault(text[s:e], (i, s, e))
+    return list(distinct.values())
 
 
 def derive_text(
-    target: str, texts: Sequence[str], usable: Callable[[int, int], bool]
+    target: str,
+    texts: Sequence[str],
+    usable: Callable[[int, int], bool],
+    found: dict[str, list[Piece]] | None = None,
 ) -> tuple[Piece, ...] | None:
     """``target`` as 2–3 pieces each found between quotes in ``texts`` (in order), or None.
 
     ``usable(index, start)`` says whether a piece at ``start`` of ``texts[index]`` may count
-    (it must be content). Each distinct first letter costs one scan of the texts.
+    (it must be content). Each distinct first letter costs one scan of the texts; ``found``
+    keeps those scans (the pieces by first letter) for the next target of the same texts.
+    Each piece's text is tried once at each position (a result may hold thousands of
+    ``'A'``): the search is bounded by the target's length times the distinct pieces.
     """
-    found: dict[str, list[Piece]] = {}
+    found = {} if found is None else found
 
     def pieces(first: str) -> list[Piece]:
         if first not in found:
-            found[first] = [
-                (i, s, e)
-                for i, text in enumerate(texts)
-                for s, e in quoted_pieces(text, first)
-                if usable(i, s)
-            ]
+            found[first] = _distinct_pieces(texts, first, usable)
         return found[first]
 
+    @cache
     def solve(position: int, depth: int) -> tuple[Piece, ...] | None:
         if position == len(target):
             return ()
