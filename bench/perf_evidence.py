@@ -179,6 +179,16 @@ WORST: dict[str, Callable[[], tuple[str, list[Item]]]] = {
         "; ".join(f"March {i % 27 + 1}, {1930 + i}" for i in range(100)),
         _big(),
     ),
+    "100 English dates, 4 MB naming months": lambda: (
+        "; ".join(f"March {i % 27 + 1}, {1930 + i}" for i in range(100)),
+        _reads(
+            ["".join(f"In March {1930 + i % 100}: 3 March, mar. 12; " for i in range(30_000))] * 4
+        ),
+    ),
+    "100 times, 4 MB of 点 and 时": lambda: (
+        _joined([f"{i % 24}:{i % 60:02d}" for i in range(100)]),
+        _reads(["下午3点，到时候 11点半 一点 " * 50_000] * 4),
+    ),
     "100 dates without a year, 4 MB": lambda: (
         _joined([f"{i % 12 + 1}月{29 + i % 3}日" for i in range(100)]),
         _big(),

@@ -101,26 +101,9 @@ def check_evidence(answer: str, items: Sequence[Item]) -> Evidence:
 
 MAX_WORK = 700_000_000
 """What the searches of one check may cost, in estimated nanoseconds of this machine
-(``_COST``): with what extraction and locators add, a check stays under about 1 s whatever
-the answer and the results hold (``python bench/perf_evidence.py`` builds the worst cases)."""
-
-_COST: dict[str, tuple[int, int]] = {
-    # kind: (usual renderings, the rest) in ns a character of the run's text: the slowest
-    # measured (bench/perf_evidence.py), rounded up; "no year" is a date without a year.
-    "number": (1, 5),
-    "date": (2, 36),  # the rest: an English month name's regex, where the output has one
-    "no year": (4, 36),
-    "time": (1, 1),
-    "identifier": (1, 5),
-    "quote": (1, 5),
-}
-
-
-def _cost(claim: Claim) -> tuple[int, int]:
-    figure = claim.figure
-    return _COST[
-        "no year" if isinstance(figure, DateFigure) and figure.year is None else claim.kind
-    ]
+(``Matcher.cost``): with what extraction and locators add, a check stays under about 1 s
+whatever the answer and the results hold (``python bench/perf_evidence.py`` builds the
+worst cases)."""
 
 
 class _Check:
@@ -133,23 +116,26 @@ class _Check:
         self.views = Views()
         self.pieces: dict[str, list[Piece]] = {}
         self._verdicts: dict[tuple[str, Figure, bool], Verdict] = {}
-        self._size = (
-            sum(len(o.text) for o in run.outputs)
-            + len(run.question or "")
-            + sum(len(a.path) for a in run.path_arguments)
-        )
+        self._texts = [o.text for o in run.outputs] + [a.path for a in run.path_arguments]
+        self._texts += [run.question] if run.question else []
         self._work = 0
 
     def verdict(self, claim: Claim) -> Verdict | None:
         """The claim's verdict, or None when its search would pass ``MAX_WORK``."""
         key = (claim.kind, claim.figure, claim.weak)
         verdict = self._verdicts.get(key)
+        if verdict is None and claim.weak:
+            verdict = self._verdicts[key] = Verdict("weak")
         if verdict is None:
-            usual, rest = _cost(claim)
-            if not claim.weak and self._work + self._size * (usual + rest) > MAX_WORK:
+            matcher = matcher_for(claim.figure, self.views)
+            usual = rest = 0
+            for text in self._texts:
+                a, b = matcher.cost(text)
+                usual, rest = usual + a * len(text), rest + b * len(text)
+            if self._work + usual + rest > MAX_WORK:
                 return None
-            verdict, further = judge(claim, self)
-            self._work += self._size * (usual + (rest if further else 0))
+            verdict, further = judge(claim, self, matcher)
+            self._work += usual + (rest if further else 0)
             self._verdicts[key] = verdict
         return verdict
 
@@ -165,13 +151,10 @@ def matcher_for(figure: Figure, views: Views | None = None) -> Matcher:
     return TextMatcher(figure, views)
 
 
-def judge(claim: Claim, check: _Check) -> tuple[Verdict, bool]:
-    """The verdict on one claim against one run's sources (see the module docstring), and
-    whether it took the slower search (``Matcher.more_hits``)."""
-    if claim.weak:
-        return Verdict("weak"), False
+def judge(claim: Claim, check: _Check, matcher: Matcher) -> tuple[Verdict, bool]:
+    """The verdict on a claim that is not weak against one run's sources (see the module
+    docstring), and whether it took the slower search (``Matcher.more_hits``)."""
     run, locator = check.run, check.locator
-    matcher = matcher_for(claim.figure, check.views)
     places = _scan(matcher.hits, run)
     further = not _content(places)
     if further:

@@ -108,11 +108,15 @@ class Views:
 class Matcher(Protocol):
     """Finds one claim's figure in a text. ``hits`` looks for the usual renderings (cheap: a
     few ``str.find`` or one anchored regex over the text); ``more_hits`` for the rest (other
-    scripts, rounded values, near values), run only where ``hits`` found no content."""
+    scripts, rounded values, near values), run only where ``hits`` found no content. ``cost``
+    is what each costs at most, in ns a character of ``text`` (the slowest measured by
+    ``bench/perf_evidence.py``, rounded up): what the check counts against its bound."""
 
     def hits(self, text: str) -> Iterator[Hit]: ...
 
     def more_hits(self, text: str) -> Iterator[Hit]: ...
+
+    def cost(self, text: str) -> tuple[int, int]: ...
 
 
 def find_all(text: str, needle: str) -> Iterator[int]:
@@ -287,16 +291,22 @@ class DateMatcher:
                 yield Hit(index, index + len(literal), "exact")
 
     def more_hits(self, text: str) -> Iterator[Hit]:
-        if self._english is not None and self._month_in(text):
+        if self._english is not None and self._english_in(text):
             for match in self._english.finditer(text):
                 yield Hit(match.start(), match.end(), self._tier(text, *match.span()))
         if self._han and self._han != self.figure.literal:
             for index in find_all(text, self._han):
                 yield Hit(index, index + len(self._han), "normalized")
 
-    def _month_in(self, text: str) -> bool:
-        """Whether the month's name may be in ``text``: the English regex (ignoring case)
-        tries every position, 30x a ``str.find`` pass; most outputs name no month."""
+    def cost(self, text: str) -> tuple[int, int]:
+        usual = 2 if self.figure.year is not None else 6
+        return usual, 80 if self._english_in(text) else 4
+
+    def _english_in(self, text: str) -> bool:
+        """Whether the date may be in ``text`` in English: its year and the month's name are
+        (the regex, ignoring case, tries every position: 30-70x a ``str.find`` pass)."""
+        if self._english is None or (self.figure.year and str(self.figure.year) not in text):
+            return False
         lower = self._views.lower(text)
         return self._month in lower or ("ſ" in lower and self._month == "sep")  # ſ matches s
 
@@ -308,6 +318,13 @@ class TimeMatcher:
         self.figure = figure
         self._needle = f"{figure.hour}:{figure.minute:02d}"
         self._chinese = re.compile(rf"(?<![0-9])0?{figure.hour}\s*[点时]\s*0?{figure.minute}\s*分")
+
+    def cost(self, text: str) -> tuple[int, int]:
+        return 1, 26 if self._chinese_in(text) else 1
+
+    def _chinese_in(self, text: str) -> bool:
+        """Whether ``10点30分`` may be in ``text``: the regex tries every position."""
+        return self.figure.second is None and ("点" in text or "时" in text)
 
     def hits(self, text: str) -> Iterator[Hit]:
         for index in find_all(text, self._needle):
@@ -324,7 +341,7 @@ class TimeMatcher:
             yield Hit(start, token.end(), tier)
 
     def more_hits(self, text: str) -> Iterator[Hit]:
-        if self.figure.second is None:
+        if self._chinese_in(text):
             for match in self._chinese.finditer(text):
                 tier: HitTier = "exact" if match.group() == self.figure.literal else "normalized"
                 yield Hit(match.start(), match.end(), tier)
@@ -417,6 +434,9 @@ class TextMatcher:
         for start, end in self._loose_spans(text):
             if _bounded(text, start, end):
                 yield Hit(start, end, "normalized")
+
+    def cost(self, text: str) -> tuple[int, int]:
+        return 1, 6  # the rest: the loose search, and the quoted pieces of a derivation
 
     def plain_more_hits(self, text: str) -> Iterator[Hit]:
         """``more_hits`` the plain way (the regex over the whole text), which it must equal."""

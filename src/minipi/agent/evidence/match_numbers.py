@@ -164,6 +164,9 @@ class NumberMatcher:
         target = abs(figure.value)
         self._hint = (math.floor(target * Decimal("0.9")), math.floor(target * Decimal("1.1")))
 
+    def cost(self, text: str) -> tuple[int, int]:
+        return 1, 6
+
     @cached_property
     def _support(self) -> tuple[RangeGroup, ...]:
         return tuple(g for a, b in self._windows for g in range_regexes(a, b))
