@@ -7,7 +7,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minipi.agent.evidence.match import DateMatcher, TextMatcher
+from minipi.agent.evidence.match import TextMatcher
+from minipi.agent.evidence.match_dates import DateMatcher
 from minipi.agent.evidence.types import DateFigure, TextFigure
 
 NEEDLE_CHARS = "aBk-_.7 1北Ｘ７"

@@ -4,7 +4,8 @@ The pipeline, one stage a module or two::
 
     claims    (claims, numbers)      the figures of the answer, each a Claim with its Figure
     sources   (sources)              the run's tool results: what is content, what is a path
-    match     (match, match_numbers) where each figure is in a text, and how well (Hit)
+    match     (match, match_numbers, where each figure is in a text, and how well (Hit)
+               match_dates)
     locate    (locate)               a hit as a Source: line, column, JSON Pointer
     verdict   (check)                each claim's status and sources: the Evidence
 

@@ -18,16 +18,15 @@ from dataclasses import dataclass
 from minipi.agent.evidence.claims import checked_claims
 from minipi.agent.evidence.locate import Locator, line_column
 from minipi.agent.evidence.match import (
-    DateMatcher,
     Hit,
     HitTier,
     Matcher,
     Piece,
     TextMatcher,
-    TimeMatcher,
     Views,
     derive_text,
 )
+from minipi.agent.evidence.match_dates import DateMatcher, TimeMatcher
 from minipi.agent.evidence.match_numbers import NumberMatcher, nearest
 from minipi.agent.evidence.sources import Output, RunSources, collect_sources
 from minipi.agent.evidence.types import (
