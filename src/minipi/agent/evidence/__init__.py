@@ -94,8 +94,8 @@ Not done
 
 from __future__ import annotations
 
-from minipi.agent.evidence.check import MAX_SOURCES, check_evidence
-from minipi.agent.evidence.claims import MAX_ANSWER_CHARS, MAX_CLAIMS, extract_claims
+from minipi.agent.evidence.check import MAX_ANSWER_CHARS, MAX_CLAIMS, MAX_SOURCES, check_evidence
+from minipi.agent.evidence.claims import extract_claims
 from minipi.agent.evidence.types import (
     SUPPORTED,
     CheckedClaim,

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from minipi.agent.evidence.claims import checked_claims
+from minipi.agent.evidence.claims import extract_claims
 from minipi.agent.evidence.locate import Locator, line_column
 from minipi.agent.evidence.match import (
     Hit,
@@ -44,7 +44,17 @@ from minipi.agent.evidence.types import (
 )
 from minipi.ai.types import Item
 
-__all__ = ["MAX_SOURCES", "MAX_WORK", "Verdict", "check_evidence", "judge", "matcher_for"]
+__all__ = [
+    "MAX_ANSWER_CHARS",
+    "MAX_CLAIMS",
+    "MAX_SOURCES",
+    "MAX_WORK",
+    "Verdict",
+    "check_evidence",
+    "checked_claims",
+    "judge",
+    "matcher_for",
+]
 
 
 MAX_SOURCES = 10
@@ -81,7 +91,7 @@ def check_evidence(answer: str, items: Sequence[Item]) -> Evidence:
     ``items`` is the history as ``RunResult.items`` has it: the run is what follows its last
     user message (earlier turns of a chat are other runs); its sources are the tool results
     there that are not errors. Equal figures are looked up once. The check is bounded: a
-    runaway answer is checked up to ``claims.MAX_ANSWER_CHARS`` and ``claims.MAX_CLAIMS``,
+    runaway answer is checked up to ``MAX_ANSWER_CHARS`` and ``MAX_CLAIMS``,
     and the figures are judged in answer order while their searches fit ``MAX_WORK``; the
     claims from the first one not examined on are left out, and ``Evidence.unchecked_from``
     says where they begin (never a silent pass).
@@ -96,6 +106,42 @@ def check_evidence(answer: str, items: Sequence[Item]) -> Evidence:
             break
         checked.append(CheckedClaim(claim, verdict.status, verdict.sources, verdict.nearest))
     return Evidence(tuple(checked), check.run.tool_results, cut)
+
+
+MAX_ANSWER_CHARS = 20_000
+"""The characters of an answer examined for claims (cut back to a space or line break near
+there): extraction costs about 10 µs a character of figure-dense text, so a runaway answer of
+megabytes would take minutes; 20 000 characters is a long report."""
+MAX_CLAIMS = 100
+"""The claims checked, in answer order: each distinct figure costs a search of every output
+(up to ~10 ms when a megabyte holds none of it)."""
+
+
+def checked_claims(answer: str) -> tuple[tuple[Claim, ...], int | None]:
+    """The claims to check: those of the first ``MAX_ANSWER_CHARS`` of ``answer``, at most
+    ``MAX_CLAIMS``; and the position of the answer from which figures were not examined (the
+    cut), or None when the whole answer was."""
+    examined = _examined(answer)
+    claims = extract_claims(answer[:examined])
+    cut = examined if examined < len(answer) else None
+    if len(claims) > MAX_CLAIMS:
+        cut = claims[MAX_CLAIMS].span[0]
+        claims = claims[:MAX_CLAIMS]
+    return claims, cut
+
+
+_BREAKS = " \n\t\u3000，。；、！？"
+"""Where a cut splits no figure: blanks and the Chinese punctuation that ends a phrase."""
+
+
+def _examined(answer: str) -> int:
+    """How much of ``answer`` is examined: all of it, or up to the last break (``_BREAKS``)
+    before the limit, within 200 characters of it, else exactly the limit."""
+    if len(answer) <= MAX_ANSWER_CHARS:
+        return len(answer)
+    lowest = MAX_ANSWER_CHARS - 200
+    cut = max(answer.rfind(c, lowest, MAX_ANSWER_CHARS + 1) for c in _BREAKS)
+    return cut if cut > 0 else MAX_ANSWER_CHARS
 
 
 MAX_WORK = 700_000_000

@@ -26,9 +26,6 @@ from minipi.agent.evidence.numerals import CN_DIGITS, MONTH_NAMES, MONTHS, fold,
 from minipi.agent.evidence.types import Claim, DateFigure, Found, TextFigure, TimeFigure
 
 __all__ = [
-    "MAX_ANSWER_CHARS",
-    "MAX_CLAIMS",
-    "checked_claims",
     "date_value",
     "extract_claims",
     "find_composites",
@@ -39,15 +36,6 @@ __all__ = [
     "find_times",
     "valid_date",
 ]
-
-MAX_ANSWER_CHARS = 20_000
-"""The characters of an answer examined for claims (cut back to a space or line break near
-there): extraction costs about 10 µs a character of figure-dense text, so a runaway answer of
-megabytes would take minutes; 20 000 characters is a long report."""
-MAX_CLAIMS = 100
-"""The claims checked, in answer order: each distinct figure costs a search of every output
-(up to ~10 ms when a megabyte holds none of it)."""
-
 
 Finder = Callable[[str], Iterator[Found]]
 
@@ -109,33 +97,6 @@ def extract_claims(answer: str) -> tuple[Claim, ...]:
                 found.append(item)
     claims = [_to_claim(answer, folded.span, item) for item in found]
     return tuple(sorted(claims, key=lambda c: c.span))
-
-
-def checked_claims(answer: str) -> tuple[tuple[Claim, ...], int | None]:
-    """The claims to check: those of the first ``MAX_ANSWER_CHARS`` of ``answer``, at most
-    ``MAX_CLAIMS``; and the position of the answer from which figures were not examined (the
-    cut), or None when the whole answer was."""
-    examined = _examined(answer)
-    claims = extract_claims(answer[:examined])
-    cut = examined if examined < len(answer) else None
-    if len(claims) > MAX_CLAIMS:
-        cut = claims[MAX_CLAIMS].span[0]
-        claims = claims[:MAX_CLAIMS]
-    return claims, cut
-
-
-_BREAKS = " \n\t\u3000，。；、！？"
-"""Where a cut splits no figure: blanks and the Chinese punctuation that ends a phrase."""
-
-
-def _examined(answer: str) -> int:
-    """How much of ``answer`` is examined: all of it, or up to the last break (``_BREAKS``)
-    before the limit, within 200 characters of it, else exactly the limit."""
-    if len(answer) <= MAX_ANSWER_CHARS:
-        return len(answer)
-    lowest = MAX_ANSWER_CHARS - 200
-    cut = max(answer.rfind(c, lowest, MAX_ANSWER_CHARS + 1) for c in _BREAKS)
-    return cut if cut > 0 else MAX_ANSWER_CHARS
 
 
 def _reserved(text: str) -> Iterator[re.Match[str]]:
@@ -275,19 +236,24 @@ _TIME = re.compile(r"(?<![0-9:.])([0-9]{1,2}):([0-9]{2})(?::([0-9]{2}))?(?![0-9:
 _CN_TIME = re.compile(r"(?<![0-9])([0-9]{1,2})\s*[点时]\s*([0-9]{1,2})\s*分(?!钟)")
 
 
+_MONTH_DAYS = (0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
 def valid_date(year: int | None, month: int | None, day: int | None) -> bool:
     """A real date, or for a partial one, a possible month and day."""
     if month is not None and not 1 <= month <= 12:
         return False
-    if year is not None and month is not None and day is not None:
-        try:
-            datetime.date(year, month, day)
-        except ValueError:
-            return False
+    if day is None:
         return True
-    if day is not None and month is not None:
-        return day <= (29 if month == 2 else 30 if month in (4, 6, 9, 11) else 31)
-    return day is None or 1 <= day <= 31
+    if month is None:
+        return 1 <= day <= 31
+    if year is None:
+        return day <= _MONTH_DAYS[month]
+    try:
+        datetime.date(year, month, day)
+    except ValueError:
+        return False
+    return True
 
 
 def date_value(year: int | None, month: int | None, day: int | None) -> str:

@@ -217,12 +217,8 @@ class TextMatcher:
         """The spans of ``self._loose.finditer(text)``: leftmost, not overlapping. Tried only
         where the lowered text holds the figure lowered, when the text has no full-width form
         of its characters (then every match lowers to it); else where its ``_anchor`` is."""
-        lower = self._views.lower(text)
-        if len(lower) == len(text) and not self._any_wide & self._views.wide(text):
-            starts: Iterable[int] = find_all(lower, self._folded)
-        elif self._anchor and not any(wide in text for wide in self._wide):
-            starts = (index - self._offset for index in find_all(text, self._anchor))
-        else:
+        starts = self._starts(text)
+        if starts is None:
             yield from (match.span() for match in self._loose.finditer(text))
             return
         size = len(self.figure.text)  # one character a class: every match is this long
@@ -231,6 +227,15 @@ class TextMatcher:
             if start >= after and self._loose.match(text, start):
                 yield start, start + size
                 after = start + size
+
+    def _starts(self, text: str) -> Iterable[int] | None:
+        """Where a loose match may start (in order), or None: anywhere."""
+        lower = self._views.lower(text)
+        if len(lower) == len(text) and not self._any_wide & self._views.wide(text):
+            return find_all(lower, self._folded)
+        if self._anchor and not any(wide in text for wide in self._wide):
+            return (index - self._offset for index in find_all(text, self._anchor))
+        return None
 
 
 def quoted_pieces(text: str, first: str) -> list[tuple[int, int]]:

@@ -198,16 +198,21 @@ class TimeMatcher:
     def hits(self, text: str) -> Iterator[Hit]:
         for index in find_all(text, self._needle):
             start = index - 1 if index and text[index - 1] == "0" else index
-            if start and text[start - 1] in "0123456789:":
-                continue
-            token = _SOURCE_TIME.match(text, start)
-            if token is None or text[token.end() : token.end() + 1] == ":":
-                continue
-            second = int(token[3]) if token[3] else None
-            if self.figure.second is not None and second != self.figure.second:
-                continue
-            tier: HitTier = "exact" if token.group() == self.figure.literal else "normalized"
-            yield Hit(start, token.end(), tier)
+            token = self._token(text, start)
+            if token is not None:
+                tier: HitTier = "exact" if token.group() == self.figure.literal else "normalized"
+                yield Hit(start, token.end(), tier)
+
+    def _token(self, text: str, start: int) -> re.Match[str] | None:
+        """The time that starts at ``start`` if it is the figure's (seconds included)."""
+        if start and text[start - 1] in "0123456789:":
+            return None
+        token = _SOURCE_TIME.match(text, start)
+        if token is None or text[token.end() : token.end() + 1] == ":":
+            return None
+        second = int(token[3]) if token[3] else None
+        wanted = self.figure.second
+        return None if wanted is not None and second != wanted else token
 
     def more_hits(self, text: str) -> Iterator[Hit]:
         if self._chinese_in(text):

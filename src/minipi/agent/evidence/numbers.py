@@ -1,5 +1,5 @@
 """Numbers as written: in the answer (claims with their figures: digits and Chinese
-numerals), and in tool output (the whole number around a hit, and how it compares to a claim).
+numerals), and in tool output (the whole number around a hit: ``read_number``).
 
 A hit of ``9600`` inside ``19600``, ``9600.5``, ``SKU-9600``, ``2026-09-06`` or ``10:30`` reads
 as that larger token, which is not the number 9600: that is how digit boundaries are kept.
@@ -11,7 +11,6 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import Literal, TypeAlias
 
 from minipi.agent.evidence.numerals import (
     APPROX_AFTER,
@@ -29,8 +28,6 @@ from minipi.agent.evidence.types import Found, NumberFigure, TextFigure
 
 __all__ = [
     "SourceNumber",
-    "Tier",
-    "compare_number",
     "digit_unit",
     "find_chinese_numbers",
     "find_numbers",
@@ -59,18 +56,38 @@ def find_numbers(text: str) -> Iterator[Found]:
     (``3-5``), not a sign; a number glued after a letter belongs to an identifier.
     """
     for match in _NUMBER.finditer(text):
-        start = match.start("int")
-        before = text[start - 1] if start else ""
-        glued = bool(before) and before.isascii() and (before.isalpha() or before in "_.")
-        if glued and not PREFIX_UNIT.search(text, max(0, start - 5), start):
-            continue
-        if text.startswith(".", match.end()) and text[match.end() + 1 : match.end() + 2].isdigit():
+        if _not_a_number(text, match):
             continue
         sign = match.group("sign")
         sign_at = match.start()
         if sign and sign_at and _joins(text[sign_at - 1]):
             sign = None  # 3-5 is a range, A-17 an identifier
         yield from _parts(text, match, sign)
+
+
+def _not_a_number(text: str, match: re.Match[str]) -> bool:
+    """Glued after a letter (an identifier, unless after a prefix unit: ``US$5``), or the
+    start of a run of three or more digit groups (``1.2.3``)."""
+    start, end = match.start("int"), match.end()
+    before = text[start - 1] if start else ""
+    glued = bool(before) and before.isascii() and (before.isalpha() or before in "_.")
+    if glued and not PREFIX_UNIT.search(text, max(0, start - 5), start):
+        return True
+    return text.startswith(".", end) and text[end + 1 : end + 2].isdigit()
+
+
+_NO_SUFFIX = re.compile(
+    r"(?P<more>(?!))?(?P<unit>(?!))?(?P<mag>(?!))?(?P<unit2>(?!))?(?P<more2>(?!))?"
+)
+"""``SUFFIX``'s groups, none of them set: what follows a number that is not the last of its
+comma-separated group (``1,2``: the 1)."""
+
+
+def _suffix(text: str, end: int, last: bool = True) -> re.Match[str]:
+    """What follows a number (``SUFFIX``, which matches the empty text too)."""
+    suffix = (SUFFIX if last else _NO_SUFFIX).match(text, end)
+    assert suffix is not None
+    return suffix
 
 
 def _as_written(text: str, start: int, end: int) -> Found:
@@ -106,12 +123,12 @@ def _number(text: str, span: tuple[int, int], sign: str | None, last: bool) -> F
     if len(body) > MAX_DIGITS + 1 and sum(c.isdigit() for c in body) > MAX_DIGITS:
         return _as_written(text, start, end)
     decimals = len(body.split(".")[1]) if "." in body else 0
-    suffix = SUFFIX.match(text, end) if last else None
-    mag = (suffix.group("mag") or "").strip() if suffix else ""
+    suffix = _suffix(text, end, last)
+    mag = (suffix.group("mag") or "").strip()
     unit = _unit(text, start, suffix)
-    lit_end = suffix.end("mag") if mag and suffix else end
-    claim_end = suffix.end() if suffix and suffix.group() else end
-    more = bool(suffix and (suffix.group("more") or suffix.group("more2")))
+    lit_end = suffix.end("mag") if mag else end
+    claim_end = suffix.end()
+    more = bool(suffix.group("more") or suffix.group("more2"))
     scale = MAGNITUDES.get(mag, Decimal(1))
     value = Decimal(body) * scale * (-1 if sign == "-" else 1)
     approx = _approximate(text, start, claim_end)
@@ -130,11 +147,10 @@ def _number(text: str, span: tuple[int, int], sign: str | None, last: bool) -> F
     )
 
 
-def _unit(text: str, start: int, suffix: re.Match[str] | None) -> str | None:
-    if suffix:
-        unit = (suffix.group("unit") or suffix.group("unit2") or "").strip()
-        if unit:
-            return "%" if unit in _PERCENT_UNITS else unit
+def _unit(text: str, start: int, suffix: re.Match[str]) -> str | None:
+    unit = (suffix.group("unit") or suffix.group("unit2") or "").strip()
+    if unit:
+        return "%" if unit in _PERCENT_UNITS else unit
     prefix = PREFIX_UNIT.search(text, max(0, start - 5), start)
     return prefix.group().strip() if prefix else None
 
@@ -194,29 +210,35 @@ def find_chinese_numbers(text: str) -> Iterator[Found]:
     """Positional Chinese numerals (一百二十八, 九千六百, 两万) and 百分之…; a single numeral
     counts only before a measure word (``两个``), so 一些 or 统一 make no claim."""
     for match in _CHINESE.finditer(text):
-        num = match.group("num")
-        start = match.start("num")
-        if num[0] not in _CN_FIRST or (start and text[start - 1] in _CN_VAGUE):
-            continue
-        value = parse_chinese(num)
-        has_unit = any(c in CN_UNITS for c in num)
-        if value is None or (len(num) > 1 and not has_unit):
+        value = _chinese_value(text, match)
+        if value is None:
             continue
         found = _chinese(text, match, Decimal(value))
+        has_unit = any(c in CN_UNITS for c in match.group("num"))
         if found is not None and (has_unit or found.unit is not None):
             yield found
 
 
+def _chinese_value(text: str, match: re.Match[str]) -> int | None:
+    """The numeral's value, or None: not a numeral (``几十万``, ``五六``, ``零``)."""
+    num = match.group("num")
+    start = match.start("num")
+    if num[0] not in _CN_FIRST or (start and text[start - 1] in _CN_VAGUE):
+        return None
+    if len(num) > 1 and not any(c in CN_UNITS for c in num):
+        return None
+    return parse_chinese(num)
+
+
 def _chinese(text: str, match: re.Match[str], value: Decimal) -> Found | None:
     start, end = match.span("num")
-    suffix = SUFFIX.match(text, end)
-    if suffix and suffix.group("mag"):
+    suffix = _suffix(text, end)
+    if suffix.group("mag"):
         return None  # 十万万 and the like: not a numeral we read
     percent = bool(match.group("pct"))
-    unit_text = (suffix.group("unit") or "").strip() if suffix else ""
-    unit = "%" if percent else (unit_text or None)
-    claim_end = suffix.end() if suffix and suffix.group() else end
-    more = bool(suffix and (suffix.group("more") or suffix.group("more2")))
+    unit = "%" if percent else ((suffix.group("unit") or "").strip() or None)
+    claim_end = suffix.end()
+    more = bool(suffix.group("more") or suffix.group("more2"))
     approx = _approximate(text, match.start(), claim_end)
     body = str(value)
     figure = NumberFigure(
@@ -230,8 +252,6 @@ def _chinese(text: str, match: re.Match[str], value: Decimal) -> Found | None:
         match.start(), claim_end, "number", canonical(value), unit, figure, (start, end), weak
     )
 
-
-Tier: TypeAlias = Literal["exact", "normalized", "rounded"]
 
 _FULLWIDTH_DIGITS = frozenset("０１２３４５６７８９")
 _DIGITS = frozenset("0123456789") | _FULLWIDTH_DIGITS
@@ -378,42 +398,3 @@ def read_chinese(text: str, at: int) -> SourceNumber | None:
         return None
     percent = text[max(0, a - 3) : a] == "百分之"
     return SourceNumber(a, b, text[a:b], Decimal(value), percent, False, 0)
-
-
-def _as_claimed(figure: NumberFigure, source: SourceNumber) -> list[tuple[Decimal, int]]:
-    """The source's value on the claim's scale: as is, then converted between % and a
-    fraction (``12.5%`` and ``0.125``), each with its count of decimals."""
-    values = [(source.value, source.decimals)]
-    if figure.percent and not source.percent:
-        values.append((source.value * 100, max(0, source.decimals - 2)))
-    elif source.percent and not figure.percent:
-        values.append((source.value / 100, source.decimals + 2))
-    return values
-
-
-def compare_number(figure: NumberFigure, source: SourceNumber) -> Tier | None:
-    """How well ``source`` supports ``figure``: ``exact`` (same text), ``normalized`` (same
-    value), ``rounded`` (in the figure's interval, or the figure rounds a more precise source
-    value, or the source is itself scaled), or None."""
-    for index, (value, decimals) in enumerate(_as_claimed(figure, source)):
-        if index == 0 and source.literal.lstrip("+") == figure.literal.lstrip("+"):
-            return "exact"
-        if not figure.scaled and not source.scaled and value == figure.value:
-            return "normalized"
-        if _near_enough(figure, source.scaled, value, decimals):
-            return "rounded"
-    return None
-
-
-def _near_enough(figure: NumberFigure, scaled: bool, value: Decimal, decimals: int) -> bool:
-    if figure.interval is not None:
-        low, high = figure.interval
-        return low <= value < high
-    if scaled:
-        return value == figure.value
-    return decimals > figure.decimals and _rounds_to(figure, value)
-
-
-def _rounds_to(figure: NumberFigure, value: Decimal) -> bool:
-    half = Decimal(5) * Decimal(10) ** -(figure.decimals + 1)
-    return figure.value - half <= value < figure.value + half
