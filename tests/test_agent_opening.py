@@ -16,6 +16,7 @@ from minipi.errors import AgentError
 from minipi.files import ProjectFiles, create_project_tools
 from support.cli import copy_example, minipi
 from support.fake import Call, FakeServer, Turn
+from test_evidence_cases import needs_details  # a listing's paths: FunctionCallOutput.details
 
 OPENING = (("list_files", {"path": "."}),)
 
@@ -104,6 +105,7 @@ def _guided(reply: str, schemas: list[str]) -> Any:
     return answer
 
 
+@needs_details
 def test_a_guided_cli_run_opens_with_the_projects_top_level(
     fake_server: FakeServer, tmp_path: Path
 ) -> None:

@@ -46,6 +46,7 @@ from minipi.local.guided import (
 )
 from minipi.local.guided_grammar import guided_facts, guided_grammar
 from support.fake import FakeServer, Turn
+from test_evidence_cases import needs_details  # a listing's paths: FunctionCallOutput.details
 
 QUESTION = "帮我看看 reports 目录里的日报，告诉我这份日报的日期、订单数和营收。"
 REPORT = "reports/daily-2026-09-06.json"
@@ -881,6 +882,7 @@ def test_answer_forms_and_reserved_grammar(files: ProjectFiles) -> None:
     assert "Every number in your answer is copied" in guided_instructions(None, [], "digits")
 
 
+@needs_details
 def test_an_answer_with_facts_waits_for_content_while_tools_remain(files: ProjectFiles) -> None:
     """Qwen2.5-Coder-1.5B answered from the first listing, citing a directory: in the
     fact-citing forms the answer needs a content fact while a tool can still be called."""
@@ -913,6 +915,7 @@ def test_an_answer_with_facts_waits_for_content_while_tools_remain(files: Projec
     assert answer_offered(empty)
 
 
+@needs_details
 def test_an_answer_with_facts_waits_for_a_fact_that_bears_on_the_question(
     files: ProjectFiles,
 ) -> None:

@@ -26,6 +26,7 @@ from minipi.local import Engine, EngineClient
 from minipi.local.guided import FACTS_HEADINGS, GuidedClient
 from minipi.local.models import SMOLLM_ALIAS, ModelChoice
 from support.engine import SMOLLM, needs_engine
+from test_evidence_cases import needs_details  # a listing's paths: FunctionCallOutput.details
 
 QUESTION = "帮我看看 reports 目录里的日报，告诉我这份日报的日期、订单数和营收。"
 SAMPLE = Path(__file__).resolve().parent.parent / "examples" / "sample_project"
@@ -44,6 +45,7 @@ def engine() -> Iterator[Engine]:
         yield started
 
 
+@needs_details
 @pytest.mark.timeout(300)
 def test_smollm2_guided_reads_the_daily_report(engine: Engine) -> None:
     inner = EngineClient(connect(Endpoint(engine.base_url, engine.model_name, wire="chat")), engine)

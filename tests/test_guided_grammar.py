@@ -27,6 +27,7 @@ from minipi.local.guided_grammar import (
     guided_grammar,
 )
 from minipi.local.guided_schema import guided_schema
+from test_evidence_cases import needs_details  # a listing's paths: FunctionCallOutput.details
 
 REPORT = "reports/daily-2026-09-06.json"
 DAILY_JSON = '{\n  "date": "2026-09-06",\n  "orders": 128,\n  "revenue_yuan": 9600\n}'
@@ -92,6 +93,7 @@ def specs(tmp_path: Path) -> list[ToolSpec]:
 # --- the facts ---------------------------------------------------------------------------
 
 
+@needs_details
 def test_the_daily_report_gives_its_leaves_then_the_listed_paths() -> None:
     facts = guided_facts(daily())
     assert facts.content == ("date: 2026-09-06", "orders: 128", "revenue_yuan: 9600")
@@ -100,6 +102,7 @@ def test_the_daily_report_gives_its_leaves_then_the_listed_paths() -> None:
     assert dict(facts.origins) == dict.fromkeys(facts.content, REPORT)
 
 
+@needs_details
 def test_newest_results_first_and_content_before_paths() -> None:
     items = [
         Message("user", "q"),
@@ -112,6 +115,7 @@ def test_newest_results_first_and_content_before_paths() -> None:
     assert facts.all == ("gamma 3", "alpha 1", "beta 2", "a.txt", "b.txt")
 
 
+@needs_details
 def test_facts_sharing_words_with_the_question_lead() -> None:
     items = [
         Message("user", "inbox 里哪只宠物爱晒太阳？"),
@@ -169,6 +173,7 @@ def test_a_deep_or_broken_json_document_falls_back_to_lines() -> None:
     assert facts.content == ('{"orders": 128,', '"revenue')
 
 
+@needs_details
 def test_bounds_and_cuts_never_split_a_figure() -> None:
     line = "营收合计 " + "x" * 3 + " 96001234 元 end"
     facts = guided_facts([Message("user", "q"), *read("a.txt", line, "c1")], width=12)
@@ -211,6 +216,7 @@ def facts_grammar(specs: Sequence[ToolSpec], items: Sequence[Item], form: str = 
     return guided_grammar(schema, guided_facts(items), form)  # type: ignore[arg-type]
 
 
+@needs_details
 def test_facts_are_an_ordered_subset(specs: Sequence[ToolSpec]) -> None:
     grammar = facts_grammar(specs, daily())
     date, orders, revenue = "date: 2026-09-06", "orders: 128", "revenue_yuan: 9600"
@@ -271,6 +277,7 @@ def test_the_tool_branches_allow_what_the_schema_allows(specs: Sequence[ToolSpec
     assert not matches(grammar, '{"tool":"read_file","arguments":{"path":"a.txt"}}')  # layout
 
 
+@needs_details
 def test_digits_come_only_from_the_results(specs: Sequence[ToolSpec]) -> None:
     grammar = facts_grammar(specs, daily(), "digits")
     assert matches(grammar, '{"answer": "日期 2026-09-06，128 笔，营收 9600 元"}')
@@ -300,6 +307,7 @@ def test_plain_facts_without_results_is_the_plain_answer(specs: Sequence[ToolSpe
     assert not matches(plain, answer(["orders: 128"], "x"))
 
 
+@needs_details
 def test_the_gbnf_rendering(specs: Sequence[ToolSpec]) -> None:
     text = facts_grammar(specs, daily()).gbnf()
     lines = text.splitlines()

@@ -83,10 +83,12 @@ Locators
     For a number, the nearest value within 10% is a hint (``CheckedClaim.nearest``). It is not in
     ``to_json()``, whose shape is EVIDENCE.md's.
 Bounds
-    Only the first ``MAX_ANSWER_CHARS`` characters of an answer are examined, and at most
-    ``MAX_CLAIMS`` claims are checked, so that a runaway answer costs bounded time; then
-    ``Evidence.unchecked_from`` (``"unchecked_from"`` in ``to_json()``, only then) is where the
-    figures not checked begin.
+    Only the first ``MAX_ANSWER_CHARS`` characters of an answer are examined, at most
+    ``MAX_CLAIMS`` claims are checked, and the figures are judged in answer order while the
+    estimated cost of their searches over the run's results (``Matcher.cost``) fits
+    ``MAX_WORK``: a check costs at most about 1 s, whatever the answer and the results hold.
+    Past a bound, ``Evidence.unchecked_from`` (``"unchecked_from"`` in ``to_json()``, only then)
+    is where the figures not examined begin; they are not in ``claims``, never passed.
 Not done
     Numbers in words (twelve), JSON Pointers into JSON Lines, text behind ``\\u`` escapes of JSON
     output, sums of numbers (above), a check of units.
@@ -94,7 +96,13 @@ Not done
 
 from __future__ import annotations
 
-from minipi.agent.evidence.check import MAX_ANSWER_CHARS, MAX_CLAIMS, MAX_SOURCES, check_evidence
+from minipi.agent.evidence.check import (
+    MAX_ANSWER_CHARS,
+    MAX_CLAIMS,
+    MAX_SOURCES,
+    MAX_WORK,
+    check_evidence,
+)
 from minipi.agent.evidence.claims import extract_claims
 from minipi.agent.evidence.types import (
     SUPPORTED,
@@ -117,6 +125,7 @@ __all__ = [
     "MAX_ANSWER_CHARS",
     "MAX_CLAIMS",
     "MAX_SOURCES",
+    "MAX_WORK",
     "SUPPORTED",
     "CheckedClaim",
     "Claim",
