@@ -1,7 +1,7 @@
 """The verdict: each claim of an answer judged against the run's sources, in answer order.
 
 ``check_evidence`` extracts the claims (``claims``), collects the sources (``sources``) and
-judges each distinct figure once (``judge``). Order of a verdict (never upgraded): weak
+judges each distinct figure once (``_judge``). Order of a verdict (never upgraded): weak
 claims are not looked up. Content of tool results, usual renderings first, then the rest
 (``Matcher.more_hits``) only if nothing was found. Among the places found, exact and
 normalized ones win over rounded ones; two or more places of the best kind make the claim
@@ -52,7 +52,6 @@ __all__ = [
     "Verdict",
     "check_evidence",
     "checked_claims",
-    "judge",
     "matcher_for",
 ]
 
@@ -179,7 +178,7 @@ class _Check:
                 usual, rest = usual + a * len(text), rest + b * len(text)
             if self._work + usual + rest > MAX_WORK:
                 return None
-            verdict, further = judge(claim, self, matcher)
+            verdict, further = _judge(claim, self, matcher)
             self._work += usual + (rest if further else 0)
             self._verdicts[key] = verdict
         return verdict
@@ -196,7 +195,7 @@ def matcher_for(figure: Figure, views: Views | None = None) -> Matcher:
     return TextMatcher(figure, views)
 
 
-def judge(claim: Claim, check: _Check, matcher: Matcher) -> tuple[Verdict, bool]:
+def _judge(claim: Claim, check: _Check, matcher: Matcher) -> tuple[Verdict, bool]:
     """The verdict on a claim that is not weak against one run's sources (see the module
     docstring), and whether it took the slower search (``Matcher.more_hits``)."""
     run, locator = check.run, check.locator
