@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 from minipi.agent.evidence import MAX_ANSWER_CHARS, MAX_CLAIMS, check_evidence
+from minipi.agent.evidence.check import MAX_WORK
 from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, Message
 
 
@@ -80,3 +81,40 @@ def test_a_number_of_thousands_of_digits_is_matched_as_written() -> None:
     assert evidence.claims[2].claim.text == "7" * 40  # the sign is no part of text
     grouped = check_evidence("1,000" * 3000, run)  # one grouped number of 12,000 digits
     assert grouped.claims[0].claim.kind == "number"  # split: 1,0001,... is no grouping
+
+
+def _reads(*texts: str) -> list[Item]:
+    items: list[Item] = [Message("user", "多少？")]
+    for index, text in enumerate(texts):
+        items.append(FunctionCall(f"c{index}", "read_file", json.dumps({"path": f"f{index}"})))
+        items.append(FunctionCallOutput(f"c{index}", text))
+    return items
+
+
+def test_figures_past_the_work_bound_are_reported_unexamined() -> None:
+    """Each unsupported figure costs a search of every result: over megabytes, the check
+    stops at its work bound and says where the figures it did not examine begin."""
+    size = MAX_WORK // 200  # a number's searches cost about 6 ns a character
+    run = _reads("订单 128 笔。\n" + "x" * size)
+    answer = "，".join(f"{31337 + i * 7919} 元" for i in range(MAX_CLAIMS))
+    evidence = check_evidence(answer, run)
+    examined = len(evidence.claims)
+    assert 0 < examined < MAX_CLAIMS
+    assert all(c.status == "unsupported" for c in evidence.claims)
+    assert evidence.unchecked_from == answer.index(f"{31337 + examined * 7919} 元")
+    assert evidence.to_json()["unchecked_from"] == evidence.unchecked_from
+
+
+def test_a_repeated_figure_and_a_weak_one_cost_nothing_more() -> None:
+    run = _reads("x" * (MAX_WORK // 200))
+    answer = "营收 96345 元，" * 50 + "共 3 家。"
+    evidence = check_evidence(answer, run)
+    assert len(evidence.claims) == 51
+    assert evidence.unchecked_from is None
+
+
+def test_a_quote_almost_derived_from_thousands_of_pieces_is_judged() -> None:
+    """``'AAAAX'`` is not made of the ``'A'`` pieces: each piece's text is tried once at each
+    position (it was tried at each position once a piece: thousands to the fourth power)."""
+    evidence = check_evidence("密码是 'AAAAX'", _reads("'A' " * 5_000))
+    assert [c.status for c in evidence.claims] == ["unsupported"]

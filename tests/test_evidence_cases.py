@@ -2,7 +2,8 @@
 of the answer its status and every source with its locator (pointer, line, range).
 
 Each result is built as the real tool would return it (``read_file``: the file text exactly,
-then its notice lines; ``list_files``: one path per line; ``search_files``: ``path:line: text``).
+then its notice lines; ``list_files``: one path per line, said by ``details["output"] ==
+"paths"``; ``search_files``: ``path:line: text``).
 An expected source names the result it is in and the text it points at; its range is where
 that text stands in the output (the ``nth`` time it occurs), written out by the helper, so a
 case fails if the check points anywhere else.
@@ -25,6 +26,16 @@ DAILY = (EXAMPLES / "sample_project/reports/daily-2026-09-06.json").read_text(en
 DAILY_PATH = "reports/daily-2026-09-06.json"
 STEPS = [(EXAMPLES / f"treasure_hunt/step{n}.txt").read_text(encoding="utf-8") for n in (1, 2, 3)]
 QUESTION = "帮我看看 reports 目录里的日报，告诉我这份日报的日期、订单数和营收。"
+PATH_TOOLS = ("list_files", "move_file")
+"""The file tools whose results say they list paths (``details["output"] == "paths"``)."""
+
+
+def tool_output(
+    call_id: str, tool: str, output: str, *, is_error: bool = False
+) -> FunctionCallOutput:
+    """A result as minipi's tool returns it: list_files and move_file say they list paths."""
+    details: dict[str, Any] = {"output": "paths"} if tool in PATH_TOOLS else {}
+    return FunctionCallOutput(call_id, output, is_error=is_error, details=details)
 
 
 @dataclass(frozen=True)
@@ -91,7 +102,7 @@ def history(case: Case) -> list[Item]:
         for index, result in enumerate(results, 1):
             call_id = f"{prefix}{index}"
             items.append(FunctionCall(call_id, result.tool, json.dumps(result.arguments)))
-            items.append(FunctionCallOutput(call_id, result.output, is_error=result.is_error))
+            items.append(tool_output(call_id, result.tool, result.output, is_error=result.is_error))
         if number == 0 and results:
             items.append(Message("assistant", "上一个回答：9600、128、2026-09-06。"))
     return items

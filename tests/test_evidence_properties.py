@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from minipi.agent.evidence import Source, check_evidence
 from minipi.agent.evidence.locate import line_column
-from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, Message
+from minipi.ai.types import FunctionCall, Item, Message
+from test_evidence_cases import tool_output
 
 # Characters that reach every finder: digits of both widths, separators, units, magnitudes,
 # Chinese numerals and date words, quotes, letters, JSON punctuation, line breaks.
@@ -43,7 +44,7 @@ def history_of(question: str, results: list[tuple[str, str, str, bool]]) -> list
     items: list[Item] = [Message("user", question)]
     for index, (tool, path, output, error) in enumerate(results):
         items.append(FunctionCall(f"c{index}", tool, json.dumps({"path": path})))
-        items.append(FunctionCallOutput(f"c{index}", output, is_error=error))
+        items.append(tool_output(f"c{index}", tool, output, is_error=error))
     return items
 
 

@@ -73,9 +73,13 @@ def call(name: str, arguments: JsonObject, call_id: str) -> FunctionCall:
 def result(
     call_id: str, output: str = "", *, is_error: bool = False, **choices: tuple[str, ...]
 ) -> FunctionCallOutput:
-    """A result whose details show ``choices`` (kind -> paths), as the file tools make it."""
+    """A result whose details show ``choices`` (kind -> paths), as the file tools make it: a
+    result that shows dirs or files by kind is a listing (one path a line)."""
     shown = {kind: list(values) for kind, values in choices.items()}
-    return FunctionCallOutput(call_id, output, is_error=is_error, details={"choices": shown})
+    details: dict[str, object] = {"choices": shown}
+    if shown.keys() & {"dir", "file"}:
+        details["output"] = "paths"
+    return FunctionCallOutput(call_id, output, is_error=is_error, details=details)
 
 
 def listed(files: tuple[str, ...], dirs: tuple[str, ...]) -> list[Item]:

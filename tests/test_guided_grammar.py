@@ -66,9 +66,13 @@ def daily(question: str = QUESTION) -> list[Item]:
     return [
         Message("user", question),
         call("list_files", {"path": "."}, "c1"),
-        FunctionCallOutput("c1", "reports/", details={"choices": {"dir": ["reports"]}}),
+        FunctionCallOutput(
+            "c1", "reports/", details={"choices": {"dir": ["reports"]}, "output": "paths"}
+        ),
         call("list_files", {"path": "reports"}, "c2"),
-        FunctionCallOutput("c2", REPORT, details={"choices": {"file": [REPORT]}}),
+        FunctionCallOutput(
+            "c2", REPORT, details={"choices": {"file": [REPORT]}, "output": "paths"}
+        ),
         call("read_file", {"path": REPORT}, "c3"),
         FunctionCallOutput("c3", DAILY_JSON),
     ]
@@ -105,7 +109,7 @@ def test_newest_results_first_and_content_before_paths() -> None:
         Message("user", "q"),
         *read("a.txt", "alpha 1\nbeta 2", "c1"),
         call("list_files", {"path": "."}, "c2"),
-        FunctionCallOutput("c2", "a.txt\nb.txt"),
+        FunctionCallOutput("c2", "a.txt\nb.txt", details={"output": "paths"}),
         *read("b.txt", "gamma 3", "c3"),
     ]
     facts = guided_facts(items)
@@ -176,7 +180,7 @@ def test_bounds_and_cuts_never_split_a_figure() -> None:
     many = "\n".join(f"line {n}" for n in range(50))
     listed: list[Item] = [
         call("list_files", {"path": "."}, "c2"),
-        FunctionCallOutput("c2", "a.txt"),
+        FunctionCallOutput("c2", "a.txt", details={"output": "paths"}),
     ]
     items: list[Item] = [Message("user", "q"), *read("a.txt", many, "c1"), *listed]
     bounded = guided_facts(items, limit=10)
@@ -250,7 +254,9 @@ def test_the_tool_branches_allow_what_the_schema_allows(specs: Sequence[ToolSpec
         Message("user", "q"),
         call("list_files", {"path": "."}, "c1"),
         FunctionCallOutput(
-            "c1", "a.txt\nd/", details={"choices": {"file": ["a.txt"], "dir": ["d"]}}
+            "c1",
+            "a.txt\nd/",
+            details={"choices": {"file": ["a.txt"], "dir": ["d"]}, "output": "paths"},
         ),
     ]
     schema = guided_schema(specs, items, free_text=True)

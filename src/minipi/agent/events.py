@@ -264,6 +264,7 @@ def _tool_result(event: Any) -> dict[str, Any]:
         "code": res.code,
         "content": res.content,
         "seconds": round(event.seconds, 4),
+        **({"changed": True} if res.changed else {}),  # a change was made (a file moved)
     }
 
 

@@ -24,7 +24,7 @@ from minipi.cli.status import Ticker
 from minipi.cli.terminal import safe
 from minipi.cli.trace import TraceRecorder, trace_header
 from minipi.cli.words import Words, plural, words_for
-from minipi.errors import ConfigError
+from minipi.errors import ConfigError, MiniPiError
 from minipi.files import ProjectFiles
 
 if TYPE_CHECKING:

@@ -319,7 +319,7 @@ KEYS: tuple[Key, ...] = (
         flags=("--approve",),
         kind=click.Choice(("deny", "ask", "all")),
         file=(str,),
-        help="Tools that change things (move_file, MCP tools not marked read-only): not "
+        help="Tools that change things (moving a file, MCP tools not marked read-only): not "
         "offered (deny: a read-only run), asked before each run (ask), or allowed (all)",
     ),
     Key(

@@ -28,6 +28,8 @@ class Call:
     code: str | None = None
     seconds: float | None = None
     details: Mapping[str, Any] = field(default_factory=dict)
+    changed: bool = False
+    """Its tool said it changed something (``tool_result``'s ``changed``)."""
 
     @property
     def change(self) -> str | None:
@@ -37,7 +39,7 @@ class Call:
         source, target = self.details.get("source"), self.details.get("destination")
         if isinstance(source, str) and isinstance(target, str):
             return f"{source} → {target}"
-        return self.output.strip() if self.name == "move_file" else None
+        return self.output.strip() if self.changed else None
 
 
 @dataclass
@@ -115,6 +117,7 @@ def _result(call: Call | None, event: dict[str, Any]) -> None:
     call.seconds = float(seconds) if isinstance(seconds, int | float) else None
     call.code = code if isinstance(code, str) else None
     call.is_error = call.is_error or event.get("is_error") is True
+    call.changed = event.get("changed") is True
 
 
 def _item(run: Transcript, calls: dict[str, Call], turn: Any, item: dict[str, Any]) -> None:

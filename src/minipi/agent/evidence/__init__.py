@@ -1,5 +1,17 @@
 """Evidence: each figure of an answer traced to this run's tool results, or flagged.
 
+The pipeline, one stage a module or two::
+
+    claims    (claims, numbers)      the figures of the answer, each a Claim with its Figure
+    sources   (sources)              the run's tool results: what is content, what is a path
+    match     (match, match_numbers, where each figure is in a text, and how well (Hit)
+               match_dates)
+    locate    (locate)               a hit as a Source: line, column, JSON Pointer
+    verdict   (check)                each claim's status and sources: the Evidence
+
+``numerals`` is the vocabulary they share (folding, Chinese numerals, units); ``types`` the
+data (``Evidence.to_json()`` is EVIDENCE.md's object).
+
 ``check_evidence(answer, items)`` is pure (no I/O, no model, no clock). It follows
 ``../shared/EVIDENCE.md``; where that is silent it decides as below. The package is imported
 only by whoever checks an answer: ``import minipi`` does not load it.
@@ -71,10 +83,12 @@ Locators
     For a number, the nearest value within 10% is a hint (``CheckedClaim.nearest``). It is not in
     ``to_json()``, whose shape is EVIDENCE.md's.
 Bounds
-    Only the first ``MAX_ANSWER_CHARS`` characters of an answer are examined, and at most
-    ``MAX_CLAIMS`` claims are checked, so that a runaway answer costs bounded time; then
-    ``Evidence.unchecked_from`` (``"unchecked_from"`` in ``to_json()``, only then) is where the
-    figures not checked begin.
+    Only the first ``MAX_ANSWER_CHARS`` characters of an answer are examined, at most
+    ``MAX_CLAIMS`` claims are checked, and the figures are judged in answer order while the
+    estimated cost of their searches over the run's results (``Matcher.cost``) fits
+    ``MAX_WORK``: a check costs at most about 1 s, whatever the answer and the results hold.
+    Past a bound, ``Evidence.unchecked_from`` (``"unchecked_from"`` in ``to_json()``, only then)
+    is where the figures not examined begin; they are not in ``claims``, never passed.
 Not done
     Numbers in words (twelve), JSON Pointers into JSON Lines, text behind ``\\u`` escapes of JSON
     output, sums of numbers (above), a check of units.
@@ -82,9 +96,14 @@ Not done
 
 from __future__ import annotations
 
-from minipi.agent.evidence.check import EvidenceCheck, check_evidence
-from minipi.agent.evidence.claims import MAX_ANSWER_CHARS, MAX_CLAIMS, extract_claims
-from minipi.agent.evidence.match import MAX_SOURCES
+from minipi.agent.evidence.check import (
+    MAX_ANSWER_CHARS,
+    MAX_CLAIMS,
+    MAX_SOURCES,
+    MAX_WORK,
+    check_evidence,
+)
+from minipi.agent.evidence.claims import extract_claims
 from minipi.agent.evidence.types import (
     SUPPORTED,
     CheckedClaim,
@@ -106,13 +125,13 @@ __all__ = [
     "MAX_ANSWER_CHARS",
     "MAX_CLAIMS",
     "MAX_SOURCES",
+    "MAX_WORK",
     "SUPPORTED",
     "CheckedClaim",
     "Claim",
     "ClaimKind",
     "DateFigure",
     "Evidence",
-    "EvidenceCheck",
     "Figure",
     "Nearest",
     "NumberFigure",

@@ -1,47 +1,87 @@
-"""The check of one run's answer, in one go or while the answer streams.
+"""The verdict: each claim of an answer judged against the run's sources, in answer order.
 
-A claim's verdict depends only on its figure and the run's sources, never on the rest of the
-answer. So the figures of an answer that is still being written can be judged as they
-appear, while the model writes the rest: when the answer is complete, ``EvidenceCheck.check``
-extracts its claims again and looks up the verdicts already made, judging only the figures
-it has not seen (the last few, usually). The result is the same as ``check_evidence``'s by
-construction: a verdict made early is the one the end would make, and a figure judged early
-that the final answer does not hold (the ``12`` of a ``128`` cut mid-stream) is only unused.
-
-Measured (``python bench/perf_evidence.py``): a 50-turn run with 1 MB of tool output costs
-about 11 ms to check at once, on this machine; the same answer streamed in 4-character pieces
-leaves about 1 ms for the end. The work moves into the time the model takes to write the
-answer (tens of milliseconds per token for a local model); it is not less work.
+``check_evidence`` extracts the claims (``claims``), collects the sources (``sources``) and
+judges each distinct figure once (``_judge``). Order of a verdict (never upgraded): weak
+claims are not looked up. Content of tool results, usual renderings first, then the rest
+(``Matcher.more_hits``) only if nothing was found. Among the places found, exact and
+normalized ones win over rounded ones; two or more places of the best kind make the claim
+``ambiguous``, all listed (at most ``MAX_SOURCES``). Then ``derived`` (text from quoted
+pieces), ``path`` (listed paths, path arguments), ``from_question``, and last
+``unsupported`` with the nearest number shown as a hint.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from functools import cached_property
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 
-from minipi.agent.evidence.claims import MAX_ANSWER_CHARS, MAX_CLAIMS, checked_claims
-from minipi.agent.evidence.claims import extract_claims as _extract
-from minipi.agent.evidence.match import Locator, Verdict, judge
-from minipi.agent.evidence.sources import RunSources, collect_sources
-from minipi.agent.evidence.types import CheckedClaim, Claim, Evidence, Figure
+from minipi.agent.evidence.claims import extract_claims
+from minipi.agent.evidence.locate import Locator, line_column
+from minipi.agent.evidence.match import (
+    Hit,
+    HitTier,
+    Matcher,
+    Piece,
+    TextMatcher,
+    Views,
+    derive_text,
+)
+from minipi.agent.evidence.match_dates import DateMatcher, TimeMatcher
+from minipi.agent.evidence.match_numbers import NumberMatcher, nearest
+from minipi.agent.evidence.sources import Output, RunSources, collect_sources
+from minipi.agent.evidence.types import (
+    CheckedClaim,
+    Claim,
+    DateFigure,
+    Evidence,
+    Figure,
+    Nearest,
+    NumberFigure,
+    Origin,
+    Source,
+    Status,
+    TimeFigure,
+)
 from minipi.ai.types import Item
 
-__all__ = ["EvidenceCheck", "check_evidence"]
+__all__ = [
+    "MAX_ANSWER_CHARS",
+    "MAX_CLAIMS",
+    "MAX_SOURCES",
+    "MAX_WORK",
+    "Verdict",
+    "check_evidence",
+    "checked_claims",
+    "matcher_for",
+]
 
-_STEP = 8
-"""Streamed text is looked at again once this many characters more have come."""
-_UNSETTLED = 4
-"""A claim ending this close to the end of the text so far may still grow (``12`` → ``128``,
-``9月`` → ``9月6日``, ``9.6`` → ``9.6万``): it waits for more text."""
-_BREAKS = " \n\t\u3000，。；、！？"
-"""Where a streamed text is cut for the next look: no figure spans these (``claims``)."""
 
-_WINDOW = 256
-"""Text is looked at again only once a break has come, or this much text without one; such
-text is cut anyway, so that each look reads at most about this much (``1,1,1,…`` streamed
-in 3-character pieces: 20,000 characters cost 0.2 s of looks, as much as their final check)."""
+MAX_SOURCES = 10
+"""The most sources listed for one claim (an ``ambiguous`` figure may be in hundreds)."""
 
-_Key = tuple[str, Figure, bool]
+
+_STATUS_OF: dict[HitTier, Status] = {
+    "exact": "exact",
+    "normalized": "normalized",
+    "rounded": "rounded",
+    "near": "unsupported",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """A claim's status, sources and hint (without the claim: equal figures share one)."""
+
+    status: Status
+    sources: tuple[Source, ...] = ()
+    nearest: Nearest | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Place:
+    output: Output
+    hit: Hit
+    origin: Origin
 
 
 def check_evidence(answer: str, items: Sequence[Item]) -> Evidence:
@@ -49,77 +89,244 @@ def check_evidence(answer: str, items: Sequence[Item]) -> Evidence:
 
     ``items`` is the history as ``RunResult.items`` has it: the run is what follows its last
     user message (earlier turns of a chat are other runs); its sources are the tool results
-    there that are not errors. Equal figures are looked up once. A runaway answer is checked
-    up to a bound (``claims.MAX_ANSWER_CHARS``, ``claims.MAX_CLAIMS``) and says where it was
-    cut (``Evidence.unchecked_from``).
+    there that are not errors. Equal figures are looked up once. The check is bounded: a
+    runaway answer is checked up to ``MAX_ANSWER_CHARS`` and ``MAX_CLAIMS``,
+    and the figures are judged in answer order while their searches fit ``MAX_WORK``; the
+    claims from the first one not examined on are left out, and ``Evidence.unchecked_from``
+    says where they begin (never a silent pass).
     """
-    return EvidenceCheck(items).check(answer)
+    claims, cut = checked_claims(answer)
+    check = _Check(collect_sources(items))
+    checked = []
+    for claim in claims:
+        verdict = check.verdict(claim)
+        if verdict is None:
+            cut = claim.span[0]
+            break
+        checked.append(CheckedClaim(claim, verdict.status, verdict.sources, verdict.nearest))
+    return Evidence(tuple(checked), check.run.tool_results, cut)
 
 
-class EvidenceCheck:
-    """``check_evidence`` for one run, fed the answer while it streams.
+MAX_ANSWER_CHARS = 20_000
+"""The characters of an answer examined for claims (cut back to a space or line break near
+there): extraction costs about 10 µs a character of figure-dense text, so a runaway answer of
+megabytes would take minutes; 20 000 characters is a long report."""
+MAX_CLAIMS = 100
+"""The claims checked, in answer order: each distinct figure costs a search of every output
+(up to ~10 ms when a megabyte holds none of it)."""
 
-    ``feed`` takes the pieces of a reply's text as they come and judges the figures that
-    are complete (at most ``MAX_CLAIMS`` of them, within the first ``MAX_ANSWER_CHARS``);
-    ``restart`` begins a new reply (a reply that turned out to be tool calls, or an answer
-    refused); ``check`` is ``check_evidence`` with the verdicts made so far. The check holds
-    the sources of ``items``: a new tool result needs a new check.
-    """
 
-    def __init__(self, items: Sequence[Item]) -> None:
-        self._history = tuple(items)  # a snapshot: the caller's list grows
-        self._locator = Locator()
-        self._verdicts: dict[_Key, Verdict] = {}
-        self.restart()
+def checked_claims(answer: str) -> tuple[tuple[Claim, ...], int | None]:
+    """The claims to check: those of the first ``MAX_ANSWER_CHARS`` of ``answer``, at most
+    ``MAX_CLAIMS``; and the position of the answer from which figures were not examined (the
+    cut), or None when the whole answer was."""
+    examined = _examined(answer)
+    claims = extract_claims(answer[:examined])
+    cut = examined if examined < len(answer) else None
+    if len(claims) > MAX_CLAIMS:
+        cut = claims[MAX_CLAIMS].span[0]
+        claims = claims[:MAX_CLAIMS]
+    return claims, cut
 
-    def restart(self) -> None:
-        """A new reply begins: the text fed so far is dropped (its verdicts are kept)."""
-        self._pieces: list[str] = []
-        self._size = 0
-        self._looked = 0  # the size when the text was last looked at
-        self._broken = False  # a break has come since
-        self._start = 0  # where the next look begins
 
-    def feed(self, piece: str) -> None:
-        """The next piece of the reply's text: the figures complete by now are judged."""
-        self._pieces.append(piece)
-        self._size += len(piece)
-        self._broken = self._broken or any(c in piece for c in _BREAKS)
-        new = self._size - self._looked
-        if new < _STEP or (not self._broken and new < _WINDOW):
-            return  # too little, or nothing new can be settled before a break: wait
-        if self._size > MAX_ANSWER_CHARS or len(self._verdicts) >= MAX_CLAIMS:
-            return
-        self._looked, self._broken = self._size, False
-        text = "".join(self._pieces)
-        self._pieces = [text]
-        settled = len(text) - _UNSETTLED
-        waiting = settled  # the next look begins before the first claim not judged yet
-        for claim in _extract(text[self._start :]):
-            if self._start + claim.span[1] <= settled:
-                self._verdict(claim)
-            else:
-                waiting = min(waiting, self._start + claim.span[0])
-        cut = max(text.rfind(c, self._start, waiting) for c in _BREAKS)
-        self._start = max(self._start, cut + 1, settled - _WINDOW)
+_BREAKS = " \n\t\u3000，。；、！？"
+"""Where a cut splits no figure: blanks and the Chinese punctuation that ends a phrase."""
 
-    def check(self, answer: str) -> Evidence:
-        """The evidence of ``answer`` (``check_evidence``)."""
-        claims, cut = checked_claims(answer)
-        checked = []
-        for claim in claims:
-            verdict = self._verdict(claim)
-            checked.append(CheckedClaim(claim, verdict.status, verdict.sources, verdict.nearest))
-        return Evidence(tuple(checked), self._run.tool_results, cut)
 
-    @cached_property
-    def _run(self) -> RunSources:
-        """The sources, made when first needed: a short reply is never looked at."""
-        return collect_sources(self._history)
+def _examined(answer: str) -> int:
+    """How much of ``answer`` is examined: all of it, or up to the last break (``_BREAKS``)
+    before the limit, within 200 characters of it, else exactly the limit."""
+    if len(answer) <= MAX_ANSWER_CHARS:
+        return len(answer)
+    lowest = MAX_ANSWER_CHARS - 200
+    cut = max(answer.rfind(c, lowest, MAX_ANSWER_CHARS + 1) for c in _BREAKS)
+    return cut if cut > 0 else MAX_ANSWER_CHARS
 
-    def _verdict(self, claim: Claim) -> Verdict:
+
+MAX_WORK = 700_000_000
+"""What the searches of one check may cost, in estimated nanoseconds of this machine
+(``Matcher.cost``): with what extraction and locators add, a check stays under about 1 s
+whatever the answer and the results hold (``python bench/perf_evidence.py`` builds the
+worst cases)."""
+
+
+class _Check:
+    """The verdicts of one check: equal figures judged once, the searches counted against
+    ``MAX_WORK``; and what the searches share (locators, lowered texts, quoted pieces)."""
+
+    def __init__(self, run: RunSources) -> None:
+        self.run = run
+        self.locator = Locator()
+        self.views = Views()
+        self.pieces: dict[str, list[Piece]] = {}
+        self._verdicts: dict[tuple[str, Figure, bool], Verdict] = {}
+        self._texts = [o.text for o in run.outputs] + [a.path for a in run.path_arguments]
+        self._texts += [run.question] if run.question else []
+        self._work = 0
+
+    def verdict(self, claim: Claim) -> Verdict | None:
+        """The claim's verdict, or None when its search would pass ``MAX_WORK``."""
         key = (claim.kind, claim.figure, claim.weak)
         verdict = self._verdicts.get(key)
+        if verdict is None and claim.weak:
+            verdict = self._verdicts[key] = Verdict("weak")
         if verdict is None:
-            verdict = self._verdicts[key] = judge(claim, self._run, self._locator)
+            matcher = matcher_for(claim.figure, self.views)
+            usual = rest = 0
+            for text in self._texts:
+                a, b = matcher.cost(text)
+                usual, rest = usual + a * len(text), rest + b * len(text)
+            if self._work + usual + rest > MAX_WORK:
+                return None
+            verdict, further = _judge(claim, self, matcher)
+            self._work += usual + (rest if further else 0)
+            self._verdicts[key] = verdict
         return verdict
+
+
+def matcher_for(figure: Figure, views: Views | None = None) -> Matcher:
+    """The matcher of a figure's kind."""
+    if isinstance(figure, NumberFigure):
+        return NumberMatcher(figure)
+    if isinstance(figure, DateFigure):
+        return DateMatcher(figure, views)
+    if isinstance(figure, TimeFigure):
+        return TimeMatcher(figure)
+    return TextMatcher(figure, views)
+
+
+def _judge(claim: Claim, check: _Check, matcher: Matcher) -> tuple[Verdict, bool]:
+    """The verdict on a claim that is not weak against one run's sources (see the module
+    docstring), and whether it took the slower search (``Matcher.more_hits``)."""
+    run, locator = check.run, check.locator
+    places = _scan(matcher.hits, run)
+    further = not _content(places)
+    if further:
+        places += _scan(matcher.more_hits, run)
+    content = _content(places)
+    if content:
+        return _supported(content, locator), further
+    if claim.kind in ("quote", "identifier"):
+        derived = _derived(claim, check)
+        if derived is not None:
+            return derived, further
+    paths = [locator.source(p.output, p.hit, p.origin) for p in places if p.origin == "path"]
+    paths += _argument_hits(matcher, run)
+    if paths:
+        return Verdict("path", _unique_paths(paths)), further
+    asked = list(_question_hits(matcher, run.question))
+    if asked:
+        return Verdict("from_question", tuple(asked[:MAX_SOURCES])), further
+    return Verdict("unsupported", (), _hint(claim, places, locator)), further
+
+
+def _scan(find: Callable[[str], Iterator[Hit]], run: RunSources) -> list[_Place]:
+    """The places ``find`` reports in the outputs. It stops once more than ``MAX_SOURCES``
+    distinct exact or normalized places of content are known: more cannot change the status
+    (``ambiguous``) nor the list, and a store name may be on every line of a megabyte."""
+    places: list[_Place] = []
+    best: set[tuple[str, int, int]] = set()
+    for output in run.outputs:
+        for hit in find(output.text):
+            origin = output.origin_at(hit.start)
+            if origin is None:
+                continue
+            places.append(_Place(output, hit, origin))
+            if origin == "content" and hit.tier in ("exact", "normalized"):
+                best.add((output.identity, hit.start, hit.end))
+                if len(best) > MAX_SOURCES:
+                    return places
+    return places
+
+
+def _content(places: list[_Place]) -> list[_Place]:
+    return [p for p in places if p.origin == "content" and p.hit.tier != "near"]
+
+
+def _supported(content: list[_Place], locator: Locator) -> Verdict:
+    best = [p for p in content if p.hit.tier in ("exact", "normalized")]
+    group = best or [p for p in content if p.hit.tier == "rounded"]
+    places: dict[tuple[str, int, int], _Place] = {}
+    for place in group:  # the same file read twice is one place
+        places.setdefault((place.output.identity, place.hit.start, place.hit.end), place)
+    unique = list(places.values())
+    status: Status = "ambiguous" if len(unique) > 1 else _STATUS_OF[unique[0].hit.tier]
+    sources = tuple(locator.source(p.output, p.hit, p.origin) for p in unique[:MAX_SOURCES])
+    return Verdict(status, sources)
+
+
+def _derived(claim: Claim, check: _Check) -> Verdict | None:
+    outputs, locator = check.run.outputs, check.locator
+    target = claim.value
+    pieces = derive_text(
+        target,
+        [o.text for o in outputs],
+        lambda index, start: outputs[index].origin_at(start) == "content",
+        check.pieces,
+    )
+    if pieces is None:
+        return None
+    sources = tuple(
+        locator.source(outputs[i], Hit(start, end, "exact"), "content") for i, start, end in pieces
+    )
+    return Verdict("derived", sources)
+
+
+def _argument_hits(matcher: Matcher, run: RunSources) -> Iterator[Source]:
+    for argument in run.path_arguments:
+        for hit in _all_hits(matcher, argument.path):
+            yield Source(
+                call_id=argument.call_id,
+                tool=argument.tool,
+                path=argument.path,
+                origin="path",
+                pointer=None,
+                line=None,
+                column=None,
+                range=(hit.start, hit.end),
+                text=argument.path[hit.start : hit.end],
+            )
+
+
+def _all_hits(matcher: Matcher, text: str) -> Iterator[Hit]:
+    found = [h for h in matcher.hits(text) if h.tier != "near"]
+    yield from found or [h for h in matcher.more_hits(text) if h.tier != "near"]
+
+
+def _unique_paths(sources: list[Source]) -> tuple[Source, ...]:
+    """The path sources, once each (the same directory listed twice is one place)."""
+    seen: dict[tuple[object, ...], Source] = {}
+    for s in sources:
+        seen.setdefault((s.tool, s.path, s.line, s.column, s.range), s)
+    return tuple(seen.values())[:MAX_SOURCES]
+
+
+def _question_hits(matcher: Matcher, question: str | None) -> Iterator[Source]:
+    if not question:
+        return
+    for hit in _all_hits(matcher, question):
+        line, column = line_column(question, hit.start)
+        yield Source(
+            call_id=None,
+            tool=None,
+            path=None,
+            origin="question",
+            pointer=None,
+            line=line,
+            column=column,
+            range=(hit.start, hit.end),
+            text=question[hit.start : hit.end],
+        )
+
+
+def _hint(claim: Claim, places: list[_Place], locator: Locator) -> Nearest | None:
+    figure = claim.figure
+    if not isinstance(figure, NumberFigure):
+        return None
+    near = [p for p in places if p.origin == "content"]
+    best = nearest((p.hit for p in near), figure.value)
+    if best is None:
+        return None
+    place = next(p for p in near if p.hit is best)
+    source = locator.source(place.output, best, "content")
+    return Nearest(source.text, source)

@@ -1,4 +1,5 @@
-"""Locators: 1-based line and column, and the RFC 6901 JSON Pointer of a position in JSON.
+"""Locators: a hit as a ``Source`` (``Locator``), with its 1-based line and column and the
+RFC 6901 JSON Pointer of its position when the output is JSON.
 
 A pointer is found without parsing the whole document into objects we keep: from the top,
 the children of each container on the way are delimited with the stdlib's C scanner
@@ -25,7 +26,18 @@ from dataclasses import dataclass
 from json.scanner import make_scanner
 from typing import Any, cast
 
-__all__ = ["JsonIndex", "json_pointer", "line_column", "looks_like_json", "whole_pointer"]
+from minipi.agent.evidence.match import Hit
+from minipi.agent.evidence.sources import Output
+from minipi.agent.evidence.types import Origin, Source
+
+__all__ = [
+    "JsonIndex",
+    "Locator",
+    "json_pointer",
+    "line_column",
+    "looks_like_json",
+    "whole_pointer",
+]
 
 _WS = re.compile(r"[ \t\n\r]*")
 _SCAN = make_scanner(cast(Any, json.JSONDecoder()))  # typeshed wants the C type; any decoder works
@@ -270,3 +282,49 @@ def _members(text: str, pos: int) -> _Children:
             break
         pos = _skip(text, pos + 1)
     return _Children(tuple(tokens), tuple(starts), tuple(values), tuple(ends))
+
+
+class Locator:
+    """Sources with their locators, for one run: the JSON index of an output is made the
+    first time a pointer into it is asked for, and kept for the next one; so are the line
+    numbers found, so that the next one counts line breaks from the nearest known place
+    instead of from the start of a megabyte."""
+
+    def __init__(self) -> None:
+        self._indexes: dict[int, JsonIndex | None] = {}
+        self._lines: dict[int, tuple[list[int], list[int]]] = {}
+
+    def line_column(self, output: Output, offset: int) -> tuple[int, int]:
+        """``line_column(output.text, offset)``, counted from the nearest offset known."""
+        offsets, lines = self._lines.setdefault(id(output), ([0], [1]))
+        index = bisect.bisect_right(offsets, offset) - 1
+        text = output.text
+        line = lines[index] + text.count("\n", offsets[index], offset)
+        offsets.insert(index + 1, offset)
+        lines.insert(index + 1, line)
+        return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+    def pointer(self, output: Output, offset: int) -> str | None:
+        key = id(output)
+        if key not in self._indexes:
+            document = output.document
+            json_like = document is not None and looks_like_json(document)
+            self._indexes[key] = JsonIndex(document) if document and json_like else None
+        index = self._indexes[key]
+        return index.pointer(offset) if index is not None else None
+
+    def source(self, output: Output, hit: Hit, origin: Origin) -> Source:
+        line, column = self.line_column(output, hit.start)
+        line += output.first_line - 1  # the file's line when read_file started at an offset
+        pointer = self.pointer(output, hit.start) if origin == "content" else None
+        return Source(
+            call_id=output.call_id,
+            tool=output.tool,
+            path=output.path,
+            origin=origin,
+            pointer=pointer,
+            line=line,
+            column=column,
+            range=(hit.start, hit.end),
+            text=output.text[hit.start : hit.end],
+        )

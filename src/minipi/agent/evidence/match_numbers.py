@@ -1,5 +1,6 @@
-"""Finding a number claim in a text: the needles to look for, and the slower search for
-other scripts, rounded values and the nearest value."""
+"""Finding a number claim in a text: the needles to look for, the slower search for other
+scripts, rounded values and the nearest value, and how a number read there compares to the
+claim (``compare_number``)."""
 
 from __future__ import annotations
 
@@ -9,18 +10,28 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import cached_property, lru_cache
+from typing import Literal, TypeAlias
 
-from minipi.agent.evidence.hits import Hit, find_all
-from minipi.agent.evidence.numerals import CN_DIGITS, canonical, render_chinese
-from minipi.agent.evidence.read_numbers import (
-    compare_number,
+from minipi.agent.evidence.match import Hit, find_all
+from minipi.agent.evidence.numbers import (
+    SourceNumber,
     glued_before,
     read_chinese,
     read_number,
 )
+from minipi.agent.evidence.numerals import CN_DIGITS, canonical, render_chinese
 from minipi.agent.evidence.types import NumberFigure
 
-__all__ = ["Needle", "NumberMatcher", "RangeGroup", "nearest", "number_needles", "range_regexes"]
+__all__ = [
+    "Needle",
+    "NumberMatcher",
+    "RangeGroup",
+    "Tier",
+    "compare_number",
+    "nearest",
+    "number_needles",
+    "range_regexes",
+]
 
 _FULLWIDTH = str.maketrans("0123456789,.", "０１２３４５６７８９，．")
 
@@ -60,19 +71,23 @@ def _suffix_needle(plain: str, grouped: str) -> Needle | None:
     return Needle(suffix, (plain[:-size], grouped[:-size]))
 
 
-def number_needles(figure: NumberFigure) -> tuple[Needle, ...]:
-    """The usual renderings of a number, in as few passes as possible: as the answer wrote
-    it if that is ASCII, plain digits (``9600``) and grouped (``9,600``) together, and as a
-    fraction of a percentage or the other way round (``4.25%``, ``0.0425``)."""
+def _renderings(figure: NumberFigure) -> set[str]:
     magnitude = abs(figure.value)
-    plain = canonical(magnitude)
     literal = figure.literal.lstrip("+-")
-    renderings = {plain} | ({literal} if literal.isascii() else set())
+    renderings = {canonical(magnitude)} | ({literal} if literal.isascii() else set())
     if figure.percent:
         renderings.add(canonical(magnitude / 100))
     elif figure.decimals and magnitude < 1:
         renderings.add(canonical(magnitude * 100))
-    kept = _minimal(r for r in renderings if r)
+    return renderings
+
+
+def number_needles(figure: NumberFigure) -> tuple[Needle, ...]:
+    """The usual renderings of a number, in as few passes as possible: as the answer wrote
+    it if that is ASCII, plain digits (``9600``) and grouped (``9,600``) together, and as a
+    fraction of a percentage or the other way round (``4.25%``, ``0.0425``)."""
+    plain = canonical(abs(figure.value))
+    kept = _minimal(r for r in _renderings(figure) if r)
     needles = [Needle(r) for r in kept]
     if len(plain.partition(".")[0]) >= 4:
         grouped = _grouped(plain)
@@ -164,6 +179,9 @@ class NumberMatcher:
         target = abs(figure.value)
         self._hint = (math.floor(target * Decimal("0.9")), math.floor(target * Decimal("1.1")))
 
+    def cost(self, text: str) -> tuple[int, int]:
+        return 1, 6
+
     @cached_property
     def _support(self) -> tuple[RangeGroup, ...]:
         return tuple(g for a, b in self._windows for g in range_regexes(a, b))
@@ -226,27 +244,33 @@ class NumberMatcher:
 
     def _read(self, text: str, needles: Iterable[Needle]) -> Iterator[Hit]:
         seen: set[int] = set()
-        size = len(text)
         for needle in needles:
-            chinese = needle.text[0] in CN_DIGITS or needle.text[0] == "十"
-            length = len(needle.text)
-            for index in find_all(text, needle.text):
-                end = index + length
-                if end < size and text[end] in _DIGITS:
-                    continue  # inside a larger number whatever precedes (most hits of "63")
-                start = _start(text, index, needle)
-                if start is None or _inside_larger(text, start, end):
-                    continue
-                if chinese:
-                    token = read_chinese(text, start)
-                else:
-                    token = None if glued_before(text, start) else read_number(text, start)
-                if token is None or token.start in seen:
+            for token in _tokens(text, needle):
+                if token.start in seen:
                     continue
                 seen.add(token.start)
                 tier = compare_number(self.figure, token)
                 if tier is not None:
                     yield Hit(token.start, token.end, tier, token.value)
+
+
+def _tokens(text: str, needle: Needle) -> Iterator[SourceNumber]:
+    """The numbers of ``text`` that start with a hit of ``needle``."""
+    chinese = needle.text[0] in CN_DIGITS or needle.text[0] == "十"
+    length = len(needle.text)
+    for index in find_all(text, needle.text):
+        end = index + length
+        if end < len(text) and text[end] in _DIGITS:
+            continue  # inside a larger number whatever precedes (most hits of "63")
+        start = _start(text, index, needle)
+        if start is None or _inside_larger(text, start, end):
+            continue
+        if chinese:
+            token = read_chinese(text, start)
+        else:
+            token = None if glued_before(text, start) else read_number(text, start)
+        if token is not None:
+            yield token
 
 
 def _matches(group: RangeGroup, text: str) -> Iterable[re.Match[str]]:
@@ -294,3 +318,45 @@ def nearest(hits: Iterable[Hit], value: Decimal) -> Hit | None:
     """The hit whose value is closest to ``value`` (the first of equals)."""
     scored = [(abs(h.value - value), i, h) for i, h in enumerate(hits) if h.value is not None]
     return min(scored, key=lambda s: (s[0], s[1]))[2] if scored else None
+
+
+Tier: TypeAlias = Literal["exact", "normalized", "rounded"]
+
+
+def _as_claimed(figure: NumberFigure, source: SourceNumber) -> list[tuple[Decimal, int]]:
+    """The source's value on the claim's scale: as is, then converted between % and a
+    fraction (``12.5%`` and ``0.125``), each with its count of decimals."""
+    values = [(source.value, source.decimals)]
+    if figure.percent and not source.percent:
+        values.append((source.value * 100, max(0, source.decimals - 2)))
+    elif source.percent and not figure.percent:
+        values.append((source.value / 100, source.decimals + 2))
+    return values
+
+
+def compare_number(figure: NumberFigure, source: SourceNumber) -> Tier | None:
+    """How well ``source`` supports ``figure``: ``exact`` (same text), ``normalized`` (same
+    value), ``rounded`` (in the figure's interval, or the figure rounds a more precise source
+    value, or the source is itself scaled), or None."""
+    for index, (value, decimals) in enumerate(_as_claimed(figure, source)):
+        if index == 0 and source.literal.lstrip("+") == figure.literal.lstrip("+"):
+            return "exact"
+        if not figure.scaled and not source.scaled and value == figure.value:
+            return "normalized"
+        if _near_enough(figure, source.scaled, value, decimals):
+            return "rounded"
+    return None
+
+
+def _near_enough(figure: NumberFigure, scaled: bool, value: Decimal, decimals: int) -> bool:
+    if figure.interval is not None:
+        low, high = figure.interval
+        return low <= value < high
+    if scaled:
+        return value == figure.value
+    return decimals > figure.decimals and _rounds_to(figure, value)
+
+
+def _rounds_to(figure: NumberFigure, value: Decimal) -> bool:
+    half = Decimal(5) * Decimal(10) ** -(figure.decimals + 1)
+    return figure.value - half <= value < figure.value + half

@@ -4,9 +4,10 @@ The run is what follows the last user message of the history (earlier turns of a
 other runs). Each result that is not an error is a source, with its call's tool name and
 arguments. How an output is read depends on the tool that made it (minipi's file tools,
 ``minipi.files.tools``): ``read_file`` is the file's text, then notice lines
-(``[truncated: …]``, ``[note: …]``) that are not content; every line of ``list_files`` and
-``move_file`` is a path; ``search_files`` lines are ``path:line: text``, the text being
-content; the output of any other tool is content as a whole.
+(``[truncated: …]``, ``[note: …]``) that are not content; every line of an output whose
+``details["output"]`` is ``"paths"`` (the file tools' listings and moves) is a path;
+``search_files`` lines are ``path:line: text``, the text being content; the output of any
+other tool is content as a whole.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ __all__ = ["Output", "PathArgument", "RunSources", "collect_sources"]
 _NOTICE = re.compile(r"\[(?:truncated|note|not searched|search stopped)[^\n]*\]")
 _EMPTY_FILE = re.compile(r"\(empty file, \d+ bytes\)")
 _SEARCH_LINE = re.compile(r'("(?:[^"\\\n]|\\.)*"|[^\n]*?):(\d+): ')
-_PATH_TOOLS = ("list_files", "move_file")
 
 Region = tuple[int, int, Origin]
 
@@ -122,7 +122,10 @@ def _output(item: FunctionCallOutput, call: FunctionCall | None) -> Output:
     path = arguments.get("path")
     path = path if isinstance(path, str) else None
     identity = path if path is not None else json.dumps(arguments, sort_keys=True)
-    regions = tuple(_regions(tool, item.output))
+    # The tool says its output is one path a line with details["output"] == "paths"
+    # (``FunctionCallOutput.details``: read with getattr, as results without it exist).
+    paths = getattr(item, "details", {}).get("output") == "paths"
+    regions = tuple(_regions("paths" if paths else tool, item.output))
     return Output(
         call_id=item.call_id,
         tool=tool,
@@ -153,16 +156,17 @@ def _arguments(call: FunctionCall | None) -> dict[str, Any]:
     return parsed if isinstance(parsed, dict) else {}
 
 
-def _regions(tool: str | None, text: str) -> Iterator[Region]:
-    if tool == "read_file":
-        end = file_text_end(text)
-        if end:
-            yield (0, end, "content")
-    elif tool in _PATH_TOOLS:
+def _regions(kind: str | None, text: str) -> Iterator[Region]:
+    """The regions of ``text`` by its kind: the tool's name, or ``"paths"``."""
+    if kind == "paths":
         for start, end in _lines(text):
             if not _NOTICE.fullmatch(text, start, end) and text[start:end] != "(empty directory)":
                 yield (start, end, "path")
-    elif tool == "search_files":
+    elif kind == "read_file":
+        end = file_text_end(text)
+        if end:
+            yield (0, end, "content")
+    elif kind == "search_files":
         yield from _search_regions(text)
     elif text:
         yield (0, len(text), "content")
