@@ -59,8 +59,8 @@ class BatchDir:
     def open(cls, path: Path) -> BatchDir:
         """Create or open ``path`` and lock it (``ConfigError`` when another process has it)."""
         try:
-            path.mkdir(parents=True, exist_ok=True)
-            (path / "traces").mkdir(exist_ok=True)
+            path.mkdir(mode=0o700, parents=True, exist_ok=True)  # answers and traces: yours
+            (path / "traces").mkdir(mode=0o700, exist_ok=True)
         except OSError as error:
             raise ConfigError(
                 f"cannot use {path} as the batch directory: {error.strerror}"
@@ -127,7 +127,7 @@ class BatchDir:
     def resume(self) -> Resumed:
         """The records so far; a torn last line (power loss) is cut off first."""
         target = self.path / "results.jsonl"
-        fd = os.open(target, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o644)
+        fd = os.open(target, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
         self._results_fd = fd
         data = _read_all(fd)
         whole = data[: data.rfind(b"\n") + 1]
@@ -192,10 +192,11 @@ def _read_all(fd: int) -> bytes:
 
 
 def write_atomically(target: Path, text: str) -> None:
-    """``text`` into ``target`` through a temp file next to it (fsync, then replace)."""
+    """``text`` into ``target`` through a temp file next to it (0600, fsync, then replace)."""
     temp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW  # never a planted link
     try:
-        with open(temp, "w", encoding="utf-8") as handle:
+        with open(os.open(temp, flags, 0o600), "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())

@@ -117,14 +117,9 @@ def _run(
 ) -> int:
     from minipi.batch import Plan, run_batch
     from minipi.cli.settings import resolve_settings
-    from minipi.errors import ConfigError
 
-    settings = resolve_settings(run_options(kwargs))
-    if settings.approve == "ask":
-        raise ConfigError(
-            "--approve ask needs a person at a terminal, and a batch has none: use --approve "
-            "deny (read-only, the default) or --approve all (changes allowed, nobody asked)"
-        )
+    run = run_options(kwargs)
+    settings = _batch_approval(resolve_settings(run), run.flags.get("approve"))
     plan = Plan(
         settings,
         os.environ,
@@ -137,6 +132,33 @@ def _run(
     if outcome.stopped:
         return 130
     return 0 if outcome.all_succeeded else 1
+
+
+def _batch_approval(settings: Settings, flag: str | None) -> Settings:
+    """``ask`` is refused: a batch has nobody to ask. A batch changes things only when its
+    own command line or environment says ``--approve all``: the config file's ``approve =
+    "all"`` is a default for runs a person watches, and reaches no batch (it is said so)."""
+    from dataclasses import replace
+
+    from minipi.cli.settings import resolve_one
+    from minipi.errors import ConfigError
+
+    _, source = resolve_one("approve", flag, os.environ)
+    if settings.approve == "ask":
+        raise ConfigError(
+            "--approve ask needs a person at a terminal, and a batch has none (approve from "
+            f"{source}): use --approve deny (read-only, the default) or --approve all "
+            "(changes allowed, nobody asked)"
+        )
+    if source.startswith("config file") and settings.approve == "all":
+        print(
+            f'minipi batch: approve = "all" in the {source} is not used: a batch is '
+            "read-only unless its command line says --approve all",
+            file=sys.stderr,
+            flush=True,
+        )
+        return replace(settings, approve="deny")
+    return settings
 
 
 def _show(outcome: BatchOutcome, out: Path) -> None:
