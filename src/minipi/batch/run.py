@@ -110,20 +110,23 @@ def run_task(
         except MiniPiError as error:
             seconds = time.perf_counter() - started
             return failed_record(task, "bad_project", error.message, seconds)
-        approver: Approver = _allow if settings.approve == "all" else _deny
-        if book is not None:
-            approver = book.recorder.approver(approver)  # saved before the change it allows
-        tools = run_tools(settings, files, approver)
+        tools = run_tools(settings, files, _approver(settings, book))
         asked = _begin(book, tools, task.question, model)
         traced = None
         if plan.trace is not None and trace is not None:
             traced = plan.trace(trace, settings, model, tools, root)
-        recorder = book.recorder if book is not None else None
+        recorder = book.recorder if book is not None else None  # first: saved before shown
         sink = fan_out(*(s for s in (recorder, traced, on_event) if s is not None))
         client = GatedClient(model.client, gate)
         result = run_agent(client, tools, agent_config(settings, model, tools), asked, sink)
     shown = f"traces/{trace.name}" if traced is not None and trace is not None else None
     return record_of(task, result, time.perf_counter() - started, shown)
+
+
+def _approver(settings: Settings, book: OpenSession | None) -> Approver:
+    """``--approve all`` or deny; with a journal, each approval saved before its change."""
+    approver: Approver = _allow if settings.approve == "all" else _deny
+    return approver if book is None else book.recorder.approver(approver)
 
 
 def _begin(

@@ -143,16 +143,20 @@ def _task_id(value: Any) -> str:
         value = str(value)
     if not isinstance(value, str) or not value:
         raise _Bad('no "id": give each task a unique string id')
-    usable = all(c.isalnum() or c in "._-" for c in value) and not value.startswith(".")
-    # the trace is ID.json, and a file name holds at most 255 bytes (CJK: 3 a character)
-    fits = len(value) <= MAX_ID_CHARS and len(f"{value}.json".encode()) <= MAX_NAME_BYTES
-    if not usable or not fits:
+    if not _names_a_file(value):
         raise _Bad(
             f"id {value[:40]!r} cannot name a trace file: use up to {MAX_ID_CHARS} letters, "
             f"digits, '.', '_' or '-' ({MAX_NAME_BYTES - 5} bytes in UTF-8), not starting "
             "with '.'"
         )
     return value
+
+
+def _names_a_file(value: str) -> bool:
+    """Whether ``ID.json`` is a plain file name of at most 255 bytes (CJK: 3 a character)."""
+    usable = all(c.isalnum() or c in "._-" for c in value) and not value.startswith(".")
+    fits = len(value) <= MAX_ID_CHARS and len(f"{value}.json".encode()) <= MAX_NAME_BYTES
+    return usable and fits
 
 
 def _text(data: dict[str, Any], key: str) -> str:
