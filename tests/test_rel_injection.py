@@ -193,8 +193,10 @@ def test_g8_a_claimed_success_does_not_make_a_denied_move_a_success(tree: Tree) 
     assert run.exit_code == 1
     assert run.proc.stdout == ""  # the model's claim is not printed as the answer
     log = run.proc.stderr
-    assert "All files moved successfully." in log  # shown as model text, next to...
-    assert "\n[failed] 3 model requests, 2 tool calls" in log  # ...the machine's verdict
+    # the person's "no" ends the run at once: the model is not asked again, so its claim
+    # never comes (issue 23)
+    assert "[turn 3 model text]" not in log
+    assert "\n[failed] 2 model requests, 2 tool calls" in log
     assert "user_denied: a change the model asked for was denied, nothing was changed" in log
     tree.assert_only_changed(before)
 

@@ -184,10 +184,11 @@ could not ask for one), or one that has nothing to do (a file moved onto its own
 @dataclass
 class ChangeLedger(Rule):
     """Success is what happened, never what the model says happened (G8): a change that a
-    person denied (``ToolResult.denied``), or a call of a ``mutating`` tool that failed in its
-    handler, keeps the run from succeeding, until a later change succeeds (the model adapted).
-    Calls answered before their handler ran (malformed, repeated, over budget) are not
-    changes."""
+    person denied (``ToolResult.denied``) ends the run ``user_denied`` once the reply's calls
+    are answered (the person decided; the model is not asked to work around it). A call of a
+    ``mutating`` tool that failed in its handler keeps the run from succeeding, until a later
+    change succeeds (the model adapted). Calls answered before their handler ran (malformed,
+    repeated, over budget) are not changes."""
 
     denied: dict[str, str] = field(default_factory=dict)  # call key -> what was refused
     failed: dict[str, str] = field(default_factory=dict)
@@ -199,9 +200,8 @@ class ChangeLedger(Rule):
         what = f"{call.call.name} {call.call.arguments}"
         if result.denied:
             self.denied[call.key or call.call.call_id] = what
-        elif not result.is_error:
-            self.denied.pop(call.key, None)
-        if outcome.ran and call.mutating and not result.denied:
+            return self._refused()
+        if outcome.ran and call.mutating:
             self._changed(call, what, result.code if result.is_error else None)
         return None
 
@@ -211,13 +211,14 @@ class ChangeLedger(Rule):
         else:
             self.failed[call.key or call.call.call_id] = f"{what} ({error})"
 
+    def _refused(self) -> End:
+        refused = "; ".join(self.denied.values())
+        what = f"a change the model asked for was denied, nothing was changed: {refused}"
+        return End("user_denied", what)
+
     def accept(self, answer: str, view: RunView) -> End | None:
         if self.denied:
-            refused = "; ".join(self.denied.values())
-            return End(
-                "user_denied",
-                f"a change the model asked for was denied, nothing was changed: {refused}",
-            )
+            return self._refused()
         if self.failed:
             failed = "; ".join(self.failed.values())
             return End("change_failed", f"a change the model asked for did not happen: {failed}")

@@ -54,7 +54,8 @@ def run_here(job: Job) -> bool:
         gate.limit(connections_for(wanted, model, report))
 
         def run(task: Task) -> Record:
-            return run_task(task, plan, model, gate, job.store.trace_path(task.id))
+            trace = job.store.trace_path(task.id)
+            return run_task(task, plan, model, gate, trace, journal=job.store.journal)
 
         pool = Pool(run, options.workers, stop, job.done)
         pool.start(job.pending)

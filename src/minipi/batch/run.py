@@ -11,18 +11,22 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from minipi.agent import AgentTool, ApprovalRequest, run_agent
+from minipi.agent import AgentTool, ApprovalRequest, Approver, run_agent
 from minipi.agent.events import EventSink, fan_out
+from minipi.ai.types import Item
 from minipi.assemble import ModelHandle, Settings, agent_config, run_tools
 from minipi.batch.gate import Gate, GatedClient
+from minipi.batch.journal import history_for, open_journal
 from minipi.batch.records import Record, failed_record, record_of
 from minipi.batch.tasks import Task
 from minipi.errors import MiniPiError
 from minipi.files import ProjectFiles
+from minipi.session import OpenSession
 
 __all__ = ["Plan", "TraceFactory", "run_task", "task_settings"]
 
@@ -88,28 +92,53 @@ def run_task(
     gate: Gate,
     trace: Path | None = None,
     on_event: EventSink | None = None,
+    journal: Path | None = None,
 ) -> Record:
     """Run ``task`` on ``model`` behind ``gate``; its trace goes to ``trace`` (named in the
     record as ``traces/NAME``), and every event to ``on_event`` too (a caller's own tally,
-    such as ``bench/local_tasks.py``'s tokens per turn)."""
+    such as ``bench/local_tasks.py``'s tokens per turn). With ``journal`` (a directory), a
+    task that may change things saves each step there and resumes from it after a kill
+    (``minipi.batch.journal``)."""
     started = time.perf_counter()
     settings = task_settings(plan, task)
-    try:
-        root = plan.check_root(task.project)
-        files = ProjectFiles(root, allow=settings.allow)
-    except MiniPiError as error:
-        return failed_record(task, "bad_project", error.message, time.perf_counter() - started)
-    with files:
-        approver = _allow if settings.approve == "all" else _deny
-        tools = run_tools(settings, files, approver)
+    with ExitStack() as stack:
+        try:
+            root = plan.check_root(task.project)
+            files = stack.enter_context(ProjectFiles(root, allow=settings.allow))
+            changes = journal if settings.approve == "all" else None
+            book = stack.enter_context(open_journal(changes, task, root))
+        except MiniPiError as error:
+            seconds = time.perf_counter() - started
+            return failed_record(task, "bad_project", error.message, seconds)
+        tools = run_tools(settings, files, _approver(settings, book))
+        asked = _begin(book, tools, task.question, model)
         traced = None
         if plan.trace is not None and trace is not None:
             traced = plan.trace(trace, settings, model, tools, root)
-        sink = fan_out(*(s for s in (traced, on_event) if s is not None))
+        recorder = book.recorder if book is not None else None  # first: saved before shown
+        sink = fan_out(*(s for s in (recorder, traced, on_event) if s is not None))
         client = GatedClient(model.client, gate)
-        result = run_agent(client, tools, agent_config(settings, model, tools), task.question, sink)
+        result = run_agent(client, tools, agent_config(settings, model, tools), asked, sink)
     shown = f"traces/{trace.name}" if traced is not None and trace is not None else None
     return record_of(task, result, time.perf_counter() - started, shown)
+
+
+def _approver(settings: Settings, book: OpenSession | None) -> Approver:
+    """``--approve all`` or deny; with a journal, each approval saved before its change."""
+    approver: Approver = _allow if settings.approve == "all" else _deny
+    return approver if book is None else book.recorder.approver(approver)
+
+
+def _begin(
+    book: OpenSession | None, tools: Sequence[AgentTool], question: str, model: ModelHandle
+) -> str | list[Item]:
+    """What the run is asked: the question, or after a kill the journal's history (its open
+    calls answered, never re-run) and the question again."""
+    if book is None:
+        return question
+    asked, _ = history_for(book, tools, question)
+    book.recorder.begin_run(question, model.client.model)
+    return asked
 
 
 def crashed(task: Task, error: BaseException, seconds: float) -> Record:

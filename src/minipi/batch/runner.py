@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from minipi.batch.backend import Backend, Job
-from minipi.batch.fingerprint import changes, describe, fingerprint
+from minipi.batch.fingerprint import changes, describe, fingerprint, scrub
 from minipi.batch.progress import open_progress
 from minipi.batch.records import Record
 from minipi.batch.run import Plan
@@ -144,7 +144,7 @@ def _settle_config(
 ) -> None:
     """Refuse results made another way (unless ``--force``), then record this way."""
     config = describe(plan.settings, plan.env, plan.task_timeout)
-    stored = store.read_config()
+    stored = _scrubbed(store.read_config())
     if stored is None and resumed.records:
         raise ConfigError(
             f"{options.out} has results but no batch.json: it was not made by minipi batch, "
@@ -163,6 +163,19 @@ def _settle_config(
             )
         report("--force: going on with a changed configuration: " + "; ".join(differ))
     store.write_config(_document(stored, config, options, changed=bool(differ)))
+
+
+def _scrubbed(stored: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``batch.json`` as read, without base-URL credentials an older minipi wrote there."""
+    if stored is None:
+        return None
+    history = stored.get("history")
+    if isinstance(history, list):
+        history = [
+            {**h, "config": scrub(h.get("config"))} if isinstance(h, dict) else h for h in history
+        ]
+        stored = {**stored, "history": history}
+    return {**stored, "config": scrub(stored.get("config", {}))}
 
 
 def _differences(

@@ -4,13 +4,17 @@
     DIR/results.jsonl   one Record per finished task, appended and fsynced as each ends
     DIR/traces/ID.json  each task's trace (written before its record)
     DIR/summary.json    the figures over every finished task (rewritten at the end)
+    DIR/journal/        with --approve all: each task's steps as they happen (a session
+                        store, ``minipi.batch.journal``)
     DIR/.lock           flock: one process per directory (freed by the kernel, even on SIGKILL)
 
 Why nothing is lost or run twice when the process is killed at any moment: a task counts as
 finished only once its record line is on disk (one ``write`` on an ``O_APPEND`` fd, then
 ``fsync``), and a resumed run skips exactly those. A task killed before its line was written
-has no record and runs again; its trace is simply overwritten. A line cut by a power loss
-(no final newline) is not a record: it is cut off before new lines are appended.
+has no record and runs again (its trace is overwritten); one that may have changed things
+resumes from its journal instead, its interrupted calls "outcome unknown", never re-run. A
+line cut by a power loss (no final newline) is not a record: it is cut off before new lines
+are appended.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ class BatchDir:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.traces = path / "traces"
+        self.journal = path / "journal"
         self._lock_fd = -1
         self._results_fd = -1
         self._write = threading.Lock()
@@ -54,8 +59,8 @@ class BatchDir:
     def open(cls, path: Path) -> BatchDir:
         """Create or open ``path`` and lock it (``ConfigError`` when another process has it)."""
         try:
-            path.mkdir(parents=True, exist_ok=True)
-            (path / "traces").mkdir(exist_ok=True)
+            path.mkdir(mode=0o700, parents=True, exist_ok=True)  # answers and traces: yours
+            (path / "traces").mkdir(mode=0o700, exist_ok=True)
         except OSError as error:
             raise ConfigError(
                 f"cannot use {path} as the batch directory: {error.strerror}"
@@ -122,7 +127,7 @@ class BatchDir:
     def resume(self) -> Resumed:
         """The records so far; a torn last line (power loss) is cut off first."""
         target = self.path / "results.jsonl"
-        fd = os.open(target, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o644)
+        fd = os.open(target, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
         self._results_fd = fd
         data = _read_all(fd)
         whole = data[: data.rfind(b"\n") + 1]
@@ -133,7 +138,7 @@ class BatchDir:
             if not line.strip():
                 continue
             try:
-                record = Record.from_json(json.loads(line))
+                record = _record(line)
             except ValueError as error:
                 raise ConfigError(
                     f"{target}:{number} is not a result ({error}); remove that line or use "
@@ -164,6 +169,15 @@ class BatchDir:
         return self.traces / f"{task_id}.json"
 
 
+def _record(line: bytes) -> Record:
+    """One line of ``results.jsonl``; ``ValueError`` when it is not a record (a line nested
+    too deep for the parser included: no record nests more than two levels)."""
+    try:
+        return Record.from_json(json.loads(line))
+    except RecursionError:
+        raise ValueError("nested too deep") from None
+
+
 def _read_all(fd: int) -> bytes:
     size = os.fstat(fd).st_size
     chunks = []
@@ -178,10 +192,11 @@ def _read_all(fd: int) -> bytes:
 
 
 def write_atomically(target: Path, text: str) -> None:
-    """``text`` into ``target`` through a temp file next to it (fsync, then replace)."""
+    """``text`` into ``target`` through a temp file next to it (0600, fsync, then replace)."""
     temp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW  # never a planted link
     try:
-        with open(temp, "w", encoding="utf-8") as handle:
+        with open(os.open(temp, flags, 0o600), "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())

@@ -5,9 +5,10 @@
     for problem in problems:
         print(problem)          # "tasks.jsonl:7: no "question": ..." (the rest still run)
 
-A line that cannot be a task (not JSON, a missing or wrong field, an id seen before) is a
-``LineProblem`` naming its line number; the other lines are still tasks. Blank lines and
-lines starting with ``#`` are skipped. A relative ``project`` is taken from the task file's
+A line that cannot be a task (not JSON, nested too deep, not UTF-8, a missing or wrong
+field, an id seen before or too long for a file name) is a ``LineProblem`` naming its line
+number; the other lines are still tasks. Blank lines and lines starting with ``#`` are
+skipped. A relative ``project`` is taken from the task file's
 directory, so a task file and its projects can move together.
 """
 
@@ -23,6 +24,8 @@ from typing import Any
 __all__ = ["MAX_ID_CHARS", "LineProblem", "Task", "load_tasks", "parse_task"]
 
 MAX_ID_CHARS = 128
+MAX_NAME_BYTES = 255
+"""The longest file name (in bytes) of Linux's file systems: ``ID.json`` must fit."""
 _FIELDS = frozenset({"id", "question", "project", "expect", "max_turns"})
 
 
@@ -104,10 +107,14 @@ def parse_task(line: str, base: Path) -> Task:
     """One line as a ``Task`` (relative projects from ``base``); ``_Bad`` says why not."""
     try:
         data: Any = json.loads(line)
+    except RecursionError:
+        raise _Bad("nested too deep to be a task; write one flat JSON object per line") from None
     except ValueError as error:
         raise _Bad(f"not JSON ({error}); write one JSON object per line") from None
     if not isinstance(data, dict):
         raise _Bad('not a JSON object; write {"id": ..., "question": ..., "project": ...}')
+    if _has_surrogate(json.dumps(data, ensure_ascii=False)):  # a bad byte, or "\ud800"
+        raise _Bad(_NOT_UTF8)
     unknown = sorted(set(data) - _FIELDS)
     if unknown:
         raise _Bad(f"unknown field {unknown[0]!r}; a task has {', '.join(sorted(_FIELDS))}")
@@ -120,18 +127,36 @@ def parse_task(line: str, base: Path) -> Task:
     )
 
 
+_NOT_UTF8 = "holds text that is not UTF-8 (a bad byte, or a lone surrogate); fix the line"
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def _task_id(value: Any) -> str:
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
     if not isinstance(value, str) or not value:
         raise _Bad('no "id": give each task a unique string id')
-    usable = all(c.isalnum() or c in "._-" for c in value) and not value.startswith(".")
-    if not usable or len(value) > MAX_ID_CHARS:
+    if not _names_a_file(value):
         raise _Bad(
             f"id {value[:40]!r} cannot name a trace file: use up to {MAX_ID_CHARS} letters, "
-            "digits, '.', '_' or '-', not starting with '.'"
+            f"digits, '.', '_' or '-' ({MAX_NAME_BYTES - 5} bytes in UTF-8), not starting "
+            "with '.'"
         )
     return value
+
+
+def _names_a_file(value: str) -> bool:
+    """Whether ``ID.json`` is a plain file name of at most 255 bytes (CJK: 3 a character)."""
+    usable = all(c.isalnum() or c in "._-" for c in value) and not value.startswith(".")
+    fits = len(value) <= MAX_ID_CHARS and len(f"{value}.json".encode()) <= MAX_NAME_BYTES
+    return usable and fits
 
 
 def _text(data: dict[str, Any], key: str) -> str:

@@ -45,7 +45,12 @@ def make_approver(
         if not answer:  # Ctrl-D: the terminal echoed nothing, so end the prompt's line here
             print("\n" + words("denied_eof"), file=err)
             return False
-        return answer.strip().lower() in ("y", "yes", "是", "好")
+        if answer.strip().lower() in ("y", "yes", "是", "好"):
+            return True
+        # the person's decision, said as one (the run then ends user_denied)
+        said = "said_no_move" if request.tool == "move_file" else "said_no"
+        print(words(said), file=err, flush=True)
+        return False
 
     return approve
 

@@ -6,6 +6,7 @@ anyway: ``minipi --help`` pays nothing for batch. The rest is imported when it r
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from collections.abc import Sequence
@@ -127,7 +128,8 @@ def show(directory: Path) -> None:
 @click.option(
     "--allow-broad-root",
     is_flag=True,
-    help="Let a task's project be / or your home directory itself.",
+    help="Let a task's project be /, your home directory itself, or a directory of secrets "
+    "(~/.aws, ~/.ssh).",
 )
 @tool_options
 @loop_options
@@ -164,30 +166,50 @@ def run_batch_command(
 def _run(
     options: Any, task_timeout: float | None, allow_broad_root: bool, kwargs: dict[str, Any]
 ) -> int:
-    import os
-
     from minipi.batch import Plan, run_batch
     from minipi.cli.settings import resolve_settings
-    from minipi.errors import ConfigError
 
-    settings = resolve_settings(run_options(kwargs))
-    if settings.approve == "ask":
-        raise ConfigError(
-            "--approve ask needs a person at a terminal, and a batch has none: use --approve "
-            "deny (read-only, the default) or --approve all (changes allowed, nobody asked)"
-        )
+    run = run_options(kwargs)
+    settings = _batch_approval(resolve_settings(run), run.flags.get("approve"))
     plan = Plan(
         settings,
         os.environ,
         task_timeout,
         trace=BatchTrace(),
-        check_root=partial(task_root, allow_broad_root),
+        check_root=partial(task_root, allow_broad_root, options.out),
     )
     outcome = run_batch(options, plan)
     _show(outcome, options.out)
     if outcome.stopped:
         return 130
     return 0 if outcome.all_succeeded else 1
+
+
+def _batch_approval(settings: Settings, flag: str | None) -> Settings:
+    """``ask`` is refused: a batch has nobody to ask. A batch changes things only when its
+    own command line or environment says ``--approve all``: the config file's ``approve =
+    "all"`` is a default for runs a person watches, and reaches no batch (it is said so)."""
+    from dataclasses import replace
+
+    from minipi.cli.settings import resolve_one
+    from minipi.errors import ConfigError
+
+    _, source = resolve_one("approve", flag, os.environ)
+    if settings.approve == "ask":
+        raise ConfigError(
+            "--approve ask needs a person at a terminal, and a batch has none (approve from "
+            f"{source}): use --approve deny (read-only, the default) or --approve all "
+            "(changes allowed, nobody asked)"
+        )
+    if source.startswith("config file") and settings.approve == "all":
+        print(
+            f'minipi batch: approve = "all" in the {source} is not used: a batch is '
+            "read-only unless its command line says --approve all",
+            file=sys.stderr,
+            flush=True,
+        )
+        return replace(settings, approve="deny")
+    return settings
 
 
 def _show(outcome: BatchOutcome, out: Path) -> None:
@@ -203,12 +225,25 @@ def _show(outcome: BatchOutcome, out: Path) -> None:
     print(safe("\n".join(lines)), flush=True)
 
 
-def task_root(allow_broad_root: bool, project: Path) -> Path:
-    """A task's project as the tools' root: the rule of ``--project`` (``/`` and the home
-    directory refused unless ``--allow-broad-root``)."""
+def task_root(allow_broad_root: bool, out: Path, project: Path) -> Path:
+    """A task's project as the tools' root: the rule of ``--project`` (``/``, the home
+    directory and a directory of secrets refused unless ``--allow-broad-root``), and never
+    one that holds the batch directory or lies in it (its tools would read the other tasks'
+    traces, or move ``results.jsonl``)."""
     from minipi.cli.settings import RunOptions, project_root
+    from minipi.errors import ConfigError
+    from minipi.files.paths import is_within
 
-    return project_root(RunOptions(project=project, allow_broad_root=allow_broad_root))
+    root = project_root(RunOptions(project=project, allow_broad_root=allow_broad_root))
+    batch_dir = os.path.realpath(out)
+    if is_within(root, batch_dir) or is_within(batch_dir, root):
+        raise ConfigError(
+            f"the project {root} and the batch directory {batch_dir} overlap: the task's "
+            "tools could read the other tasks' traces or move results.jsonl; use an --out "
+            "outside every project",
+            code="batch_dir_in_project",
+        )
+    return root
 
 
 class BatchTrace:

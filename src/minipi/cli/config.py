@@ -51,13 +51,23 @@ class UserConfig:
         return self.values.get(key)
 
     def api_key(self) -> str | None:
-        """The stdout of ``api_key_command`` (stripped), run only when a key is needed."""
+        """The stdout of ``api_key_command`` (stripped), run only when a key is needed, in
+        the config file's folder: never in the project, whose own ``keyring.py`` or
+        manifests (``uv run``, ``npx``) would be what runs. A file that someone else owns,
+        or that others may write, is refused: its command would be theirs."""
         command = self.values.get("api_key_command")
-        if not command:
+        if not command or self.path is None:
             return None
+        folder = self.path.resolve().parent
+        _check_own(self.path)
         try:
             done = subprocess.run(
-                shlex.split(command), capture_output=True, text=True, timeout=30, check=False
+                shlex.split(command),
+                capture_output=True,
+                text=True,
+                timeout=30,
+                check=False,
+                cwd=folder,
             )
         except (OSError, ValueError, subprocess.TimeoutExpired) as error:
             raise ConfigError(f"api_key_command in {self.path} could not run: {error}") from None
@@ -67,6 +77,25 @@ class UserConfig:
                 "key; run it yourself to see why"
             )
         return done.stdout.strip()
+
+
+def _check_own(path: Path) -> None:
+    """``ConfigError`` unless ``path`` and its folder are this user's and nobody else may
+    write them (a command in them runs with this user's rights)."""
+    for target in (path, path.resolve().parent):
+        try:
+            info = os.stat(target)
+        except OSError as error:
+            raise ConfigError(f"cannot check {target}: {error.strerror}") from None
+        others = info.st_mode & 0o022 and not (target.is_dir() and info.st_mode & 0o1000)
+        if info.st_uid != os.getuid() or others:
+            mode = f"{info.st_mode & 0o7777:04o}"
+            raise ConfigError(
+                f"api_key_command in {path} is not run: {target} can be written by someone "
+                f"else (owner uid {info.st_uid}, mode {mode}); make it yours alone "
+                f"(chmod go-w {target}), or give the key in OPENAI_API_KEY",
+                code="config_not_private",
+            )
 
 
 def config_path(env: Mapping[str, str]) -> Path:

@@ -208,10 +208,8 @@ def project_root(options: RunOptions, env: Mapping[str, str] | None = None) -> P
     about a project should not let the model read every file of the machine or the user."""
     env = os.environ if env is None else env
     root = Path(os.path.realpath(options.project if options.project is not None else "."))
-    home = env.get("HOME")
-    broad = root == Path(root.anchor) or (home and root == Path(os.path.realpath(home)))
-    if broad and not options.allow_broad_root:
-        what = "the file system's root" if root == Path(root.anchor) else "your home directory"
+    what = _broad(root, env.get("HOME"))
+    if what is not None and not options.allow_broad_root:
         given = "--project" if options.project is not None else "the current directory"
         raise ConfigError(
             f"the project root would be {root} ({what}, from {given}): the model could read "
@@ -220,6 +218,22 @@ def project_root(options: RunOptions, env: Mapping[str, str] | None = None) -> P
             code="broad_project_root",
         )
     return root
+
+
+def _broad(root: Path, home: str | None) -> str | None:
+    """What makes ``root`` too broad a project, or None. The sensitive-path guard looks only
+    below the root, so a root in a sensitive directory (``~/.aws``, ``~/.ssh``, a ``.git``)
+    would hand its secrets over as plain files."""
+    from minipi.files.paths import is_sensitive
+
+    if root == Path(root.anchor):
+        return "the file system's root"
+    if home and root == Path(os.path.realpath(home)):
+        return "your home directory"
+    hidden = [part for part in root.parts if part.startswith(".")]
+    if is_sensitive(hidden):
+        return "a directory of secrets, which the sensitive-path guard then cannot cover"
+    return None
 
 
 def _instructions(system: str | None) -> str:

@@ -82,6 +82,9 @@ _TEXT: dict[str, tuple[str, str]] = {
     ),
     "allow_prompt": ("允许吗？[y/N] ", "Allow? [y/N] "),
     "denied_eof": ("已拒绝：输入已结束", "denied: end of input"),
+    "said_no_move": ("未移动：你拒绝了", "not moved: you said no"),
+    "said_no": ("未运行：你拒绝了", "not run: you said no"),
+    "denied_result": ("[你已拒绝]", "[you said no]"),
 }
 
 _BUDGET_FLAGS = {
