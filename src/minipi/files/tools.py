@@ -26,7 +26,9 @@ evidence check read them):
 
 - each tool's ``AgentTool.details["parameter_choices"]`` maps a parameter to where its
   values come from: ``{"kind": "dir", "always": ["."]}`` (directories results have shown,
-  and the root) or ``{"kind": "file"}``;
+  and the root), ``{"kind": "file"}``, or ``{"kind": "question"}`` (``search_files``' query:
+  the words of the question); guided mode adds the paths the question names to ``file`` and
+  ``dir``;
 - a result's ``ToolResult.details["choices"]`` maps a kind (``file``, ``dir``) to the paths
   it showed to exist (``list_files``, ``search_files``, ``move_file``'s new path) and
   ``details["gone"]`` to those it showed to no longer exist (``move_file``'s old path);
@@ -66,6 +68,7 @@ PROJECT_TOOLS = ("list_files", "read_file", "search_files", "move_file")
 
 _DIRS: JsonObject = {"kind": "dir", "always": ["."]}
 _FILES: JsonObject = {"kind": "file"}
+_QUESTION: JsonObject = {"kind": "question"}  # the question's words
 _PATHS = "paths"  # details["output"]: every line of the output is a path
 _ROOT_NOTE = "relative to the project root; use . for the root"
 _SKIP_LABELS = {
@@ -159,7 +162,7 @@ def make_search_files_tool(files: ProjectFiles) -> AgentTool:
             ["query"],
         ),
         handler=handler,
-        details={"parameter_choices": {"path": _DIRS}},
+        details={"parameter_choices": {"path": _DIRS, "query": _QUESTION}},
     )
 
 
