@@ -4,6 +4,7 @@
     python bench/local_tasks.py [--reps 1] [--model-file GGUF | --qwen 0.5b|1.5b]
         [--modes facts,digits,facts_digits,plain,unguided] [--evidence warn,require]
         [--tasks daily,treasure,...] [--threads N] [--max-turns 8] [--show]
+    python bench/local_tasks.py --suite dev|heldout [--only TEMPLATE,...] [--model-file ...]
 
 One engine (``--model-file``; ``--qwen`` assembles a Qwen2.5-Coder-Instruct GGUF with
 ``bench/qwen_gguf.py``; else the model ``minipi ask`` would pick) serves every run; each task
@@ -22,6 +23,13 @@ project's top-level listing (``GUIDED_OPENING``). Printed per model, mode and po
 - traced: the run's last answer has no unsupported figure (runs that never answered are not);
   ``bad``: runs that succeeded with an unsupported figure (must be 0 under ``require``);
 - model requests and wall seconds per run, and how the runs ended (``status/code`` counts).
+
+``--suite`` runs the generated suite's tasks (``bench/task_suite.py``, its ``dev`` or
+``heldout`` half) instead, through the same one engine: each task's files in a fresh temp
+folder, ``move_file`` offered (approval auto-granted) only to the move tasks. Judged with
+``task_suite.answer_right`` (values by value, dates in any form) plus the move check, and
+printed per template and in total: succeeded, right (the answer as shown, cited facts
+included), own (the model's own sentence alone), and **false green** (succeeded but not right).
 """
 
 from __future__ import annotations
@@ -51,6 +59,7 @@ from minipi.local.models import ModelChoice, resolve_model
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from qwen_gguf import DEFAULT_CACHE, MODELS, assemble
+from task_suite import SuiteTask, answer_right, generate, write_suite
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -193,6 +202,81 @@ def run_task(
     tally.bad += ok and bool(unsupported)
 
 
+@dataclass
+class SuiteTally:
+    runs: int = 0
+    succeeded: int = 0
+    right: int = 0
+    own: int = 0
+    false_green: int = 0
+    seconds: list[float] = field(default_factory=list)
+
+    def add(self, ok: bool, right: bool, own: bool, seconds: float) -> None:
+        self.runs += 1
+        self.succeeded += ok
+        self.right += right
+        self.own += own
+        self.false_green += ok and not right
+        self.seconds.append(seconds)
+
+
+def run_suite_task(
+    client: ModelClient, task: SuiteTask, evidence: EvidenceMode, show: bool, max_turns: int
+) -> tuple[bool, bool, bool, float]:
+    """One suite task in a fresh folder: (succeeded, right as shown, own sentence right, s)."""
+    with tempfile.TemporaryDirectory() as temp:
+        write_suite([task], Path(temp))
+        root = Path(temp) / task.id
+        config = AgentConfig(
+            instructions=DEFAULT_INSTRUCTIONS,
+            max_turns=max_turns,
+            request_options={"temperature": 0, "max_output_tokens": 256},
+            evidence=evidence,
+            opening_calls=GUIDED_OPENING if isinstance(client, GuidedClient) else (),
+        )
+        started = time.perf_counter()
+        with ProjectFiles(root) as files:
+            tools = create_project_tools(files, _yes if task.moved else None)
+            result = run_agent(client, tools, config, task.question)
+        seconds = time.perf_counter() - started
+        moved = task.check(root)
+    ok = result.status == "succeeded"
+    right = ok and moved and answer_right(result.answer, task.expect)
+    own = ok and moved and answer_right(own_text(result.answer), task.expect)
+    if show:
+        calls = [f"{i.name}{i.arguments}" for i in result.items if isinstance(i, FunctionCall)]
+        mark = "ok " if right else "BAD" if ok else "---"
+        print(
+            f"\n{mark} {task.id} {result.status}/{result.code} {seconds:.0f}s calls={calls}\n"
+            f"  answer={result.answer[:300]!r}",
+            file=sys.stderr,
+        )
+    return ok, right, own, seconds
+
+
+def run_suite(client: ModelClient, args: argparse.Namespace, label: str) -> None:
+    """The suite's ``args.suite`` half through ``client``, printed per template and total."""
+    tasks = generate(args.suite)
+    if args.only:
+        tasks = [t for t in tasks if t.template in args.only.split(",")]
+    evidence: EvidenceMode = "require" if args.evidence == "require" else "warn"
+    per: dict[str, SuiteTally] = {}
+    total = SuiteTally()
+    for task in tasks:
+        outcome = run_suite_task(client, task, evidence, args.show, args.max_turns)
+        for tally in (per.setdefault(task.template, SuiteTally()), total):
+            tally.add(*outcome)
+        print(".", end="", file=sys.stderr, flush=True)
+    print(f"\nsuite: {args.suite}; {label}; evidence {evidence}")
+    print("template | runs | succeeded | right (shown) | own sentence | false green | s/run")
+    print("---|---|---|---|---|---|---")
+    for name, t in [*per.items(), ("total", total)]:
+        print(
+            f"{name} | {t.runs} | {t.succeeded} | {t.right} | {t.own} | {t.false_green} "
+            f"| {_mean(t.seconds)}"
+        )
+
+
 def _mean(values: Sequence[float]) -> str:
     return f"{statistics.fmean(values):.1f}" if values else "-"
 
@@ -248,8 +332,12 @@ def main() -> int:
     parser.add_argument("--threads", type=int, help="engine threads (default: its own)")
     parser.add_argument("--show", action="store_true", help="print each run's calls and answer")
     parser.add_argument("--max-turns", type=int, default=8, help="per run (8: the CLI's)")
+    parser.add_argument("--suite", choices=("dev", "heldout"), help="run the generated suite")
+    parser.add_argument("--only", help="with --suite: templates to run (comma-separated)")
     args = parser.parse_args()
     require_local_extra()
+    if args.suite:
+        return _main_suite(args)
     chosen = [t for t in TASKS if t.name in args.tasks.split(",")]
     modes = [m for m in MODES if m in args.modes.split(",")]
     policies: list[EvidenceMode] = [p for p in ("warn", "require") if p in args.evidence]
@@ -277,6 +365,23 @@ def main() -> int:
         plain.close()
     ordered = {k: results[k] for k in sorted(results, key=lambda k: (k[1], k[2], k[0]))}
     report(ordered, f"{choice.name} ({choice.path.name})", time.perf_counter() - started)
+    return 0
+
+
+def _main_suite(args: argparse.Namespace) -> int:
+    """``--suite``: one mode (the first of ``--modes``) over the suite's half."""
+    mode = next(m for m in MODES if m in args.modes.split(","))
+    choice = _model(args)
+    print(f"engine: {choice.path} ({choice.source}); suite {args.suite}, {mode}", file=sys.stderr)
+    started = time.perf_counter()
+    with Engine.start(choice, threads=args.threads) as engine:
+        plain = EngineClient(
+            connect(Endpoint(engine.base_url, engine.model_name), ClientConfig(stream=False)),
+            engine,
+        )
+        run_suite(_clients(plain, [mode])[mode], args, f"{choice.name} {mode}")
+        plain.close()
+    print(f"wall {time.perf_counter() - started:.0f} s")
     return 0
 
 

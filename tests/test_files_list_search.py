@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from minipi.files import ProjectFiles
+from minipi.agent.tools import AgentTool
+from minipi.files import ProjectFiles, create_project_tools
 from minipi.files.tools import format_listing, format_search
 from support.files import Project, make_project, refused
 
@@ -19,6 +21,12 @@ pytestmark = pytest.mark.reliability
 @pytest.fixture
 def project(tmp_path: Path) -> Project:
     return make_project(tmp_path)
+
+
+@pytest.fixture
+def tools(project: Project) -> Iterator[dict[str, AgentTool]]:
+    with project.open() as files:
+        yield {tool.name: tool for tool in create_project_tools(files)}
 
 
 def test_listing_gives_root_relative_paths(project: Project) -> None:
@@ -247,3 +255,49 @@ def test_names_that_are_not_utf8_round_trip(project: Project) -> None:
         assert line == '"caf\\udce9.txt"'
         assert files.read_text(json.loads(line)).text == "hit\n"
         assert format_search(files.search("hit")) == '"caf\\udce9.txt":1: hit'
+
+
+def _ignoring_project(project: Project) -> None:
+    project.write(".git/HEAD", "ref: refs/heads/main orders\n")
+    project.write(".ci/run", "echo orders\n")
+    project.write(".gitignore", "# built\nbuild/\n*.log\n/top.txt\n!keep.log\n")
+    project.write("build/out.txt", "orders\n")
+    project.write("reports/run.log", "orders\n")
+    project.write("reports/top.txt", "orders\n")  # /top.txt is anchored: only the root's
+    project.write("top.txt", "orders\n")
+    project.write("archive/.keep", "")
+
+
+def test_listings_skip_hidden_and_gitignored_entries(
+    project: Project, tools: dict[str, AgentTool]
+) -> None:
+    _ignoring_project(project)
+    listed = tools["list_files"].execute({"path": "."}).content.splitlines()
+    assert listed == ["archive/", "inbox/", "notes.txt", "reports/"]
+    assert tools["list_files"].execute({"path": "archive"}).content == "(empty directory)"
+    reports = tools["list_files"].execute({"path": "reports"}).content.splitlines()
+    assert reports == ["reports/daily-2026-09-06.json", "reports/top.txt"]
+    # asked for by name: listed as it is
+    assert tools["list_files"].execute({"path": ".ci"}).content == ".ci/run"
+    assert tools["list_files"].execute({"path": "build"}).content == "build/out.txt"
+    assert tools["read_file"].execute({"path": "build/out.txt"}).content == "orders\n"
+
+
+def test_searches_skip_hidden_and_gitignored_files(project: Project) -> None:
+    _ignoring_project(project)
+    with project.open() as files:
+        found = [m.path for m in files.search("orders").matches]
+        assert found == ["reports/daily-2026-09-06.json", "reports/top.txt"]
+        assert [m.path for m in files.search("orders", ".ci").matches] == [".ci/run"]
+        assert [m.path for m in files.search("orders", "build").matches] == ["build/out.txt"]
+
+
+def test_a_file_is_found_by_its_name_in_a_large_tree(
+    project: Project, tools: dict[str, AgentTool]
+) -> None:
+    for n in range(241):
+        project.write(f"archive/{2020 + n % 6}/{n % 12 + 1:02d}/invoice-{n}.json", "{}\n")
+    project.write("archive/2023/05/invoice-7781.json", '{"total_yuan": 512}\n')
+    result = tools["search_files"].execute({"query": "invoice-7781"})
+    assert result.content == "archive/2023/05/invoice-7781.json (file name)"
+    assert result.details["choices"] == {"file": ["archive/2023/05/invoice-7781.json"]}

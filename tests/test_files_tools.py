@@ -159,7 +159,7 @@ def test_list_choices_skip_links_specials_and_secrets(
     os.mkfifo(project.root / "pipe")
     project.write(".env", "X=1\n")
     result = tools["list_files"].execute({"path": "."})
-    assert result.content.splitlines()[0] == ".env"
+    assert ".env" not in result.content.splitlines()  # hidden: not listed, never offered
     assert result.details["choices"] == {
         "file": ["notes.txt"],
         "dir": ["archive", "inbox", "reports"],

@@ -117,13 +117,17 @@ def allows(schema: JsonObject, reply: JsonObject) -> bool:
 
 def test_turn_one_offers_only_the_root_and_no_answer(specs: Sequence[ToolSpec]) -> None:
     schema = guided_schema(specs, [Message("user", QUESTION)])
-    assert set(branches(schema)) == {"list_files"}  # no file known, no evidence, no free text
-    assert "anyOf" not in schema  # one branch: the schema is that branch
+    # no file known, no evidence; a search only for the question's words
+    assert set(branches(schema)) == {"list_files", "search_files"}
     assert enum(schema, "list_files") == ["."]  # `always` for dirs
+    assert enum(schema, "search_files", "query") == ["帮我看看", "reports"]
     assert allows(schema, {"tool": "list_files", "arguments": {"path": "."}})
     assert not allows(schema, {"tool": "list_files", "arguments": {"path": "reports"}})
     assert not allows(schema, {"tool": "search_files", "arguments": {"query": "orders"}})
     assert not allows(schema, {"answer": "2026-09-06"})
+    bare = guided_schema(specs, [Message("user", "q")])  # no word to search for
+    assert "anyOf" not in bare  # one branch: the schema is that branch
+    assert set(branches(bare)) == {"list_files"}
 
 
 def test_free_text_tools_are_offered_only_when_asked_for(specs: Sequence[ToolSpec]) -> None:
@@ -141,11 +145,16 @@ def test_free_text_tools_are_offered_only_when_asked_for(specs: Sequence[ToolSpe
     assert allows(schema, {"tool": "search_files", "arguments": {"query": "orders"}})
     assert not allows(schema, {"tool": "list_files", "arguments": {"path": "reports"}})
     assert not allows(schema, {"answer": "2026-09-06"})
-    # Once a file is known, the default still leaves search_files out; free_text keeps it.
+    # Once a file is known, the default offers search_files only the question's words.
     shown: list[Item] = [*first, call("list_files", {"path": "."}, "c1")]
-    shown.append(result("c1", "", file=("a.txt",)))
-    assert "search_files" not in branches(guided_schema(specs, shown))
-    assert "search_files" in branches(guided_schema(specs, shown, free_text=True))
+    paths = {"choices": {"file": ["a.txt"]}, "output": "paths"}
+    shown.append(FunctionCallOutput("c1", "a.txt", details=paths))
+    assert enum(guided_schema(specs, shown), "search_files", "query") == ["帮我看看", "reports"]
+    assert "enum" not in branches(guided_schema(specs, shown, free_text=True))["search_files"]
+    # Once a result with content came, the question's words are no longer searched for.
+    read = [*shown, call("read_file", {"path": "a.txt"}, "c2"), result("c2", "text")]
+    assert "search_files" not in branches(guided_schema(specs, read))
+    assert "search_files" in branches(guided_schema(specs, read, free_text=True))
 
 
 def test_enums_come_from_shown_choices_and_repeats_are_not_expressible(
@@ -561,7 +570,8 @@ def test_the_prefix_sent_over_http_is_byte_stable(files: ProjectFiles) -> None:
     assert sent is not None
     assert "tools" not in sent
     assert sent["messages"][0]["role"] == "system"
-    first = sent["response_format"]["schema"]  # only list_files(".") is possible on turn one
+    # on turn one: list_files(".") and a search for the question's words
+    first = sent["response_format"]["schema"]["anyOf"][0]
     assert first["properties"]["tool"] == {"const": "list_files"}
     assert first["properties"]["arguments"]["properties"]["path"] == {
         "type": "string",

@@ -100,7 +100,7 @@ def test_the_daily_report_gives_its_leaves_then_the_listed_paths() -> None:
     facts = guided_facts(daily())
     assert facts.content == ("date: 2026-09-06", "orders: 128", "revenue_yuan: 9600")
     assert facts.paths == (REPORT, "reports/")  # newest listing first
-    assert facts.leading == 0  # no fact shares a word with the Chinese question
+    assert facts.leading == 3  # 日期, 订单, 营收: date, orders, revenue (the glossary)
     assert dict(facts.origins) == dict.fromkeys(facts.content, REPORT)
 
 

@@ -65,7 +65,8 @@ class TextFile:
 
 @dataclass(frozen=True, slots=True)
 class Match:
-    """One matching line: 1-based ``line``; ``text`` is trimmed and escaped to one line."""
+    """One matching line: 1-based ``line`` (0: the file's name matches, ``text`` is "");
+    ``text`` is trimmed and escaped to one line."""
 
     path: str
     line: int

@@ -4,7 +4,9 @@ The walk is iterative (a stack of open directory fds, so depth costs no Python r
 visits names in sorted order (deterministic output), never follows a symlink, and never opens a
 FIFO, socket or device: each entry is looked at with ``fstatat(..., AT_SYMLINK_NOFOLLOW)`` first
 and re-checked with ``fstat`` after opening (``walk.open_at``). Files that read_file would refuse
-are skipped and counted, never read.
+are skipped and counted, never read. Hidden and ``.gitignore``'d entries (``walk.Ignore``) are
+skipped silently, as ripgrep does, unless the searched path is itself one of them. A file
+whose name contains the query is a match too, at line 0 (a large tree is searchable by name).
 
 A search is bounded in entries visited (``max_visits``) and in time (``max_seconds``): on a
 tree with many matches (20,000 files of 32 KiB, every line a match) the visits alone allowed
@@ -24,7 +26,7 @@ from minipi.errors import FileAccessError
 from minipi.files.paths import RelPath, escape_line, is_sensitive
 from minipi.files.results import Match, SearchResult
 from minipi.files.text import decode_utf8, read_bounded
-from minipi.files.walk import Root, entry_kind, lstat_at, names_in, open_at
+from minipi.files.walk import Ignore, Root, entry_kind, lstat_at, names_in, open_at, read_gitignore
 
 __all__ = ["SearchLimits", "search_tree"]
 
@@ -59,6 +61,7 @@ class _State:
     visited: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
     stop_at: float = 0.0  # time.monotonic() at which the walk stops
+    ignore: Ignore | None = None  # None: the searched path is itself hidden or ignored
 
     def out_of_budget(self) -> bool:
         """True when the next visit would pass ``max_visits`` or ``max_seconds``."""
@@ -70,6 +73,8 @@ def search_tree(
 ) -> SearchResult:
     """Search ``query`` under the open ``fd`` (a directory, or one file); takes ownership of fd."""
     state = _State(query, limits, stop_at=time.monotonic() + limits.max_seconds)
+    ignore = read_gitignore(root)
+    state.ignore = None if rel.parts and ignore.skips(rel.parts, is_dir) else ignore
     complete = True
     if is_dir:
         complete = _walk_tree(root, fd, rel, state)
@@ -124,6 +129,8 @@ def _visit(root: Root, frame: _Frame, name: str, state: _State) -> _Frame | None
     try:
         info = lstat_at(frame.fd, name, rel)
         kind = entry_kind(info.st_mode)
+        if state.ignore is not None and state.ignore.skips(rel.parts, kind == "dir"):
+            return None
         if kind == "file" and info.st_size > state.limits.max_bytes:
             state.skipped["too_large"] += 1
             return None
@@ -136,6 +143,8 @@ def _visit(root: Root, frame: _Frame, name: str, state: _State) -> _Frame | None
         return None
     if kind == "dir":
         return _descend(fd, rel, state)
+    if state.query in name:  # a file is found by its name too (line 0)
+        _found(state, Match(rel.text, 0, ""))
     try:
         _scan_file(fd, rel, state)
     finally:
@@ -170,10 +179,16 @@ def _scan_file(fd: int, rel: RelPath, state: _State) -> None:
     if state.query not in text:
         return
     for number, line in enumerate(text.split("\n"), start=1):
-        if state.query in line:
+        if state.query in line:  # inline, not _found: a file may have thousands of matches
             state.found += 1
             if len(state.matches) < state.limits.max_matches:
                 state.matches.append(Match(rel.text, number, _excerpt(line, state.query)))
+
+
+def _found(state: _State, match: Match) -> None:
+    state.found += 1
+    if len(state.matches) < state.limits.max_matches:
+        state.matches.append(match)
 
 
 def _excerpt(line: str, query: str) -> str:

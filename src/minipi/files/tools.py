@@ -8,7 +8,13 @@ Output formats (the CLI and tests rely on them):
 - ``read_file``: the text exactly; ``(empty file, 0 bytes)``; then
   ``[truncated: N more lines; call read_file again with offset=K]`` and
   ``[note: this file has 2 hard links]`` lines when they apply.
-- ``search_files``: ``path:line: text`` lines, then notices; ``no matches for 'q'``.
+- ``search_files``: ``path:line: text`` lines (``path (file name)`` for a file whose name
+  contains the query), then notices; ``no matches for 'q'``.
+
+``list_files`` and ``search_files`` skip what the repository ignores, as ripgrep and the coding
+agents do: hidden names (``.git/``, ``.venv/``, ``.keep``) and the root ``.gitignore``'s
+patterns (``minipi.files.walk.Ignore``), unless the path asked for is itself hidden or
+ignored (``list_files .ci`` lists it). ``read_file`` and ``move_file`` are not affected.
 - ``move_file``: ``moved inbox/a.txt -> archive/a.txt``.
 
 A path that could break a line or fool a terminal is written as a JSON string literal
@@ -20,7 +26,9 @@ evidence check read them):
 
 - each tool's ``AgentTool.details["parameter_choices"]`` maps a parameter to where its
   values come from: ``{"kind": "dir", "always": ["."]}`` (directories results have shown,
-  and the root) or ``{"kind": "file"}``;
+  and the root), ``{"kind": "file"}``, or ``{"kind": "question"}`` (``search_files``' query:
+  the words of the question); guided mode adds the paths the question names to ``file`` and
+  ``dir``;
 - a result's ``ToolResult.details["choices"]`` maps a kind (``file``, ``dir``) to the paths
   it showed to exist (``list_files``, ``search_files``, ``move_file``'s new path) and
   ``details["gone"]`` to those it showed to no longer exist (``move_file``'s old path);
@@ -32,14 +40,16 @@ evidence check read them):
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from minipi.agent.tools import AgentTool, ApprovalRequest, Approver, ToolResult
 from minipi.ai.types import JsonObject
 from minipi.errors import FileAccessError
 from minipi.files.paths import escape_line, is_sensitive, quote_path
-from minipi.files.results import DirEntry, Listing, SearchResult, TextFile
+from minipi.files.results import DirEntry, Listing, Match, SearchResult, TextFile
 from minipi.files.sandbox import ProjectFiles
+from minipi.files.walk import Ignore
 
 __all__ = [
     "PROJECT_TOOLS",
@@ -58,6 +68,7 @@ PROJECT_TOOLS = ("list_files", "read_file", "search_files", "move_file")
 
 _DIRS: JsonObject = {"kind": "dir", "always": ["."]}
 _FILES: JsonObject = {"kind": "file"}
+_QUESTION: JsonObject = {"kind": "question"}  # the question's words
 _PATHS = "paths"  # details["output"]: every line of the output is a path
 _ROOT_NOTE = "relative to the project root; use . for the root"
 _SKIP_LABELS = {
@@ -82,13 +93,16 @@ def make_list_files_tool(files: ProjectFiles) -> AgentTool:
     """``list_files(path)``: the direct children of a directory."""
 
     def handler(arguments: Mapping[str, Any]) -> ToolResult:
-        listing = files.list_dir(arguments["path"])
+        listing = _unignored(files.list_dir(arguments["path"]), files)
         details = {"choices": _listed(listing, files), "output": _PATHS}
         return ToolResult(format_listing(listing), details=details)
 
     return AgentTool(
         name="list_files",
-        description="List the files and directories directly inside a project directory.",
+        description=(
+            "List the files and directories directly inside a project directory "
+            "(hidden and .gitignore'd ones only when listed by name)."
+        ),
         parameters=_schema(
             {"path": {"type": "string", "description": f"Directory path, {_ROOT_NOTE}."}},
             ["path"],
@@ -133,8 +147,9 @@ def make_search_files_tool(files: ProjectFiles) -> AgentTool:
     return AgentTool(
         name="search_files",
         description=(
-            "Find the lines that contain a text in the project's files "
-            "(plain text, case-sensitive, not a regex)."
+            "Find the lines that contain a text in the project's files, and the files "
+            "whose name contains it (plain text, case-sensitive, not a regex; hidden and "
+            ".gitignore'd files are skipped)."
         ),
         parameters=_schema(
             {
@@ -147,7 +162,7 @@ def make_search_files_tool(files: ProjectFiles) -> AgentTool:
             ["query"],
         ),
         handler=handler,
-        details={"parameter_choices": {"path": _DIRS}},
+        details={"parameter_choices": {"path": _DIRS, "query": _QUESTION}},
     )
 
 
@@ -235,6 +250,24 @@ def _entry_line(entry: DirEntry) -> str:
     return shown
 
 
+def _unignored(listing: Listing, files: ProjectFiles) -> Listing:
+    """``listing`` without its hidden and ``.gitignore``'d entries, unless the listed
+    directory is itself one of them (it was asked for by name)."""
+    parts = tuple(p for p in listing.path.split("/") if p not in ("", "."))
+    ignore = _gitignore(files)
+    if parts and ignore.skips(parts, True):
+        return listing
+    kept = tuple(e for e in listing.entries if not ignore.skips(e.path.split("/"), e.type == "dir"))
+    return replace(listing, entries=kept)
+
+
+def _gitignore(files: ProjectFiles) -> Ignore:
+    try:
+        return Ignore.parse(files.read_text(".gitignore").text)
+    except FileAccessError:
+        return Ignore()
+
+
 def _listed(listing: Listing, files: ProjectFiles) -> dict[str, list[str]]:
     """Paths worth offering to the next call, by kind: files and directories not refused."""
     offered = [
@@ -268,9 +301,15 @@ def format_text(text: TextFile) -> str:
     return body + ("" if body.endswith("\n") else "\n") + "\n".join(notes)
 
 
+def _match_line(match: Match) -> str:
+    if match.line == 0:
+        return f"{quote_path(match.path)} (file name)"
+    return f"{quote_path(match.path, colon=True)}:{match.line}: {match.text}"
+
+
 def format_search(result: SearchResult) -> str:
     """``path:line: text`` lines, then notices for more matches, a cut walk, skipped files."""
-    lines = [f"{quote_path(m.path, colon=True)}:{m.line}: {m.text}" for m in result.matches]
+    lines = [_match_line(m) for m in result.matches]
     if not lines:
         where = "" if result.path == "." else f" in {quote_path(result.path)}"
         lines.append(f"no matches for '{escape_line(result.query)}'{where}")

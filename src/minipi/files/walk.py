@@ -5,11 +5,17 @@ Every access of ``ProjectFiles`` ends here. Each step looks at the entry with
 ever being opened), opens it with ``O_NOFOLLOW | O_NONBLOCK`` relative to the parent's fd, and
 re-checks the type and the device with ``fstat`` on the fd it returns: the checks apply to what
 is actually open, not to a string that may point elsewhere a moment later.
+
+``Ignore`` is what listings and searches skip, as ripgrep and the coding agents do: hidden
+names (a dot first: ``.git/``, ``.hypothesis/``, ``.keep``) and what the root's
+``.gitignore`` names, unless the path asked for is itself one of them (listing ``.ci``
+shows its files). Reads and moves are not affected: the sandbox alone decides those.
 """
 
 from __future__ import annotations
 
 import errno
+import fnmatch
 import os
 import stat
 from collections.abc import Sequence
@@ -19,7 +25,18 @@ from typing import Literal, TypeAlias
 from minipi.errors import FileAccessError
 from minipi.files.paths import RelPath, show
 
-__all__ = ["Root", "Want", "entry_kind", "lstat_at", "names_in", "open_at", "refusal", "walk"]
+__all__ = [
+    "Ignore",
+    "Root",
+    "Want",
+    "entry_kind",
+    "lstat_at",
+    "names_in",
+    "open_at",
+    "read_gitignore",
+    "refusal",
+    "walk",
+]
 
 Want: TypeAlias = Literal["dir", "file", "any"]
 
@@ -47,6 +64,54 @@ class Root:
 
     fd: int
     dev: int
+
+
+@dataclass(frozen=True, slots=True)
+class Ignore:
+    """What listings and searches skip: hidden names and the ``.gitignore`` patterns (a
+    subset of git's syntax: ``*``/``?``/``[]`` globs, a trailing ``/`` for directories only,
+    a ``/`` inside or first anchors at the root, ``#`` comments; ``!`` re-includes are not
+    read, so such a pattern is ignored)."""
+
+    patterns: tuple[str, ...] = ()
+
+    @classmethod
+    def parse(cls, text: str) -> Ignore:
+        lines = (line.strip() for line in text.splitlines())
+        return cls(tuple(p for p in lines if p and not p.startswith(("#", "!"))))
+
+    def skips(self, parts: Sequence[str], is_dir: bool) -> bool:
+        """Whether the root-relative path ``parts`` is hidden or ignored."""
+        if any(part.startswith(".") for part in parts):
+            return True
+        path = "/".join(parts)
+        return any(_matches(pattern, path, parts[-1], is_dir) for pattern in self.patterns)
+
+
+def _matches(pattern: str, path: str, name: str, is_dir: bool) -> bool:
+    if pattern.endswith("/"):
+        if not is_dir:
+            return False
+        pattern = pattern.rstrip("/")
+    if "/" in pattern:  # anchored at the root
+        return fnmatch.fnmatchcase(path, pattern.lstrip("/"))
+    return fnmatch.fnmatchcase(name, pattern)
+
+
+def read_gitignore(root: Root) -> Ignore:
+    """The root's ``.gitignore`` as an ``Ignore`` (no patterns when it is missing, not a
+    regular file, too large or not UTF-8: hidden names are still skipped)."""
+    try:
+        fd, info = open_at(root, root.fd, ".gitignore", RelPath((".gitignore",)), "file")
+    except FileAccessError:
+        return Ignore()
+    try:
+        data = os.read(fd, 64 * 1024) if info.st_size <= 64 * 1024 else b""
+    except OSError:
+        data = b""
+    finally:
+        os.close(fd)
+    return Ignore.parse(data.decode("utf-8", errors="replace"))
 
 
 def refusal(code: str, where: RelPath, detail: str = "") -> FileAccessError:

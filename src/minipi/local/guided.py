@@ -80,6 +80,7 @@ from minipi.local.guided_schema import (
     guided_schema,
     loads_or_none,
     required_parameters,
+    searches_only,
 )
 
 __all__ = [
@@ -182,7 +183,7 @@ class GuidedClient:
             answer_needs_evidence=self.answer_needs_evidence,
             free_text=self.free_text,
         )
-        constraint, facts = self._constraint(schema, request.items)
+        constraint, facts = self._constraint(schema, request.items, tools)
         guided = ModelRequest(
             items=self._render(request.items),
             instructions=guided_instructions(request.instructions, request.tools, self.answer),
@@ -195,7 +196,9 @@ class GuidedClient:
             self._rendered[id(cited.composed)] = (cited.composed, cited.reply)
         return response
 
-    def _constraint(self, schema: JsonObject, items: Sequence[Item]) -> tuple[JsonObject, Facts]:
+    def _constraint(
+        self, schema: JsonObject, items: Sequence[Item], tools: Sequence[ToolSpec]
+    ) -> tuple[JsonObject, Facts]:
         """The request's constraint (``response_format`` or ``grammar``) and the facts offered.
 
         In every form, while a tool can still be called, the answer needs a content fact (a
@@ -204,9 +207,10 @@ class GuidedClient:
         otherwise answers from the first listing, citing a directory, and, asked which pet
         likes the sun, describes the first pet file it read. When no tool is left (every
         listed file read) the answer is offered whatever the facts: a Chinese question about
-        an English JSON file shares no word with it."""
+        an English JSON file shares no word with it; a search for the question's words does
+        not count as a tool left (``searches_only``)."""
         facts = guided_facts(items) if _offers_answer(schema) else Facts()
-        if not facts.leading and self.answer_needs_evidence:
+        if not facts.leading and self.answer_needs_evidence and not searches_only(schema, tools):
             schema = _without_answer(schema)
         if self.answer == "plain":
             return {"response_format": response_format(schema, self.style)}, Facts()

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from minipi.ai.types import Item, JsonObject
+from minipi.local.guided_rank import Question, rank_facts
 from minipi.local.guided_schema import ANSWER_BRANCH
 
 __all__ = [
@@ -81,8 +82,9 @@ def guided_facts(
     ``key: value`` (the value as written; a leaf whose text is not in the document, as a
     string with escapes, is left out), other content its non-blank lines, a listing its
     paths. Each fact once (where it was seen last), cut to ``width``. Order: content that
-    shares more words (Latin words, pairs of Han characters) with the question first, then
-    the newest result's first; then the paths, newest first; at most ``limit`` in all (the
+    bears more on the question first (``guided_rank.rank_facts``: shared words, the files
+    it names, the kind of value it asks for, the largest or smallest row), then the newest
+    result's first; then the paths, newest first; at most ``limit`` in all (the
     paths go first)."""
     from minipi.agent.evidence.sources import collect_sources  # loaded by the check anyway
 
@@ -96,30 +98,10 @@ def guided_facts(
                 content.setdefault(fact, origin_path)
             else:
                 paths.setdefault(fact, None)
-    kept, leading = _ranked(content, run.question or "", limit)
+    ranked, leading = rank_facts(tuple(content), content, Question.of(run.question or ""))
+    kept, leading = ranked[:limit], min(leading, limit)
     origins = {fact: path for fact in kept if (path := content[fact]) is not None}
     return Facts(kept, tuple(paths)[: limit - len(kept)], leading, origins)
-
-
-def _ranked(facts: Iterable[str], question: str, limit: int) -> tuple[tuple[str, ...], int]:
-    """The first ``limit`` facts, those sharing more words with ``question`` first (else in
-    their order), and how many of them share a word."""
-    asked = _words(question)
-    scores = {fact: len(asked & _words(fact)) for fact in facts}
-    kept = sorted(scores, key=lambda fact: -scores[fact])[:limit]  # stable: newest first
-    return tuple(kept), sum(1 for fact in kept if scores[fact])
-
-
-_WORD = re.compile(r"[a-z]{3,}|[\u4e00-\u9fff]{2,}")
-
-
-def _words(text: str) -> set[str]:
-    """Latin words of 3+ letters (lower case) and each pair of adjacent Han characters."""
-    found: set[str] = set()
-    for match in _WORD.finditer(text.lower()):
-        word = match.group()
-        found.update((word,) if word.isascii() else (word[i : i + 2] for i in range(len(word) - 1)))
-    return found
 
 
 def _facts(

@@ -26,12 +26,22 @@ Rules of the schema (the run's state is read from the request's items only):
   change on disk; SmolLM2-135M, having moved the cat's file as asked, moved the dog's too, or
   listed again until the turns ran out; a second change is asked for by a second question);
 - a tool whose enum is empty is dropped; when no tool is left, the answer is allowed;
-- a tool with a free-text required argument (``search_files``' query, an MCP tool's
-  ``text``) is offered only with ``free_text=True``: a tiny model fills such a field with
-  noise and loops on it; an argument closed by its own schema (an enum, a const, a boolean,
-  a number) is written by the grammar (``can_constrain``);
+- a parameter of kind ``question`` (``search_files``' query) takes the question's words
+  (``guided_rank.Question.tokens``), offered until a result with content follows the
+  question (a search helps find a file, then the reads answer); ``file`` and ``dir`` also
+  take the paths the question names, whether a listing showed them or not (the sandbox
+  decides);
+- a tool with another free-text required argument (an MCP tool's ``text``) is offered only
+  with ``free_text=True`` (then any text, the question's words included): a tiny model fills
+  such a field with noise and loops on it; an argument closed by its own schema (an enum, a
+  const, a boolean, a number) is written by the grammar (``can_constrain``);
+- a new question makes every read useful again: the calls made for earlier questions no
+  longer count as made (a change made stays made);
 - the answer (a non-empty string) is allowed only once a tool result follows the last user
-  message (``answer_needs_evidence``), or when no tool branch is left;
+  message (``answer_needs_evidence``), every file the question names was read (or tried)
+  while ``read_file`` is offered, and a change the question asks for (its verb is the first
+  word of a mutating tool's name: ``move``) was made while that tool is offered; or when no
+  tool branch is left;
 - ``tool_choice``: ``"none"`` allows only the answer, a tool name only that tool,
   ``"required"`` only tools, ``"auto"`` the rules above.
 
@@ -55,6 +65,7 @@ from minipi.ai.types import (
     Message,
     ToolSpec,
 )
+from minipi.local.guided_rank import Question
 
 __all__ = [
     "ANSWER_BRANCH",
@@ -64,6 +75,7 @@ __all__ = [
     "guided_schema",
     "loads_or_none",
     "required_parameters",
+    "searches_only",
 ]
 
 ANSWER_BRANCH: JsonObject = {
@@ -113,10 +125,38 @@ def guided_schema(
     the request's tools whose ``ToolSpec.mutating`` is set)."""
     state = _State.of(items, mutating)
     branches = _tool_branches(tools, state, tool_choice, free_text)
-    evidence = state.evidence or not answer_needs_evidence
+    evidence = (state.evidence and _answered(tools, state, branches)) or not answer_needs_evidence
     if not branches or tool_choice == "none" or (tool_choice == "auto" and evidence):
         branches.append(ANSWER_BRANCH)
     return branches[0] if len(branches) == 1 else {"anyOf": branches}
+
+
+def _answered(tools: Sequence[ToolSpec], state: _State, branches: list[JsonObject]) -> bool:
+    """Whether the results can answer yet: every file the question names was read (or
+    tried), and a change it asks for was made, while the tools for them are offered."""
+    offered = {b["properties"]["tool"]["const"] for b in branches}
+    if state.unread and "read_file" in offered:
+        return False
+    changing = [t for t in tools if t.mutating and t.name in offered]
+    return not (changing and not state.changed and state.asks_change(changing))
+
+
+def searches_only(schema: JsonObject, tools: Sequence[ToolSpec]) -> bool:
+    """Whether every tool ``schema`` still offers takes only the question's words (a search):
+    then nothing is left to read, and guided mode lets the answer come."""
+    by_name = {t.name: t for t in tools}
+    names = [
+        b["properties"]["tool"]["const"]
+        for b in schema.get("anyOf", (schema,))
+        if b != ANSWER_BRANCH and "tool" in b.get("properties", {})
+    ]
+    return all(_from_question(by_name[n]) for n in names if n in by_name)
+
+
+def _from_question(tool: ToolSpec) -> bool:
+    chosen = choice_specs(tool)
+    required = required_parameters(tool.parameters)
+    return bool(required) and all(n in chosen and chosen[n].kind == "question" for n in required)
 
 
 def _tool_branches(
@@ -141,37 +181,80 @@ class _State:
     repeated: frozenset[str]  # tools that already repeated an identical call
     evidence: bool
     changed: bool  # a mutating call succeeded since the last user message
+    question: Question
+    asked: frozenset[str]  # the argument values of calls since the question
+    read: bool  # a result with content (not only paths) follows the question
 
     @classmethod
     def of(cls, items: Sequence[Item], mutating: frozenset[str]) -> _State:
         shown: dict[str, dict[str, None]] = {}
         made: set[str] = set()
         repeated: set[str] = set()
+        asked: set[str] = set()
+        changes: set[str] = set()  # the changes made: never offered again
         names: dict[str, tuple[str, str]] = {}  # call_id -> (tool name, call key)
-        evidence = changed = False
+        evidence = changed = read = False
+        question = ""
         for item in items:
             if isinstance(item, FunctionCallOutput):
                 evidence = True
+                read = read or (not item.is_error and item.details.get("output") != "paths")
                 _show(shown, item)
                 name, change = names.get(item.call_id, ("", ""))
                 if name in mutating and not item.is_error:
                     made.clear()  # the world changed: earlier reads may differ now
-                    made.add(change)  # but the same change again is not useful
+                    changes.add(change)
+                    made.update(changes)  # but the same change again is not useful
                     repeated.clear()
                     changed = True
             elif isinstance(item, FunctionCall):
-                key = _call_key(item.name, loads_or_none(item.arguments))
+                arguments = loads_or_none(item.arguments)
+                key = _call_key(item.name, arguments)
                 names[item.call_id] = (item.name, key)
                 if key in made:
                     repeated.add(item.name)
                 made.add(key)
+                if isinstance(arguments, dict):
+                    asked.update(v for v in arguments.values() if isinstance(v, str))
             elif isinstance(item, Message) and item.role == "user":
-                evidence = changed = False
+                # a new question: its reads are useful again, even those made before
+                evidence = changed = read = False
+                made = set(changes)
+                repeated.clear()
+                asked.clear()
+                question = item.text
         shown_values = {k: tuple(v) for k, v in shown.items()}
-        return cls(shown_values, frozenset(made), frozenset(repeated), evidence, changed)
+        return cls(
+            shown_values,
+            frozenset(made),
+            frozenset(repeated),
+            evidence,
+            changed,
+            Question.of(question),
+            frozenset(asked),
+            read,
+        )
 
     def offered(self, spec: ChoiceSpec) -> list[str]:
-        return list(dict.fromkeys((*spec.always, *self.shown.get(spec.kind, ()))))
+        """The values of ``spec``: its ``always`` ones, those results showed, and those the
+        question names (a path for ``file``/``dir``, its words for ``question``)."""
+        named = {
+            "file": self.question.named_files,
+            "dir": self.question.named_dirs,
+            "question": self.question.tokens,
+        }.get(spec.kind, ())
+        return list(dict.fromkeys((*spec.always, *self.shown.get(spec.kind, ()), *named)))
+
+    @property
+    def unread(self) -> tuple[str, ...]:
+        """The files the question names that no call since it has named."""
+        return tuple(p for p in self.question.named_files if p not in self.asked)
+
+    def asks_change(self, tools: Sequence[ToolSpec]) -> bool:
+        """Whether the question asks for what a mutating tool does (its name's first word,
+        ``move`` of ``move_file``, is one of the question's words)."""
+        verbs = {t.name.split("_")[0].lower() for t in tools if t.mutating}
+        return bool(verbs & self.question.words)
 
 
 def _show(shown: dict[str, dict[str, None]], output: FunctionCallOutput) -> None:
@@ -221,6 +304,8 @@ def _tool_branch(tool: ToolSpec, state: _State, free_text: bool) -> JsonObject |
     if not _may_call(tool, required, state, free_text):
         return None
     chosen = choice_specs(tool)
+    if free_text:  # the question's words are a hint only: any text is allowed
+        chosen = {n: spec for n, spec in chosen.items() if spec.kind != "question"}
     guided = {name: chosen[name] for name in required if name in chosen}
     if guided and len(guided) == len(required):
         return _enumerated_branch(tool.name, guided, state)
@@ -235,6 +320,8 @@ def _may_call(tool: ToolSpec, required: JsonObject, state: _State, free_text: bo
     repeated a call, and a tool without arguments has not been called yet."""
     if not can_constrain(tool, free_text) or tool.name in state.repeated:
         return False
+    if not free_text and state.read and _from_question(tool):
+        return False  # a search for the question's words helps find a file, not answer
     return bool(required) or _call_key(tool.name, {}) not in state.made
 
 

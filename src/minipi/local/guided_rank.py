@@ -1,0 +1,197 @@
+"""What a question asks for, as guided mode reads it: its words, the paths it names, its cues.
+
+Guided mode offers facts and values because they bear on the question, not by position:
+
+- ``Question.words``: Latin words of 3+ letters (lower case) and pairs of adjacent Han
+  characters, plus the English words a small glossary gives for common Chinese data words
+  (``营收`` -> ``revenue``, ``端口`` -> ``port``): an English file answers a Chinese question;
+- ``Question.tokens``: what a search for it may look for (names, numbers, codes, upper-case
+  and long words, short Han runs), the values guided mode offers ``search_files``' query;
+- ``Question.paths``: what it names that looks like a path (``config/app.toml``,
+  ``CHANGELOG.md``, ``inbox/``): such a file can be read even if no listing showed it, and
+  facts read from it rank first;
+- cues: a question about a date or time, a version, a number ranks the facts holding one
+  first; ``highest``/``最多`` (``fewest``/``最少``) ranks first the row of a table whose value
+  in the column the question names is the largest (smallest).
+
+``rank_facts`` orders facts by these scores (stable: ties keep their order).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+__all__ = ["Question", "rank_facts", "words_of"]
+
+_WORD = re.compile(r"[a-z]{3,}|[\u4e00-\u9fff]{2,}")
+_PATH = re.compile(r"[\w\u4e00-\u9fff.\-]*(?:/[\w\u4e00-\u9fff.\-]*)+|[\w\-]+\.[A-Za-z]\w{0,5}\b")
+_TOKEN = re.compile(
+    r"[A-Za-z0-9_\-./]{3,}|[A-Z]{2,}|(?<![\u4e00-\u9fff])[\u4e00-\u9fff]{2,4}(?![\u4e00-\u9fff])"
+)
+_GLOSSARY = {
+    "日期": "date",
+    "哪天": "date",
+    "一天": "date",
+    "订单": "orders",
+    "营收": "revenue",
+    "收入": "revenue",
+    "端口": "port",
+    "数据": "database",
+    "主机": "host",
+    "超时": "timeout",
+    "版本": "version",
+    "部门": "department",
+    "分机": "extension",
+    "错误": "error",
+    "密码": "password",
+    "金额": "total",
+    "库存": "units",
+    "地区": "region",
+    "几点": "time",
+    "时间": "time",
+    "移到": "move",
+    "移动": "move",
+    "名称": "name",
+    "库名": "name",
+}
+_DATE_CUES = frozenset({"date", "when", "time", "day"})
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}")
+_VERSION = re.compile(r"\d+\.\d+\.\d+")
+_NUMBER_CUES = frozenset({"many", "much", "total", "count", "number", "多少", "几个"})
+_MOST = frozenset({"highest", "largest", "most", "biggest", "maximum", "最高", "最大", "最多"})
+_LEAST = frozenset({"lowest", "smallest", "least", "fewest", "minimum", "最少", "最低", "最小"})
+
+
+def words_of(text: str) -> set[str]:
+    """Latin words of 3+ letters (lower case) and each pair of adjacent Han characters."""
+    found: set[str] = set()
+    for match in _WORD.finditer(text.lower()):
+        word = match.group()
+        found.update((word,) if word.isascii() else (word[i : i + 2] for i in range(len(word) - 1)))
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """The question as ranking reads it (module docstring)."""
+
+    text: str
+    words: frozenset[str]
+    paths: tuple[str, ...]
+    tokens: tuple[str, ...]
+
+    @classmethod
+    def of(cls, text: str) -> Question:
+        raw = words_of(text)
+        words = raw | {_GLOSSARY[w] for w in raw if w in _GLOSSARY}
+        paths = tuple(dict.fromkeys(m.group().strip(".") for m in _PATH.finditer(text)))
+        found = (m.group().strip(".-/") for m in _TOKEN.finditer(text))
+        tokens = tuple(dict.fromkeys(t for t in found if _searchable(t)))
+        return cls(text, frozenset(words), tuple(p for p in paths if p), tokens)
+
+    def names(self, path: str) -> bool:
+        """Whether the question names ``path`` (whole, or its file name)."""
+        name = path.rsplit("/", 1)[-1]
+        return any(p.rstrip("/") in (path, name) for p in self.paths)
+
+    @property
+    def named_files(self) -> tuple[str, ...]:
+        """The named paths that look like files (not ``dir/``)."""
+        return tuple(p for p in self.paths if not p.endswith("/") and "." in p.rsplit("/")[-1])
+
+    @property
+    def named_dirs(self) -> tuple[str, ...]:
+        return tuple(p.rstrip("/") for p in self.paths if p.endswith("/") and p != "/")
+
+
+def _searchable(token: str) -> bool:
+    """A token worth searching for: a name, a number, a code, a word of 6+ letters, Han."""
+    if not token.isascii():
+        return True
+    marked = any(c.isdigit() or c in "._-/" for c in token) or token[1:].isupper()
+    return len(token) >= 6 or marked
+
+
+def rank_facts(
+    facts: Sequence[str], origins: Mapping[str, str | None], question: Question
+) -> tuple[tuple[str, ...], int]:
+    """``facts`` best first (stable), and how many share a word with the question or come
+    from a file it names."""
+    rows = _extreme_rows(facts, origins, question)
+    named = {o for o in origins.values() if o is not None and question.names(o)}
+    scores: dict[str, float] = {}
+    for fact in facts:
+        shared = len(question.words & words_of(fact))
+        origin = origins.get(fact)
+        score = shared + (2.0 if origin in named else 0.0) + _cued(fact, question.words)
+        scores[fact] = score + (3.0 if fact in rows else 0.0)
+    kept = sorted(facts, key=lambda fact: -scores[fact])
+    relevant = sum(1 for f in kept if question.words & words_of(f) or origins.get(f) in named)
+    return tuple(kept), relevant
+
+
+def _cued(fact: str, words: frozenset[str]) -> float:
+    """A bonus for a fact holding the kind of value the question asks for."""
+    bonus = 0.0
+    if words & _DATE_CUES and _DATE.search(fact):
+        bonus += 1.0
+    if "version" in words and _VERSION.search(fact):
+        bonus += 1.0
+    if words & _NUMBER_CUES and any(c.isdigit() for c in fact):
+        bonus += 0.5
+    return bonus
+
+
+def _extreme_rows(
+    facts: Sequence[str], origins: Mapping[str, str | None], question: Question
+) -> set[str]:
+    """The rows of each comma-separated table whose value in the asked column is the
+    largest (``highest``) or smallest (``fewest``) one."""
+    most, least = question.words & _MOST, question.words & _LEAST
+    if not most and not least:
+        return set()
+    tables: dict[str, list[list[str]]] = {}
+    for fact in facts:
+        origin = origins.get(fact)
+        if origin is not None and "," in fact:
+            tables.setdefault(origin, []).append(fact.split(","))
+    found: set[str] = set()
+    for rows in tables.values():
+        row = _extreme(rows, question.words, bool(most))
+        if row is not None:
+            found.add(",".join(row))
+    return found
+
+
+def _extreme(rows: list[list[str]], words: frozenset[str], most: bool) -> list[str] | None:
+    header = next((r for r in rows if not any(_is_number(c) for c in r)), None)
+    body = [r for r in rows if r is not header and len(r) == len(rows[0])]
+    column = _column(header, body, words)
+    if column is None:
+        return None
+    values = [(float(r[column]), r) for r in body if _is_number(r[column])]
+    if not values:
+        return None
+    pick = max if most else min
+    return pick(values, key=lambda pair: pair[0])[1]
+
+
+def _column(header: list[str] | None, body: list[list[str]], words: frozenset[str]) -> int | None:
+    """The numeric column the question names in ``header``, else the last numeric one."""
+    if not body:
+        return None
+    numeric = [i for i in range(len(body[0])) if all(_is_number(r[i]) for r in body)]
+    named = [i for i in numeric if header and words & words_of(header[i].replace("_", " "))]
+    if named:
+        return named[0]
+    return numeric[-1] if numeric else None
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
