@@ -53,7 +53,8 @@ def project_options(function: F) -> F:
             click.option(
                 "--allow-broad-root",
                 is_flag=True,
-                help="Let / or your home directory itself be the project root.",
+                help="Let /, your home directory itself, or a folder of secrets (~/.aws, "
+                "~/.ssh) be the project root.",
             ),
         ],
     )

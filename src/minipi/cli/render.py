@@ -186,7 +186,9 @@ class HumanLog:
             self.results[0] += 1
             self.results[1] += res.is_error
             self.read_only = self.read_only or res.code == "read_only"
-            if res.is_error:
+            if res.denied:  # the user's decision, not a tool's failure
+                line(w("denied_result"), "33")
+            elif res.is_error:
                 line(w("failed", code=one_line(str(res.code))), "33")
             else:
                 line(w("ok"), "32")
