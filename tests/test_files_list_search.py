@@ -301,3 +301,17 @@ def test_a_file_is_found_by_its_name_in_a_large_tree(
     result = tools["search_files"].execute({"query": "invoice-7781"})
     assert result.content == "archive/2023/05/invoice-7781.json (file name)"
     assert result.details["choices"] == {"file": ["archive/2023/05/invoice-7781.json"]}
+
+
+def test_an_allowed_hidden_file_is_listed_and_searched(tmp_path: Path) -> None:
+    """Hidden names are skipped, except one the user allowed by name (``--allow``)."""
+    (tmp_path / ".env.example").write_text("API_KEY=changeme\n", encoding="utf-8")
+    (tmp_path / ".hidden.txt").write_text("API_KEY=other\n", encoding="utf-8")
+    with ProjectFiles(tmp_path, allow=[".env.example"]) as files:
+        tools = {t.name: t for t in create_project_tools(files)}
+        listed = tools["list_files"].execute({"path": "."}).content.splitlines()
+        found = tools["search_files"].execute({"query": "API_KEY"}).content
+    assert ".env.example" in listed
+    assert ".hidden.txt" not in listed
+    assert ".env.example:1:" in found
+    assert ".hidden.txt" not in found

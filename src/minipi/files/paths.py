@@ -31,6 +31,7 @@ __all__ = [
     "MAX_COMPONENT_BYTES",
     "MAX_PATH_CHARS",
     "RelPath",
+    "allows",
     "escape_line",
     "is_sensitive",
     "is_within",
@@ -166,6 +167,16 @@ def is_sensitive(parts: Sequence[str], allow: Sequence[str] = ()) -> bool:
             continue
         prefix = "/".join(parts[: index + 1]).lower()
         if not any(_allows(glob.lower(), name, prefix) for glob in allow):
+            return True
+    return False
+
+
+def allows(parts: Sequence[str], allow: Sequence[str]) -> bool:
+    """Whether an ``allow`` glob names the path ``parts`` or a folder above it (the rule of
+    ``is_sensitive``: a glob without ``/`` by a component's name, one with ``/`` by the path)."""
+    for index, part in enumerate(parts):
+        prefix = "/".join(parts[: index + 1]).lower()
+        if any(_allows(glob.lower(), part.lower(), prefix) for glob in allow):
             return True
     return False
 

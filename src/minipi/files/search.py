@@ -73,7 +73,7 @@ def search_tree(
 ) -> SearchResult:
     """Search ``query`` under the open ``fd`` (a directory, or one file); takes ownership of fd."""
     state = _State(query, limits, stop_at=time.monotonic() + limits.max_seconds)
-    ignore = read_gitignore(root)
+    ignore = read_gitignore(root, limits.allow)
     state.ignore = None if rel.parts and ignore.skips(rel.parts, is_dir) else ignore
     complete = True
     if is_dir:

@@ -263,9 +263,10 @@ def _unignored(listing: Listing, files: ProjectFiles) -> Listing:
 
 def _gitignore(files: ProjectFiles) -> Ignore:
     try:
-        return Ignore.parse(files.read_text(".gitignore").text)
+        ignore = Ignore.parse(files.read_text(".gitignore").text)
     except FileAccessError:
-        return Ignore()
+        ignore = Ignore()
+    return replace(ignore, allow=files.allow)
 
 
 def _listed(listing: Listing, files: ProjectFiles) -> dict[str, list[str]]:

@@ -19,11 +19,11 @@ import fnmatch
 import os
 import stat
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal, TypeAlias
 
 from minipi.errors import FileAccessError
-from minipi.files.paths import RelPath, show
+from minipi.files.paths import RelPath, allows, show
 
 __all__ = [
     "Ignore",
@@ -71,9 +71,12 @@ class Ignore:
     """What listings and searches skip: hidden names and the ``.gitignore`` patterns (a
     subset of git's syntax: ``*``/``?``/``[]`` globs, a trailing ``/`` for directories only,
     a ``/`` inside or first anchors at the root, ``#`` comments; ``!`` re-includes are not
-    read, so such a pattern is ignored)."""
+    read, so such a pattern is ignored). A path an ``allow`` glob names (``--allow
+    .env.example``, the sandbox's own rule: ``paths.allows``) is never skipped: the user asked
+    for it by name."""
 
     patterns: tuple[str, ...] = ()
+    allow: tuple[str, ...] = ()
 
     @classmethod
     def parse(cls, text: str) -> Ignore:
@@ -82,6 +85,8 @@ class Ignore:
 
     def skips(self, parts: Sequence[str], is_dir: bool) -> bool:
         """Whether the root-relative path ``parts`` is hidden or ignored."""
+        if self.allow and allows(parts, self.allow):
+            return False
         if any(part.startswith(".") for part in parts):
             return True
         path = "/".join(parts)
@@ -98,20 +103,20 @@ def _matches(pattern: str, path: str, name: str, is_dir: bool) -> bool:
     return fnmatch.fnmatchcase(name, pattern)
 
 
-def read_gitignore(root: Root) -> Ignore:
+def read_gitignore(root: Root, allow: Sequence[str] = ()) -> Ignore:
     """The root's ``.gitignore`` as an ``Ignore`` (no patterns when it is missing, not a
     regular file, too large or not UTF-8: hidden names are still skipped)."""
     try:
         fd, info = open_at(root, root.fd, ".gitignore", RelPath((".gitignore",)), "file")
     except FileAccessError:
-        return Ignore()
+        return Ignore(allow=tuple(allow))
     try:
         data = os.read(fd, 64 * 1024) if info.st_size <= 64 * 1024 else b""
     except OSError:
         data = b""
     finally:
         os.close(fd)
-    return Ignore.parse(data.decode("utf-8", errors="replace"))
+    return replace(Ignore.parse(data.decode("utf-8", errors="replace")), allow=tuple(allow))
 
 
 def refusal(code: str, where: RelPath, detail: str = "") -> FileAccessError:
