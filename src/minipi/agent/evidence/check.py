@@ -5,9 +5,16 @@ judges each distinct figure once (``_judge``). Order of a verdict (never upgrade
 claims are not looked up. Content of tool results, usual renderings first, then the rest
 (``Matcher.more_hits``) only if nothing was found. Among the places found, exact and
 normalized ones win over rounded ones; two or more places of the best kind make the claim
-``ambiguous``, all listed (at most ``MAX_SOURCES``). Then ``derived`` (text from quoted
-pieces), ``path`` (listed paths, path arguments), ``from_question``, and last
-``unsupported`` with the nearest number shown as a hint.
+``ambiguous``, all listed (at most ``MAX_SOURCES``); this question's results win over an
+earlier question's. Then ``derived`` (text from quoted pieces), ``path`` (listed paths, path
+arguments), ``from_question``, and last ``unsupported`` with the nearest number shown as a
+hint.
+
+A ``path`` claim is ``exact`` where a tool showed that path (listed, found, moved, or a path
+argument of a call that did not fail), not only where content names it; a name glued to
+Chinese text before it (``文件猫咪小花.txt``) is tried without that text. A ``change`` claim
+is ``exact`` when a change of this run (``sources.Change``) is called by a word its sentence
+holds; else ``unsupported``.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ from minipi.agent.evidence.match import (
 )
 from minipi.agent.evidence.match_dates import DateMatcher, TimeMatcher
 from minipi.agent.evidence.match_numbers import NumberMatcher, nearest
-from minipi.agent.evidence.sources import Output, RunSources, collect_sources
+from minipi.agent.evidence.sources import Change, Output, RunSources, collect_sources
 from minipi.agent.evidence.types import (
     CheckedClaim,
     Claim,
@@ -40,6 +47,7 @@ from minipi.agent.evidence.types import (
     Origin,
     Source,
     Status,
+    TextFigure,
     TimeFigure,
 )
 from minipi.ai.types import Item
@@ -170,6 +178,8 @@ class _Check:
         verdict = self._verdicts.get(key)
         if verdict is None and claim.weak:
             verdict = self._verdicts[key] = Verdict("weak")
+        if verdict is None and claim.kind == "change":
+            verdict = self._verdicts[key] = _judge_change(claim, self.run.changes)
         if verdict is None:
             matcher = matcher_for(claim.figure, self.views)
             usual = rest = 0
@@ -206,6 +216,8 @@ def _judge(claim: Claim, check: _Check, matcher: Matcher) -> tuple[Verdict, bool
     content = _content(places)
     if content:
         return _supported(content, locator), further
+    if claim.kind == "path":
+        return _judge_path(claim, check, matcher), further
     if claim.kind in ("quote", "identifier"):
         derived = _derived(claim, check)
         if derived is not None:
@@ -244,8 +256,7 @@ def _content(places: list[_Place]) -> list[_Place]:
 
 
 def _supported(content: list[_Place], locator: Locator) -> Verdict:
-    best = [p for p in content if p.hit.tier in ("exact", "normalized")]
-    group = best or [p for p in content if p.hit.tier == "rounded"]
+    group = _best(content)
     places: dict[tuple[str, int, int], _Place] = {}
     for place in group:  # the same file read twice is one place
         places.setdefault((place.output.identity, place.hit.start, place.hit.end), place)
@@ -253,6 +264,57 @@ def _supported(content: list[_Place], locator: Locator) -> Verdict:
     status: Status = "ambiguous" if len(unique) > 1 else _STATUS_OF[unique[0].hit.tier]
     sources = tuple(locator.source(p.output, p.hit, p.origin) for p in unique[:MAX_SOURCES])
     return Verdict(status, sources)
+
+
+def _judge_path(claim: Claim, check: _Check, matcher: Matcher) -> Verdict:
+    """A path claim no content names: ``exact`` where a tool showed the path."""
+    for name in _path_names(claim.value):
+        find = matcher if name == claim.value else TextMatcher(TextFigure(name, name))
+        places = _scan(find.hits, check.run)
+        shown = [check.locator.source(p.output, p.hit, p.origin) for p in places]
+        shown = [s for s in shown if s.origin == "path"] + list(_argument_hits(find, check.run))
+        if shown:
+            current = [s for s in shown if s.question is None] or shown
+            return Verdict("exact", _unique_paths(current))
+    return Verdict("unsupported")
+
+
+def _path_names(path: str) -> list[str]:
+    """``path``, then without each leading non-ASCII character it may be glued to."""
+    names = [path]
+    while len(path) > 1 and not path[0].isascii() and path[1] not in "./":
+        path = path[1:]
+        names.append(path)
+    return names
+
+
+def _judge_change(claim: Claim, changes: tuple[Change, ...]) -> Verdict:
+    """A claimed change: ``exact`` when a change of this run is called by a word of it."""
+    said = claim.text.lower()
+    for change in changes:
+        if any(word.lower() in said for word in change.words):
+            output = change.output
+            source = Source(
+                call_id=output.call_id,
+                tool=output.tool,
+                path=output.path,
+                origin="content",
+                pointer=None,
+                line=1,
+                column=1,
+                range=(0, len(output.text)),
+                text=output.text,
+            )
+            return Verdict("exact", (source,))
+    return Verdict("unsupported")
+
+
+def _best(content: list[_Place]) -> list[_Place]:
+    """The places of the best kind (exact or normalized, else rounded); of them, this
+    question's when there are any."""
+    best = [p for p in content if p.hit.tier in ("exact", "normalized")]
+    group = best or [p for p in content if p.hit.tier == "rounded"]
+    return [p for p in group if p.output.question is None] or group
 
 
 def _derived(claim: Claim, check: _Check) -> Verdict | None:
@@ -285,6 +347,7 @@ def _argument_hits(matcher: Matcher, run: RunSources) -> Iterator[Source]:
                 column=None,
                 range=(hit.start, hit.end),
                 text=argument.path[hit.start : hit.end],
+                question=argument.question,
             )
 
 

@@ -327,4 +327,5 @@ class Locator:
             column=column,
             range=(hit.start, hit.end),
             text=output.text[hit.start : hit.end],
+            question=output.question,
         )
