@@ -12,7 +12,7 @@ hint.
 
 A ``path`` claim is ``exact`` where a tool showed that path (listed, found, moved, or a path
 argument of a call that did not fail), not only where content names it; a name glued to
-Chinese text before it (``文件猫咪小花.txt``) is tried without that text. A ``change`` claim
+Chinese text before it (``文件猫咪小花.txt``) matches a shown path's last name. A ``change`` claim
 is ``exact`` when a change of this run (``sources.Change``) is called by a word its sentence
 holds; else ``unsupported``.
 """
@@ -47,7 +47,6 @@ from minipi.agent.evidence.types import (
     Origin,
     Source,
     Status,
-    TextFigure,
     TimeFigure,
 )
 from minipi.ai.types import Item
@@ -267,25 +266,30 @@ def _supported(content: list[_Place], locator: Locator) -> Verdict:
 
 
 def _judge_path(claim: Claim, check: _Check, matcher: Matcher) -> Verdict:
-    """A path claim no content names: ``exact`` where a tool showed the path."""
-    for name in _path_names(claim.value):
-        find = matcher if name == claim.value else TextMatcher(TextFigure(name, name))
-        places = _scan(find.hits, check.run)
-        shown = [check.locator.source(p.output, p.hit, p.origin) for p in places]
-        shown = [s for s in shown if s.origin == "path"] + list(_argument_hits(find, check.run))
-        if shown:
-            current = [s for s in shown if s.question is None] or shown
-            return Verdict("exact", _unique_paths(current))
-    return Verdict("unsupported")
+    """A path claim no content names: ``exact`` where a tool showed the path, or a path
+    whose last name the claim ends with after Chinese text it is glued to."""
+    places = _scan(matcher.hits, check.run)
+    shown = [check.locator.source(p.output, p.hit, p.origin) for p in places]
+    shown += _argument_hits(matcher, check.run)
+    shown = shown or list(_glued(claim.value, check))
+    if not shown:
+        return Verdict("unsupported")
+    current = [s for s in shown if s.question is None] or shown
+    return Verdict("exact", _unique_paths(current))
 
 
-def _path_names(path: str) -> list[str]:
-    """``path``, then without each leading non-ASCII character it may be glued to."""
-    names = [path]
-    while len(path) > 1 and not path[0].isascii() and path[1] not in "./":
-        path = path[1:]
-        names.append(path)
-    return names
+def _glued(value: str, check: _Check) -> Iterator[Source]:
+    """The paths shown whose last name ends ``value`` right after a non-ASCII character
+    (``文件猫咪小花.txt`` and ``inbox/猫咪小花.txt``): one pass over the path regions."""
+    for output in check.run.outputs:
+        for start, end, origin in output.regions:
+            text = output.text[start:end]
+            name = text.rstrip("/").rsplit("/", 1)[-1]
+            cut = len(value) - len(name)
+            glued = cut > 0 and value.endswith(name) and not value[cut - 1].isascii()
+            if origin == "path" and name and glued:
+                at = start + text.rindex(name)
+                yield check.locator.source(output, Hit(at, at + len(name), "exact"), "path")
 
 
 def _judge_change(claim: Claim, changes: tuple[Change, ...]) -> Verdict:
