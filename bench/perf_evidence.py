@@ -221,6 +221,39 @@ WORST: dict[str, Callable[[], tuple[str, list[Item]]]] = {
         ),
     ),
     "a quote almost derived from 5,000 pieces": lambda: ("'AAAAX'", _reads(["'A' " * 5_000])),
+    "100 unsupported paths, 4 MB": lambda: (
+        _joined([f"reports/zq{i}/missing-{i}.json" for i in range(100)]),
+        _big(),
+    ),
+    "100 paths glued to Chinese, 4 MB": lambda: (
+        _joined([f"档案文件夹里的资料{i}号备份.txt" for i in range(100)]),
+        _big(),
+    ),
+    "50 numbers split by zero-width, 50 in Arabic-Indic digits, 4 MB": lambda: (
+        _joined([f"{31337 + i}".replace("3", "3\u200b", 1) + " 元，٩٦٠٠٧" for i in range(50)]),
+        _big(),
+    ),
+    "50 financial and 50 〇 numerals, 4 MB": lambda: (
+        _joined(
+            [
+                "玖仟陆佰零" + "壹贰叁肆伍陆柒捌玖"[i % 9] + "元，九六〇" + str(i % 9)
+                for i in range(50)
+            ]
+        ),
+        _big(),
+    ),
+    "100 claimed changes, 4 MB": lambda: (
+        "。".join(f"已把 f{i}.txt 移到 archive/ 并删除了 g{i}.txt" for i in range(100)),
+        _big(),
+    ),
+    "an MCP-like result echoing its argument 1M times": lambda: (
+        "营收 9600 元",
+        [
+            Message("user", "q"),
+            FunctionCall("c", "lookup", json.dumps({"q": "96", "r": "9600"})),
+            FunctionCallOutput("c", "96 9600 " * 500_000),
+        ],
+    ),
 }
 """The worst cases we could build: what each costs must stay within ``BOUND_MS``."""
 

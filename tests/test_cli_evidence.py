@@ -235,12 +235,18 @@ def test_the_trace_and_the_session_keep_the_evidence(
     saved = json.loads(minipi("sessions", "show", "s", "--json", env=clean_env(**env)).stdout)
     (run,) = saved["runs"]
     assert run["events"][-1]["evidence"] == traced
-    # a resumed session answers again with the evidence of its own run only
-    fake_server.add(Turn("订单数是 128。"))
+    # a resumed session's follow-up with no tool call: traced to what question 1 read
+    fake_server.add(Turn("订单数是 128，营收 7000 元。"))
     again = ask(fake_server, SAMPLE, "订单数是多少？", "--session", "s", "--json", **env)
     evidence = evidence_of(again)
     assert evidence["tool_results"] == 0  # the earlier run's results are not this run's
-    assert statuses(evidence) == {"128": "unsupported"}
+    assert statuses(evidence) == {"128": "exact", "7000 元": "unsupported"}
+    (source,) = evidence["claims"][0]["sources"]
+    assert (source["question"], source["path"], source["line"]) == (
+        1,
+        "reports/daily-2026-09-06.json",
+        3,
+    )
 
 
 @pytest.mark.parametrize("flag", ["--evidence=maybe"])

@@ -17,7 +17,7 @@ import pytest
 from minipi.agent.evidence import MAX_SOURCES, Evidence, check_evidence, extract_claims
 from minipi.agent.evidence.locate import json_pointer, line_column
 from minipi.agent.evidence.numerals import fold, parse_chinese, render_chinese
-from minipi.agent.evidence.sources import collect_sources, file_text_end
+from minipi.agent.evidence.sources import collect_sources
 from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, Message
 from minipi.files import ProjectFiles, create_project_tools
 from support.files import Approvals
@@ -188,8 +188,13 @@ def test_the_shelter_answer_makes_no_false_alarm(tmp_path: Path) -> None:
     items = tool_run(tmp_path / "shelter", "把猫咪小花送去领养区。", calls, Approvals())
     answer = "已把 inbox/猫咪小花.txt 移到 archive/，它是 2 岁的中华田园猫。"
     evidence = check_evidence(answer, items)
-    assert [(c.claim.text, c.status) for c in evidence.claims] == [("2 岁", "weak")]
-    assert (evidence.supported, evidence.unsupported, evidence.tool_results) == (0, 0, 3)
+    assert [(c.claim.kind, c.claim.text, c.status) for c in evidence.claims] == [
+        ("change", answer, "exact"),  # the sentence: moved, as the move_file call did
+        ("path", "inbox/猫咪小花.txt", "exact"),  # listed, read and moved
+        ("path", "archive/", "exact"),  # the move's new path is in it
+        ("number", "2 岁", "weak"),
+    ]
+    assert (evidence.supported, evidence.unsupported, evidence.tool_results) == (3, 0, 3)
 
 
 EXTRACTED = [
@@ -358,32 +363,28 @@ def test_line_and_column_are_one_based_code_points() -> None:
     assert line_column("9600", 0) == (1, 1)
 
 
-def test_read_file_notices_are_not_file_text() -> None:
-    body = '{"a": 1}\n'
-    assert file_text_end(body) == len(body)
-    notices = "[truncated: 3 more lines; call read_file again with offset=4]\n[note: x]"
-    assert file_text_end(body + notices) == len(body) - 1
-    assert file_text_end("(empty file, 0 bytes)") == 0
+def test_read_file_notices_are_not_file_text(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("".join(f"line {n}\n" for n in range(1, 9)))
+    items = tool_run(tmp_path, "q", [("read_file", {"path": "a.txt", "limit": 3})])
+    output = items[-1]
+    assert isinstance(output, FunctionCallOutput)
+    assert "offset=4" in output.output  # the notice names 4: not a source of it
+    (run_output,) = collect_sources(items).outputs
+    assert run_output.origin_at(output.output.index("line 2")) == "content"
+    assert run_output.origin_at(output.output.index("[truncated")) is None
 
 
-def test_search_results_split_into_path_and_content() -> None:
-    text = (
-        'reports/a.json:4:   "x": 96\n'
-        "no matches for '7'\n"
-        "[truncated: 3 more matches; use a longer query or a narrower path]"
-    )
-    run = collect_sources(
-        [
-            Message("user", "q"),
-            FunctionCall("c", "search_files", '{"query": "x"}'),
-            FunctionCallOutput("c", text),
-        ]
-    )
-    (output,) = run.outputs
-    assert output.origin_at(0) == "path"
-    assert output.origin_at(text.index("96")) == "content"
-    assert output.origin_at(text.index("4:")) is None
-    assert output.origin_at(text.index("no matches")) is None
+def test_search_results_split_into_path_and_content(tmp_path: Path) -> None:
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "reports/a.json").write_text('{\n\n\n  "x": 96\n}\n')
+    items = tool_run(tmp_path, "q", [("search_files", {"query": '"x"'})])
+    output = items[-1]
+    assert isinstance(output, FunctionCallOutput)
+    text = output.output
+    (run_output,) = collect_sources(items).outputs
+    assert run_output.origin_at(0) == "path"
+    assert run_output.origin_at(text.index("96")) == "content"
+    assert run_output.origin_at(text.index("4:")) is None
 
 
 def test_a_ranged_read_gives_the_file_line(tmp_path: Path) -> None:

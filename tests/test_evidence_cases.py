@@ -12,6 +12,7 @@ case fails if the check points anywhere else.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,15 +28,33 @@ DAILY_PATH = "reports/daily-2026-09-06.json"
 STEPS = [(EXAMPLES / f"treasure_hunt/step{n}.txt").read_text(encoding="utf-8") for n in (1, 2, 3)]
 QUESTION = "帮我看看 reports 目录里的日报，告诉我这份日报的日期、订单数和营收。"
 PATH_TOOLS = ("list_files", "move_file")
-"""The file tools whose results say they list paths (``details["output"] == "paths"``)."""
+"""The file tools whose outputs are one path a line."""
+_NOTICE = re.compile(r"\[(?:truncated|note|not searched|search stopped)[^\n]*\]")
+_HIT = re.compile(r'("(?:[^"\\\n]|\\.)*"|[^\n]*?):(\d+): ')
 
 
 def tool_output(
     call_id: str, tool: str, output: str, *, is_error: bool = False
 ) -> FunctionCallOutput:
-    """A result as minipi's tool returns it: list_files and move_file say they list paths."""
-    details: dict[str, Any] = {"output": "paths"} if tool in PATH_TOOLS else {}
-    return FunctionCallOutput(call_id, output, is_error=is_error, details=details)
+    """A result as minipi's tool returns it, with the marks (``details["marks"]``) that tool
+    gives its output: the fixture's notice lines, ``no matches`` and line numbers are not
+    marked; any other tool's result has none (it is content as a whole)."""
+    marks: list[list[Any]] = []
+    lines = [(m.start(), m.end()) for m in re.finditer(r"[^\n]+", output)]
+    words = [(a, b) for a, b in lines if _NOTICE.fullmatch(output, a, b)]
+    if tool in PATH_TOOLS:
+        marks = [[a, b, "path"] for a, b in lines if (a, b) not in words]
+    elif tool == "read_file":
+        end = words[0][0] - 1 if words and words[-1][1] == len(output.rstrip()) else len(output)
+        marks = [[0, max(end, 0), "content"]] if not output.startswith("(empty file") else []
+    elif tool == "search_files":
+        for a, b in lines:
+            hit = _HIT.match(output, a, b)
+            if hit is not None:
+                marks += [[a, hit.end(1), "path"], [hit.end(), b, "content"]]
+    else:
+        return FunctionCallOutput(call_id, output, is_error=is_error)
+    return FunctionCallOutput(call_id, output, is_error=is_error, details={"marks": marks})
 
 
 @dataclass(frozen=True)
@@ -463,15 +482,6 @@ TRAPS = [
         tool_results=0,
     ),
     case(
-        "earlier-run-does-not-count",
-        "营收 9600 元",
-        (),
-        "9600 元",
-        "unsupported",
-        earlier=(R,),
-        tool_results=0,
-    ),
-    case(
         "earlier-run-not-ambiguous",
         "营收 9600 元",
         (read("b.json", as_json({"revenue": 9600})),),
@@ -730,7 +740,7 @@ TEXTS = [
         "见 daily-2026-09-06.json",
         (LIST,),
         "daily-2026-09-06.json",
-        "path",
+        "exact",
         (At(1, "daily-2026-09-06.json", line=1, origin="path"),),
     ),
     case(
@@ -760,7 +770,7 @@ TEXTS = [
         "backticks",
         "下一步读 `step2.txt`",
         (read("step1.txt", STEPS[0]),),
-        "`step2.txt`",
+        "step2.txt",
         "exact",
         (At(1, "step2.txt", line=1),),
     ),

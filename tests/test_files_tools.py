@@ -25,6 +25,7 @@ from minipi.files import (
     make_read_file_tool,
     make_search_files_tool,
 )
+from minipi.files.tools import MOVE_WORDS
 from support.files import DAILY, SECRET, Approvals, Project, make_project, moved
 
 CAT = "inbox/猫咪小花.txt"
@@ -145,11 +146,13 @@ def test_the_seed_flow_list_then_read(tools: dict[str, AgentTool]) -> None:
     assert listed.details == {
         "choices": {"file": ["reports/daily-2026-09-06.json"], "dir": []},
         "output": "paths",
+        "marks": [[0, len(listed.content), "path"]],
     }
     read = tools["read_file"].execute({"path": listed.details["choices"]["file"][0]})
     assert read.content == DAILY
     assert not read.is_error
-    assert read.details == {}  # its output is the file's content, not paths
+    # its output is the file's content, not paths
+    assert read.details == {"marks": [[0, len(DAILY), "content"]]}
 
 
 def test_list_choices_skip_links_specials_and_secrets(
@@ -175,12 +178,20 @@ def test_search_output_and_choices(project: Project, tools: dict[str, AgentTool]
         'reports/weekly.json:1: {"orders": 900}',
     ]
     # its lines hold content after the path: not an output of paths
-    assert result.details == {
-        "choices": {"file": ["reports/daily-2026-09-06.json", "reports/weekly.json"]}
+    assert result.details["choices"] == {
+        "file": ["reports/daily-2026-09-06.json", "reports/weekly.json"]
     }
+    marked = [(result.content[a:b], origin) for a, b, origin in result.details["marks"]]
+    assert marked == [
+        ("reports/daily-2026-09-06.json", "path"),
+        ('{"date": "2026-09-06", "orders": 128, "revenue_yuan": 9600}', "content"),
+        ("reports/weekly.json", "path"),
+        ('{"orders": 900}', "content"),
+    ]
     none = tools["search_files"].execute({"query": "cats"})
     assert none.content == "no matches for 'cats'"
     assert not none.is_error
+    assert none.details["marks"] == []  # the query echoed back is the tool's own words
 
 
 def test_search_reports_what_it_did_not_search(
@@ -227,10 +238,15 @@ def test_a_move_says_where_the_file_is_now_as_a_listing_would(
     result = make_move_file_tool(files, Approvals()).execute(
         {"source": "./inbox//猫咪小花.txt", "target": "archive/"}
     )
+    assert result.content == f"moved {CAT} -> archive/猫咪小花.txt"
+    end = len(result.content)
     assert result.details == {
         "choices": {"file": ["archive/猫咪小花.txt"]},
         "gone": {"file": [CAT]},
         "output": "paths",
+        "marks": [[6, 6 + len(CAT), "path"], [end - 16, end, "path"]],
+        "changed": True,
+        "change_words": MOVE_WORDS,
     }
     assert listed("archive") == result.details["choices"]["file"]
     assert CAT not in listed("inbox")

@@ -13,6 +13,7 @@ is the one place a run ends, with a code from ``minipi.agent.ends.END_CODES``. A
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import replace
@@ -200,9 +201,11 @@ class _Run:
         result = outcome.result
         content = self.rules.cut(result.content)
         call_id = outcome.call.call.call_id
-        self.add(
-            FunctionCallOutput(call_id, content, is_error=result.is_error, details=result.details)
-        )
+        details = result.details
+        if content != result.content:  # cut: the tool's marks end where the loop's notice begins
+            kept = os.path.commonprefix([content, result.content])  # noqa: RUF071 (text, not paths)
+            details = {**details, "cut_at": len(kept)}
+        self.add(FunctionCallOutput(call_id, content, is_error=result.is_error, details=details))
 
     def add(self, *items: Item) -> None:
         if items:

@@ -34,7 +34,15 @@ evidence check read them):
   ``details["gone"]`` to those it showed to no longer exist (``move_file``'s old path);
   paths that need escaping or are sensitive are never in them;
 - ``details["output"] == "paths"`` (``list_files``, ``move_file``): every line of the
-  output names a path (or says there is none, or more), none is file content.
+  output names a path (or says there is none, or more), none is file content;
+- ``details["marks"]`` (every tool): which parts of the output are what, a list of
+  ``[start, end, origin]`` (code points, end exclusive): ``"content"`` (a file's text, a
+  search hit's line) or ``"path"`` (a listed, found or moved path); the rest (notices,
+  ``no matches for '…'``, line numbers, the ``moved``/``->`` words) is the tool's own words;
+  this is what the evidence check takes as sources (``minipi.agent.evidence.sources``);
+- ``details["changed"]`` (``move_file``): the call changed the project, and
+  ``details["change_words"]`` how its change is called, by language
+  (``{"en": [...], "zh": [...]}``): what an answer saying it was done may use.
 """
 
 from __future__ import annotations
@@ -70,6 +78,12 @@ _DIRS: JsonObject = {"kind": "dir", "always": ["."]}
 _FILES: JsonObject = {"kind": "file"}
 _QUESTION: JsonObject = {"kind": "question"}  # the question's words
 _PATHS = "paths"  # details["output"]: every line of the output is a path
+MOVE_WORDS: JsonObject = {
+    "en": ["moved", "archived", "relocated"],
+    "zh": ["移动", "移到", "移至", "挪到", "转移", "归档", "放到", "放入", "移入"],
+}
+"""How ``move_file`` calls its change (``details["change_words"]``)."""
+Mark = list[Any]  # [start, end, "content" | "path"]
 _ROOT_NOTE = "relative to the project root; use . for the root"
 _SKIP_LABELS = {
     "not_utf8": "not UTF-8",
@@ -94,8 +108,9 @@ def make_list_files_tool(files: ProjectFiles) -> AgentTool:
 
     def handler(arguments: Mapping[str, Any]) -> ToolResult:
         listing = _unignored(files.list_dir(arguments["path"]), files)
-        details = {"choices": _listed(listing, files), "output": _PATHS}
-        return ToolResult(format_listing(listing), details=details)
+        text, marks = _marked_listing(listing)
+        details = {"choices": _listed(listing, files), "output": _PATHS, "marks": marks}
+        return ToolResult(text, details=details)
 
     return AgentTool(
         name="list_files",
@@ -115,9 +130,10 @@ def make_list_files_tool(files: ProjectFiles) -> AgentTool:
 def make_read_file_tool(files: ProjectFiles) -> AgentTool:
     """``read_file(path, offset?, limit?)``: a UTF-8 text file, or a range of its lines."""
 
-    def handler(arguments: Mapping[str, Any]) -> str:
+    def handler(arguments: Mapping[str, Any]) -> ToolResult:
         text = files.read_text(arguments["path"], arguments.get("offset"), arguments.get("limit"))
-        return format_text(text)
+        marks: list[Mark] = [[0, len(text.text), "content"]] if text.total_lines else []
+        return ToolResult(format_text(text), details={"marks": marks})
 
     line = {"type": "integer", "minimum": 1}
     return AgentTool(
@@ -142,7 +158,8 @@ def make_search_files_tool(files: ProjectFiles) -> AgentTool:
     def handler(arguments: Mapping[str, Any]) -> ToolResult:
         result = files.search(arguments["query"], arguments.get("path", "."))
         paths = list(dict.fromkeys(m.path for m in result.matches if m.path.isprintable()))
-        return ToolResult(format_search(result), details={"choices": {"file": paths}})
+        text, marks = _marked_search(result)
+        return ToolResult(text, details={"choices": {"file": paths}, "marks": marks})
 
     return AgentTool(
         name="search_files",
@@ -177,10 +194,20 @@ def make_move_file_tool(files: ProjectFiles, approve: Approver) -> AgentTool:
             if asked.refused:  # a person said no: the loop trusts this fact, not the code
                 return ToolResult.denial(error.message)
             raise
-        text = f"moved {quote_path(moved.source)} -> {quote_path(moved.destination)}"
+        source, destination = quote_path(moved.source), quote_path(moved.destination)
+        text = f"moved {source} -> {destination}"
+        after = len(text) - len(destination)
+        marks = [[6, 6 + len(source), "path"], [after, len(text), "path"]]
         # Guided mode then offers the file where it now is, and no longer where it was.
         shown = [moved.destination] if _offerable(moved.destination, files) else []
-        details = {"choices": {"file": shown}, "gone": {"file": [moved.source]}, "output": _PATHS}
+        details = {
+            "choices": {"file": shown},
+            "gone": {"file": [moved.source]},
+            "output": _PATHS,
+            "marks": marks,
+            "changed": True,
+            "change_words": MOVE_WORDS,
+        }
         return ToolResult(text, changed=True, details=details)
 
     return AgentTool(
@@ -233,21 +260,51 @@ def create_project_tools(files: ProjectFiles, approve: Approver | None = None) -
 
 def format_listing(listing: Listing) -> str:
     """One entry per line, root-relative, then the truncation notice if any."""
-    lines = [_entry_line(entry) for entry in listing.entries]
+    return _marked_listing(listing)[0]
+
+
+def _marked_listing(listing: Listing) -> tuple[str, list[Mark]]:
+    """``format_listing``'s text and its marks: each entry's path (a directory's with its
+    ``/``) is a path."""
+    lines = _Lines()
+    for entry in listing.entries:
+        shown = quote_path(entry.path) + ("/" if entry.type == "dir" else "")
+        lines.add((shown, "path"), (_entry_note(entry), None))
     if listing.more:
-        lines.append(f"[truncated: {listing.more} more entries; list a subdirectory]")
-    return "\n".join(lines) if lines else "(empty directory)"
+        lines.add((f"[truncated: {listing.more} more entries; list a subdirectory]", None))
+    if not lines.parts:
+        lines.add(("(empty directory)", None))
+    return lines.text(), lines.marks
 
 
-def _entry_line(entry: DirEntry) -> str:
-    shown = quote_path(entry.path)
-    if entry.type == "dir":
-        return shown + "/"
+def _entry_note(entry: DirEntry) -> str:
     if entry.type == "symlink":
-        return shown + " -> (symlink, not followed)"
+        return " -> (symlink, not followed)"
     if entry.type == "other":
-        return f"{shown} ({entry.detail})"
-    return shown
+        return f" ({entry.detail})"
+    return ""
+
+
+class _Lines:
+    """Output lines made of parts, each part content, a path, or the tool's words (None)."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.marks: list[Mark] = []
+        self._at = 0
+
+    def add(self, *parts: tuple[str, str | None]) -> None:
+        if self.parts:
+            self.parts.append("\n")
+            self._at += 1
+        for text, origin in parts:
+            if origin is not None and text:
+                self.marks.append([self._at, self._at + len(text), origin])
+            self.parts.append(text)
+            self._at += len(text)
+
+    def text(self) -> str:
+        return "".join(self.parts)
 
 
 def _unignored(listing: Listing, files: ProjectFiles) -> Listing:
@@ -302,16 +359,26 @@ def format_text(text: TextFile) -> str:
     return body + ("" if body.endswith("\n") else "\n") + "\n".join(notes)
 
 
-def _match_line(match: Match) -> str:
+def _match_parts(match: Match) -> tuple[tuple[str, str | None], ...]:
     if match.line == 0:
-        return f"{quote_path(match.path)} (file name)"
-    return f"{quote_path(match.path, colon=True)}:{match.line}: {match.text}"
+        return ((quote_path(match.path), "path"), (" (file name)", None))
+    path = quote_path(match.path, colon=True)
+    return ((path, "path"), (f":{match.line}: ", None), (match.text, "content"))
 
 
 def format_search(result: SearchResult) -> str:
     """``path:line: text`` lines, then notices for more matches, a cut walk, skipped files."""
-    lines = [_match_line(m) for m in result.matches]
-    if not lines:
+    return _marked_search(result)[0]
+
+
+def _marked_search(result: SearchResult) -> tuple[str, list[Mark]]:
+    """``format_search``'s text and its marks: a hit's path is a path, its line's text
+    content; ``no matches for '…'`` (the query echoed) and the notices are neither."""
+    marked = _Lines()
+    for match in result.matches:
+        marked.add(*_match_parts(match))
+    lines = []
+    if not result.matches:
         where = "" if result.path == "." else f" in {quote_path(result.path)}"
         lines.append(f"no matches for '{escape_line(result.query)}'{where}")
     if result.more_matches:
@@ -328,4 +395,6 @@ def format_search(result: SearchResult) -> str:
     if result.skipped:
         counts = ", ".join(f"{_SKIP_LABELS.get(k, k)}: {n}" for k, n in result.skipped.items())
         lines.append(f"[not searched: {counts}]")
-    return "\n".join(lines)
+    for line in lines:
+        marked.add((line, None))
+    return marked.text(), marked.marks

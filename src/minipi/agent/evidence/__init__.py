@@ -2,7 +2,8 @@
 
 The pipeline, one stage a module or two::
 
-    claims    (claims, numbers)      the figures of the answer, each a Claim with its Figure
+    claims    (claims, numbers,      the figures of the answer, each a Claim with its Figure;
+               statements)           the paths it names, the changes it says were made
     sources   (sources)              the run's tool results: what is content, what is a path
     match     (match, match_numbers, where each figure is in a text, and how well (Hit)
                match_dates)
@@ -17,11 +18,12 @@ data (``Evidence.to_json()`` is EVIDENCE.md's object).
 only by whoever checks an answer: ``import minipi`` does not load it.
 
 Sources
-    The run is what follows the last user ``Message`` of ``items`` (all of ``items`` if there is
-    none); that message's text is the question. Earlier turns of a chat are other runs and never
-    count; system and assistant text never do. A result with ``is_error`` is no source, nor is its
-    call's path argument. ``tool_results`` counts this run's results that are not errors. How each
-    tool's output splits into content, paths and notices: ``sources``.
+    The conversation's tool results that are not errors, as each tool marked them (content,
+    paths, its own words: ``sources``): this question's (after the last user ``Message``, whose
+    text is the question) first, then earlier questions' (``Source.question``); system and
+    assistant text never count, nor an argument the model wrote. ``tool_results`` counts this
+    question's results. ``path`` and ``change`` claims (``statements``): a path is ``exact``
+    where a tool showed it, a change where a change of this run is called by a word of it.
 Looking
     Each claim is looked for in its usual renderings first (a few ``str.find`` or one regex pass
     over each output); other scripts (full-width digits or Chinese numerals in the output, English

@@ -5,9 +5,16 @@ judges each distinct figure once (``_judge``). Order of a verdict (never upgrade
 claims are not looked up. Content of tool results, usual renderings first, then the rest
 (``Matcher.more_hits``) only if nothing was found. Among the places found, exact and
 normalized ones win over rounded ones; two or more places of the best kind make the claim
-``ambiguous``, all listed (at most ``MAX_SOURCES``). Then ``derived`` (text from quoted
-pieces), ``path`` (listed paths, path arguments), ``from_question``, and last
-``unsupported`` with the nearest number shown as a hint.
+``ambiguous``, all listed (at most ``MAX_SOURCES``); this question's results win over an
+earlier question's. Then ``derived`` (text from quoted pieces), ``path`` (listed paths, path
+arguments), ``from_question``, and last ``unsupported`` with the nearest number shown as a
+hint.
+
+A ``path`` claim is ``exact`` where a tool showed that path (listed, found, moved, or a path
+argument of a call that did not fail), not only where content names it; a name glued to
+Chinese text before it (``文件猫咪小花.txt``) matches a shown path's last name. A ``change`` claim
+is ``exact`` when a change of this run (``sources.Change``) is called by a word its sentence
+holds; else ``unsupported``.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ from minipi.agent.evidence.match import (
 )
 from minipi.agent.evidence.match_dates import DateMatcher, TimeMatcher
 from minipi.agent.evidence.match_numbers import NumberMatcher, nearest
-from minipi.agent.evidence.sources import Output, RunSources, collect_sources
+from minipi.agent.evidence.sources import Change, Output, RunSources, collect_sources
 from minipi.agent.evidence.types import (
     CheckedClaim,
     Claim,
@@ -170,6 +177,8 @@ class _Check:
         verdict = self._verdicts.get(key)
         if verdict is None and claim.weak:
             verdict = self._verdicts[key] = Verdict("weak")
+        if verdict is None and claim.kind == "change":
+            verdict = self._verdicts[key] = _judge_change(claim, self.run.changes)
         if verdict is None:
             matcher = matcher_for(claim.figure, self.views)
             usual = rest = 0
@@ -206,6 +215,8 @@ def _judge(claim: Claim, check: _Check, matcher: Matcher) -> tuple[Verdict, bool
     content = _content(places)
     if content:
         return _supported(content, locator), further
+    if claim.kind == "path":
+        return _judge_path(claim, check, matcher), further
     if claim.kind in ("quote", "identifier"):
         derived = _derived(claim, check)
         if derived is not None:
@@ -244,8 +255,7 @@ def _content(places: list[_Place]) -> list[_Place]:
 
 
 def _supported(content: list[_Place], locator: Locator) -> Verdict:
-    best = [p for p in content if p.hit.tier in ("exact", "normalized")]
-    group = best or [p for p in content if p.hit.tier == "rounded"]
+    group = _best(content)
     places: dict[tuple[str, int, int], _Place] = {}
     for place in group:  # the same file read twice is one place
         places.setdefault((place.output.identity, place.hit.start, place.hit.end), place)
@@ -253,6 +263,62 @@ def _supported(content: list[_Place], locator: Locator) -> Verdict:
     status: Status = "ambiguous" if len(unique) > 1 else _STATUS_OF[unique[0].hit.tier]
     sources = tuple(locator.source(p.output, p.hit, p.origin) for p in unique[:MAX_SOURCES])
     return Verdict(status, sources)
+
+
+def _judge_path(claim: Claim, check: _Check, matcher: Matcher) -> Verdict:
+    """A path claim no content names: ``exact`` where a tool showed the path, or a path
+    whose last name the claim ends with after Chinese text it is glued to."""
+    places = _scan(matcher.hits, check.run)
+    shown = [check.locator.source(p.output, p.hit, p.origin) for p in places]
+    shown += _argument_hits(matcher, check.run)
+    shown = shown or list(_glued(claim.value, check))
+    if not shown:
+        return Verdict("unsupported")
+    current = [s for s in shown if s.question is None] or shown
+    return Verdict("exact", _unique_paths(current))
+
+
+def _glued(value: str, check: _Check) -> Iterator[Source]:
+    """The paths shown whose last name ends ``value`` right after a non-ASCII character
+    (``文件猫咪小花.txt`` and ``inbox/猫咪小花.txt``): one pass over the path regions."""
+    for output in check.run.outputs:
+        for start, end, origin in output.regions:
+            text = output.text[start:end]
+            name = text.rstrip("/").rsplit("/", 1)[-1]
+            cut = len(value) - len(name)
+            glued = cut > 0 and value.endswith(name) and not value[cut - 1].isascii()
+            if origin == "path" and name and glued:
+                at = start + text.rindex(name)
+                yield check.locator.source(output, Hit(at, at + len(name), "exact"), "path")
+
+
+def _judge_change(claim: Claim, changes: tuple[Change, ...]) -> Verdict:
+    """A claimed change: ``exact`` when a change of this run is called by a word of it."""
+    said = claim.text.lower()
+    for change in changes:
+        if any(word.lower() in said for word in change.words):
+            output = change.output
+            source = Source(
+                call_id=output.call_id,
+                tool=output.tool,
+                path=output.path,
+                origin="content",
+                pointer=None,
+                line=1,
+                column=1,
+                range=(0, len(output.text)),
+                text=output.text,
+            )
+            return Verdict("exact", (source,))
+    return Verdict("unsupported")
+
+
+def _best(content: list[_Place]) -> list[_Place]:
+    """The places of the best kind (exact or normalized, else rounded); of them, this
+    question's when there are any."""
+    best = [p for p in content if p.hit.tier in ("exact", "normalized")]
+    group = best or [p for p in content if p.hit.tier == "rounded"]
+    return [p for p in group if p.output.question is None] or group
 
 
 def _derived(claim: Claim, check: _Check) -> Verdict | None:
@@ -285,6 +351,7 @@ def _argument_hits(matcher: Matcher, run: RunSources) -> Iterator[Source]:
                 column=None,
                 range=(hit.start, hit.end),
                 text=argument.path[hit.start : hit.end],
+                question=argument.question,
             )
 
 

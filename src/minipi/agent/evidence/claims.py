@@ -2,7 +2,8 @@
 
 The answer is folded first (``numerals.fold``: NFKC per code point); spans map back to the
 answer as given. Finders run in order and a later one never takes text an earlier one took:
-list markers and citations (never claims), quoted text, ISO date-times, identifiers, dates,
+list markers and citations (never claims), paths (``statements``), quoted text, ISO
+date-times, identifiers, dates,
 times, other digit groups (``192.168.1.1``), numbers, Chinese numerals (``numbers``). So a
 number inside an identifier (``SKU-0042``) or a date is not a claim of its own.
 
@@ -23,6 +24,7 @@ from dataclasses import replace
 
 from minipi.agent.evidence.numbers import find_chinese_numbers, find_numbers
 from minipi.agent.evidence.numerals import CN_DIGITS, MONTH_NAMES, MONTHS, fold, parse_chinese
+from minipi.agent.evidence.statements import find_changes, find_paths
 from minipi.agent.evidence.types import Claim, DateFigure, Found, TextFigure, TimeFigure
 
 __all__ = [
@@ -95,6 +97,7 @@ def extract_claims(answer: str) -> tuple[Claim, ...]:
         for item in finder(text):
             if item.end > item.start and taken.take(item.start, item.end):
                 found.append(item)
+    found += find_changes(text)  # a sentence: it holds the figures it names
     claims = [_to_claim(answer, folded.span, item) for item in found]
     return tuple(sorted(claims, key=lambda c: c.span))
 
@@ -357,6 +360,7 @@ def find_times(text: str) -> Iterator[Found]:
 
 
 _FINDERS: tuple[Finder, ...] = (
+    find_paths,
     find_quotes,
     find_datetimes,
     find_identifiers,

@@ -4,7 +4,9 @@ RFC 6901 JSON Pointer of its position when the output is JSON.
 A pointer is found without parsing the whole document into objects we keep: from the top,
 the children of each container on the way are delimited with the stdlib's C scanner
 (``JSONDecoder.scan_once``) and the one holding the position is entered. A document cut
-short (``read_file`` with ``limit``) still gives the pointers of what precedes the cut.
+short (``read_file`` with ``limit``) still gives the pointers of what precedes the cut. A
+member whose name comes again later in its object (a duplicate key: ``json.loads`` keeps the
+last) has no pointer: ``/revenue`` would name the other value.
 
 Cost (a 20 KB report with a ``rows`` array is typical): the top level is delimited whole, each
 member scanned to its end, which parses the document once and decides whether it has pointers
@@ -122,8 +124,8 @@ class JsonIndex:
         top = self._delimit_top(pos)
         if top is None:
             return None
-        index = bisect.bisect_right(top.starts, offset) - 1
-        if index < 0 or offset >= top.ends[index]:
+        index = _child(top, offset, text[pos])
+        if index is None:
             return None
         tokens = [top.tokens[index]]
         if offset >= top.values[index]:
@@ -176,15 +178,27 @@ class _Lazy:
         self.done = False
 
     def child_at(self, offset: int) -> tuple[str, int] | None:
-        """(token, value start) of the child whose span holds ``offset``, or None."""
+        """(token, value start) of the child whose span holds ``offset``, or None (also for a
+        member the parser drops: its name comes again later)."""
+        index = self._index(offset)
+        if index is None:
+            return None
+        if self.is_object:
+            while not self.done and self._next():
+                pass
+            if self.tokens[index] in self.tokens[index + 1 :]:
+                return None
+        return self.tokens[index], self.values[index]
+
+    def _index(self, offset: int) -> int | None:
         index = bisect.bisect_right(self.starts, offset) - 1
         if index >= 0 and offset < self.ends[index]:
-            return self.tokens[index], self.values[index]
+            return index
         if index < len(self.starts) - 1:
             return None  # before the first child, or between two
         while not self.done and self.pos <= offset and self._next():
             if offset < self.ends[-1]:
-                return self.tokens[-1], self.values[-1]
+                return len(self.starts) - 1
         return None
 
     def _next(self) -> bool:
@@ -245,14 +259,25 @@ def whole_pointer(text: str, offset: int) -> str | None:
             children = _members(text, pos)
         except (ValueError, IndexError, StopIteration, RecursionError):
             return None
-        index = bisect.bisect_right(children.starts, offset) - 1
-        if index < 0 or offset >= children.ends[index]:
+        index = _child(children, offset, text[pos])
+        if index is None:
             return None
         tokens.append(children.tokens[index])
         if offset < children.values[index]:
             break
         pos = children.values[index]
     return "".join("/" + t.replace("~", "~0").replace("/", "~1") for t in tokens)
+
+
+def _child(children: _Children, offset: int, bracket: str) -> int | None:
+    """The index of the child that holds ``offset``, or None; None too for a member a JSON
+    parser drops (its name comes again later: the parser keeps the last)."""
+    index = bisect.bisect_right(children.starts, offset) - 1
+    if index < 0 or offset >= children.ends[index]:
+        return None
+    if bracket == "{" and children.tokens[index] in children.tokens[index + 1 :]:
+        return None
+    return index
 
 
 def _members(text: str, pos: int) -> _Children:
@@ -327,4 +352,5 @@ class Locator:
             column=column,
             range=(hit.start, hit.end),
             text=output.text[hit.start : hit.end],
+            question=output.question,
         )

@@ -21,6 +21,7 @@ from minipi.agent.evidence.numerals import (
     PREFIX_UNIT,
     SUFFIX,
     canonical,
+    digit_string,
     parse_chinese,
     to_ascii_digits,
 )
@@ -214,19 +215,18 @@ def find_chinese_numbers(text: str) -> Iterator[Found]:
         if value is None:
             continue
         found = _chinese(text, match, Decimal(value))
-        has_unit = any(c in CN_UNITS for c in match.group("num"))
+        has_unit = any(c in CN_UNITS or c in "〇零" for c in match.group("num"))
         if found is not None and (has_unit or found.unit is not None):
             yield found
 
 
 def _chinese_value(text: str, match: re.Match[str]) -> int | None:
-    """The numeral's value, or None: not a numeral (``几十万``, ``五六``, ``零``)."""
-    num = match.group("num")
-    start = match.start("num")
+    """The value, or None (``几十万``, ``五六``); digits with a zero: one by one (九六〇〇)."""
+    num, start = match.group("num"), match.start("num")
     if num[0] not in _CN_FIRST or (start and text[start - 1] in _CN_VAGUE):
         return None
     if len(num) > 1 and not any(c in CN_UNITS for c in num):
-        return None
+        return digit_string(num)
     return parse_chinese(num)
 
 

@@ -22,6 +22,7 @@ __all__ = [
     "UNIT_WORDS",
     "Folded",
     "canonical",
+    "digit_string",
     "fold",
     "parse_chinese",
     "render_chinese",
@@ -51,6 +52,12 @@ _SPECIAL = {
     "\u301c": "~",  # wave dash, a range or "about"
     "\uff0c": "、",  # full-width comma: see fold()
 }
+_FINANCIAL = str.maketrans(
+    "壹贰貳叁參叄肆伍陆陸柒捌玖拾佰仟萬億", "一二二三三三四五六六七八九十百千万亿"
+)
+"""The financial numerals (大写数字: 玖仟陆佰) as the everyday ones."""
+_INVISIBLE = frozenset("\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e")
+"""Zero-width characters: dropped, so that ``9\u200b600`` is read as 9600, never as 9 and 600."""
 _FULLWIDTH_DIGITS = "０１２３４５６７８９"
 _TO_ASCII = str.maketrans(_FULLWIDTH_DIGITS + "，．－", "0123456789,.-")
 
@@ -73,7 +80,9 @@ class Folded:
 
 
 def fold(text: str) -> Folded:
-    """``text`` with NFKC applied per code point (full-width digits, ％, ．, ￥ become ASCII).
+    """``text`` with NFKC applied per code point (full-width digits, ％, ．, ￥ become ASCII);
+    every Unicode decimal digit as ASCII (Arabic-Indic ٩٦٠٠), financial numerals as everyday
+    ones (玖仟陆佰 as 九千六百), zero-width characters dropped.
 
     Characters whose compatibility form holds a digit but are not digits (①, ⑴, ², ½) become
     ``•``: they are list markers or notation, never figures. The full-width comma becomes a
@@ -100,7 +109,12 @@ def _fold_char(text: str, index: int, char: str) -> str:
     special = _SPECIAL.get(char)
     if special is not None:
         return special
-    folded = unicodedata.normalize("NFKC", char)
+    if char in _INVISIBLE:
+        return ""
+    digit = unicodedata.decimal(char, None)  # ٩٦٠٠, ۹۶۰۰, ९६००: NFKC keeps them
+    if digit is not None:
+        return str(digit)
+    folded = unicodedata.normalize("NFKC", char.translate(_FINANCIAL))
     if char not in _FULLWIDTH_DIGITS and any("0" <= c <= "9" for c in folded):
         return "•"
     return folded
@@ -159,6 +173,13 @@ def parse_chinese(text: str) -> int | None:
     if pending is not None:
         section += pending * (1 if zero or last_unit <= 10 else last_unit // 10)
     return total + section
+
+
+def digit_string(num: str) -> int | None:
+    """Chinese digits read one by one when they hold a zero (``九六〇〇`` 9600), else None
+    (``五六`` is "five or six")."""
+    zero = ("〇" in num or "零" in num) and "两" not in num
+    return int("".join(str(CN_DIGITS[c]) for c in num)) if zero else None
 
 
 def render_chinese(number: int) -> str:

@@ -1,20 +1,31 @@
-"""This run's tool results as sources: which parts of each output are content, which are paths.
+"""The conversation's tool results as sources: which parts of each output are content, which
+are paths, and which changes this run made.
 
-The run is what follows the last user message of the history (earlier turns of a chat are
-other runs). Each result that is not an error is a source, with its call's tool name and
-arguments. How an output is read depends on the tool that made it (minipi's file tools,
-``minipi.files.tools``): ``read_file`` is the file's text, then notice lines
-(``[truncated: …]``, ``[note: …]``) that are not content; every line of an output whose
-``details["output"]`` is ``"paths"`` (the file tools' listings and moves) is a path;
-``search_files`` lines are ``path:line: text``, the text being content; the output of any
-other tool is content as a whole.
+The conversation is every item; its questions are its user messages, numbered from 1. The run
+is what follows the last one (all of the items if there is none): its results are this
+question's (``Output.question`` None), those after an earlier question are that question's
+(its number). Outputs are listed this run's first, in call order, then each earlier question's,
+newest first: where a figure is in both, this question's results are preferred.
+
+What is content: a tool says it with ``details["marks"]``, a list of ``[start, end, origin]``
+(``origin`` ``"content"`` or ``"path"``) into its output (minipi's file tools,
+``minipi.files.tools``): the rest (notices, ``no matches for '…'``, echoes of the arguments,
+line numbers) is the tool's own words and never a source. When the loop cut the output
+(``details["cut_at"]``, where its notice begins), regions end there. A result without marks
+(another tool, an MCP tool, an older session's record) is content as a whole, less every
+occurrence of its call's own argument values (strings and numbers of two or more characters,
+at any depth): what the model wrote is never a source, through any tool. A result of an older
+record whose ``details["output"]`` is ``"paths"`` is a path a line.
+
+A change is a result of this run with ``details["changed"]`` true; the tool names its change
+in ``details["change_words"]`` (``{"en": [...], "zh": [...]}``).
 """
 
 from __future__ import annotations
 
 import bisect
+import itertools
 import json
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,13 +33,11 @@ from typing import Any
 from minipi.agent.evidence.types import Origin
 from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, Message
 
-__all__ = ["Output", "PathArgument", "RunSources", "collect_sources"]
-
-_NOTICE = re.compile(r"\[(?:truncated|note|not searched|search stopped)[^\n]*\]")
-_EMPTY_FILE = re.compile(r"\(empty file, \d+ bytes\)")
-_SEARCH_LINE = re.compile(r'("(?:[^"\\\n]|\\.)*"|[^\n]*?):(\d+): ')
+__all__ = ["Change", "Output", "PathArgument", "RunSources", "collect_sources"]
 
 Region = tuple[int, int, Origin]
+_MAX_ECHOES = 10_000
+"""Occurrences of argument values cut out of one unmarked output, at most (a bound)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +55,8 @@ class Output:
     regions: tuple[Region, ...]
     first_line: int = 1
     """The file's line number of the output's first line (``read_file`` with ``offset``)."""
+    question: int | None = None
+    """The number of the earlier question whose run made it; None: this question's."""
     _starts: tuple[int, ...] = field(default=(), repr=False, compare=False)
 
     @property
@@ -72,60 +83,97 @@ class PathArgument:
     call_id: str
     tool: str | None
     path: str
+    question: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """A change this run's tool made: its result, and the words the tool names it with."""
+
+    output: Output
+    words: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class RunSources:
-    """What one run's answer may be traced to."""
+    """What one answer may be traced to: the conversation's reads, this run's changes."""
 
     question: str | None
     outputs: tuple[Output, ...]
     path_arguments: tuple[PathArgument, ...]
+    changes: tuple[Change, ...] = ()
 
     @property
     def tool_results(self) -> int:
-        return len(self.outputs)
+        """This run's results that are not errors (earlier questions' not counted)."""
+        return sum(1 for o in self.outputs if o.question is None)
 
 
 def collect_sources(items: Sequence[Item]) -> RunSources:
-    """The sources of the run that ends ``items``: its tool results that are not errors."""
-    start = _last_user(items)
-    question = None
-    if start >= 0:
-        message = items[start]
-        assert isinstance(message, Message)
-        question = message.text
-    run = items[start + 1 :]
-    calls = {item.call_id: item for item in run if isinstance(item, FunctionCall)}
-    outputs: list[Output] = []
-    arguments: list[PathArgument] = []
-    for item in run:
+    """The sources of the conversation that ends ``items`` (see the module docstring)."""
+    asked = _questions(items)
+    question = _text(items[asked[-1]]) if asked else None
+    calls = {item.call_id: item for item in items if isinstance(item, FunctionCall)}
+    runs: list[list[Output]] = [[] for _ in range(len(asked) + 1)]
+    changes: list[Change | None] = []
+    for number, item in _results(items, asked):
+        current = number == len(asked)
+        output = _output(item, calls.get(item.call_id), None if current else number)
+        runs[number].append(output)
+        changes.append(_change(output, item.details) if current else None)
+    outputs = _newest_first(runs)
+    made = tuple(c for c in changes if c is not None)
+    return RunSources(question, tuple(outputs), _path_arguments(outputs), made)
+
+
+def _newest_first(runs: list[list[Output]]) -> list[Output]:
+    """This run's outputs in call order, then each earlier question's, newest first."""
+    return runs[-1] + [o for run in reversed(runs[:-1]) for o in run]
+
+
+def _questions(items: Sequence[Item]) -> list[int]:
+    return [i for i, item in enumerate(items) if isinstance(item, Message) and item.role == "user"]
+
+
+def _path_arguments(outputs: list[Output]) -> tuple[PathArgument, ...]:
+    return tuple(
+        PathArgument(o.call_id, o.tool, o.path, o.question) for o in outputs if o.path is not None
+    )
+
+
+def _text(item: Item) -> str | None:
+    return item.text if isinstance(item, Message) else None
+
+
+def _results(items: Sequence[Item], asked: list[int]) -> Iterator[tuple[int, FunctionCallOutput]]:
+    """Each result that is not an error, with how many questions came before it."""
+    number = 0
+    for index, item in enumerate(items):
+        while number < len(asked) and asked[number] <= index:
+            number += 1
         if isinstance(item, FunctionCallOutput) and not item.is_error:
-            output = _output(item, calls.get(item.call_id))
-            outputs.append(output)
-            if output.path is not None:
-                arguments.append(PathArgument(output.call_id, output.tool, output.path))
-    return RunSources(question, tuple(outputs), tuple(arguments))
+            yield number, item
 
 
-def _last_user(items: Sequence[Item]) -> int:
-    for index in range(len(items) - 1, -1, -1):
-        item = items[index]
-        if isinstance(item, Message) and item.role == "user":
-            return index
-    return -1
+def _change(output: Output, details: Mapping[str, Any]) -> Change | None:
+    if details.get("changed") is not True:
+        return None
+    declared = details.get("change_words")
+    words: list[str] = []
+    if isinstance(declared, dict):
+        for values in declared.values():
+            if isinstance(values, list):
+                words += [w for w in values if isinstance(w, str) and w]
+    return Change(output, tuple(words))
 
 
-def _output(item: FunctionCallOutput, call: FunctionCall | None) -> Output:
+def _output(item: FunctionCallOutput, call: FunctionCall | None, question: int | None) -> Output:
     tool = call.name if call else None
     arguments = _arguments(call)
     path = arguments.get("path")
     path = path if isinstance(path, str) else None
     identity = path if path is not None else json.dumps(arguments, sort_keys=True)
-    # The tool says its output is one path a line with details["output"] == "paths"
-    # (``FunctionCallOutput.details``: read with getattr, as results without it exist).
-    paths = getattr(item, "details", {}).get("output") == "paths"
-    regions = tuple(_regions("paths" if paths else tool, item.output))
+    regions = tuple(_regions(item, arguments))
     return Output(
         call_id=item.call_id,
         tool=tool,
@@ -135,6 +183,7 @@ def _output(item: FunctionCallOutput, call: FunctionCall | None) -> Output:
         text=item.output,
         regions=regions,
         first_line=_first_line(tool, arguments),
+        question=question,
         _starts=tuple(r[0] for r in regions),
     )
 
@@ -156,33 +205,71 @@ def _arguments(call: FunctionCall | None) -> dict[str, Any]:
     return parsed if isinstance(parsed, dict) else {}
 
 
-def _regions(kind: str | None, text: str) -> Iterator[Region]:
-    """The regions of ``text`` by its kind: the tool's name, or ``"paths"``."""
-    if kind == "paths":
-        for start, end in _lines(text):
-            if not _NOTICE.fullmatch(text, start, end) and text[start:end] != "(empty directory)":
-                yield (start, end, "path")
-    elif kind == "read_file":
-        end = file_text_end(text)
-        if end:
-            yield (0, end, "content")
-    elif kind == "search_files":
-        yield from _search_regions(text)
-    elif text:
-        yield (0, len(text), "content")
+def _regions(item: FunctionCallOutput, arguments: Mapping[str, Any]) -> Iterator[Region]:
+    """The regions of an output: as the tool marked them, else the whole (less echoes)."""
+    text, details = item.output, item.details
+    end = details.get("cut_at")
+    end = end if isinstance(end, int) and 0 <= end <= len(text) else len(text)
+    marks = _marks(details.get("marks"))
+    if marks is not None:
+        for start, stop, origin in marks:
+            if start < min(stop, end):
+                yield (start, min(stop, end), origin)
+    elif details.get("output") == "paths":  # an older record of a file tool's listing
+        for start, stop in _lines(text[:end]):
+            yield (start, stop, "path")
+    else:
+        yield from _less_echoes(text, end, list(_values(arguments)))
 
 
-def file_text_end(text: str) -> int:
-    """Where the file's text ends in a ``read_file`` output: before its notice lines."""
-    if _EMPTY_FILE.fullmatch(text):
-        return 0
-    end = len(text)
-    while end:
-        line_start = text.rfind("\n", 0, end) + 1
-        if not _NOTICE.fullmatch(text, line_start, end):
-            break
-        end = max(line_start - 1, 0)
-    return end
+def _marks(marks: object) -> list[Region] | None:
+    """``details["marks"]`` as sorted, disjoint regions, or None when absent or malformed."""
+    if not isinstance(marks, list):
+        return None
+    regions = sorted(r for r in map(_mark, marks) if r is not None)
+    if len(regions) < len(marks) or any(a[1] > b[0] for a, b in itertools.pairwise(regions)):
+        return None
+    return regions
+
+
+def _mark(mark: object) -> Region | None:
+    if not (isinstance(mark, list | tuple) and len(mark) == 3):
+        return None
+    start, end, origin = mark
+    if not (isinstance(start, int) and isinstance(end, int) and origin in ("content", "path")):
+        return None
+    return (start, end, "content" if origin == "content" else "path")
+
+
+def _values(value: object) -> Iterator[str]:
+    """The argument values a tool may echo: strings and numbers of 2+ characters."""
+    if isinstance(value, Mapping):
+        for inner in value.values():
+            yield from _values(inner)
+    elif isinstance(value, list):
+        for inner in value:
+            yield from _values(inner)
+    elif isinstance(value, str | int | float) and not isinstance(value, bool):
+        shown = str(value).strip()
+        if len(shown) >= 2:
+            yield shown
+
+
+def _less_echoes(text: str, end: int, values: list[str]) -> Iterator[Region]:
+    """``[0, end)`` as content, less every occurrence of an argument value."""
+    echoes: list[tuple[int, int]] = []
+    for value in values:
+        at = text.find(value, 0, end)
+        while at >= 0 and len(echoes) < _MAX_ECHOES:
+            echoes.append((at, at + len(value)))
+            at = text.find(value, at + 1, end)
+    start = 0
+    for a, b in sorted(echoes):
+        if a > start:
+            yield (start, a, "content")
+        start = max(start, b)
+    if start < end:
+        yield (start, end, "content")
 
 
 def _lines(text: str) -> Iterator[tuple[int, int]]:
@@ -193,12 +280,3 @@ def _lines(text: str) -> Iterator[tuple[int, int]]:
         if end > start:
             yield start, end
         start = end + 1
-
-
-def _search_regions(text: str) -> Iterator[Region]:
-    for start, end in _lines(text):
-        match = _SEARCH_LINE.match(text, start, end)
-        if match is None:
-            continue  # "no matches for '…'" and notices
-        yield (start, match.end(1), "path")
-        yield (match.end(), end, "content")

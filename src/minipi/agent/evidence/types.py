@@ -30,7 +30,7 @@ __all__ = [
     "TimeFigure",
 ]
 
-ClaimKind: TypeAlias = Literal["number", "date", "time", "identifier", "quote"]
+ClaimKind: TypeAlias = Literal["number", "date", "time", "identifier", "quote", "path", "change"]
 Status: TypeAlias = Literal[
     "exact",
     "normalized",
@@ -139,6 +139,8 @@ class Source:
     output) or in a call's ``path`` argument (``range`` indexes that argument; no line).
     ``question``: in the user's question (``range`` indexes the question). ``path`` is the
     call's ``path`` argument when it has one. ``text`` is the source's text at ``range``.
+    ``question`` is the number (1-based) of the earlier question of the conversation whose
+    run made the result; None: this question's (in ``to_json()`` only when set).
     """
 
     call_id: str | None
@@ -150,9 +152,10 @@ class Source:
     column: int | None
     range: tuple[int, int]
     text: str
+    question: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        shown = {
             "call_id": self.call_id,
             "tool": self.tool,
             "path": self.path,
@@ -162,6 +165,9 @@ class Source:
             "column": self.column,
             "range": list(self.range),
         }
+        if self.question is not None:
+            shown["question"] = self.question
+        return shown
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,11 +237,26 @@ class Evidence:
     def unsupported(self) -> int:
         return sum(1 for c in self.claims if c.status == "unsupported")
 
+    @property
+    def examined_all(self) -> bool:
+        """Whether every figure of the answer was examined (no bound was reached)."""
+        return self.unchecked_from is None
+
     def unsupported_figures(self, limit: int = 10) -> tuple[str, ...]:
         """The texts of the unsupported claims, each once, in answer order, at most
         ``limit``: what a retry message names."""
         texts = dict.fromkeys(c.claim.text for c in self.claims if c.status == "unsupported")
         return tuple(texts)[:limit]
+
+    def not_supported(self, limit: int = 10) -> tuple[CheckedClaim, ...]:
+        """Every claim that is neither supported nor ``weak`` (``unsupported``, ``path``,
+        ``from_question``), in answer order, each text once, at most ``limit``: what
+        ``require`` refuses and a retry message names."""
+        kept: dict[str, CheckedClaim] = {}
+        for c in self.claims:
+            if not c.supported and c.status != "weak":
+                kept.setdefault(c.claim.text, c)
+        return tuple(kept.values())[:limit]
 
     def to_json(self) -> dict[str, Any]:
         shown: dict[str, Any] = {
