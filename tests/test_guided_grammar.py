@@ -79,7 +79,12 @@ def daily(question: str = QUESTION) -> list[Item]:
 
 
 def read(path: str, text: str, call_id: str) -> list[Item]:
-    return [call("read_file", {"path": path}, call_id), FunctionCallOutput(call_id, text)]
+    """A read_file call and its result, marked as the tool marks it: the file's text is
+    content, a notice line after it (``[truncated: …]``) is not."""
+    content = text.split("\n[", 1)[0]
+    marks = [[0, len(content), "content"]]
+    output = FunctionCallOutput(call_id, text, details={"marks": marks})
+    return [call("read_file", {"path": path}, call_id), output]
 
 
 def answer(facts: Sequence[str], text: str) -> str:
@@ -130,7 +135,7 @@ def test_facts_sharing_words_with_the_question_lead() -> None:
     assert english.content[: english.leading] == ("revenue_yuan: 9600",)
 
 
-def test_only_this_runs_successful_results_and_no_notices_are_facts() -> None:
+def test_successful_results_newest_question_first_and_no_notices_are_facts() -> None:
     items = [
         Message("user", "first question"),
         *read("old.txt", "old 1", "c0"),
@@ -139,12 +144,22 @@ def test_only_this_runs_successful_results_and_no_notices_are_facts() -> None:
         FunctionCallOutput("c1", "error [not_found]: gone.txt 404", is_error=True),
         *read("a.txt", "kept 7\n[truncated: 12 more lines; call again with offset=3]", "c2"),
         call("search_files", {"query": "x"}, "c3"),
-        FunctionCallOutput("c3", "b.txt:4: found 8 here\nc.txt:9: other 5"),
+        FunctionCallOutput(
+            "c3",
+            "b.txt:4: found 8 here\nc.txt:9: other 5",
+            details={
+                "marks": [[0, 5, "path"], [9, 21, "content"], [22, 27, "path"], [31, 38, "content"]]
+            },
+        ),
     ]
     facts = guided_facts(items)
-    assert facts.content == ("found 8 here", "other 5", "kept 7")  # search text, not its line
+    # this question's results first (search text, not its line), then an earlier question's
+    assert facts.content == ("found 8 here", "other 5", "kept 7", "old 1")
     assert facts.paths == ("b.txt", "c.txt")  # where the search found it: a path
-    assert dict(facts.origins) == {"kept 7": "a.txt"}  # a file read, not a search
+    assert dict(facts.origins) == {
+        "kept 7": "a.txt",
+        "old 1": "old.txt",
+    }  # files read, not searched
 
 
 def test_json_values_are_verbatim_or_left_out() -> None:

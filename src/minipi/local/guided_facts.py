@@ -12,9 +12,12 @@ import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from minipi.ai.types import Item
+
+if TYPE_CHECKING:
+    from minipi.agent.evidence.sources import Output
 from minipi.local.guided_rank import Question, rank_facts
 
 __all__ = ["FACT_CHARS", "MAX_FACTS", "Facts", "digit_literals", "guided_facts"]
@@ -71,7 +74,7 @@ def guided_facts(
     run = collect_sources(items)
     content: dict[str, str | None] = {}
     paths: dict[str, None] = {}
-    for output in reversed(run.outputs):
+    for output in _newest_first(run.outputs):
         origin_path = output.path if output.tool == "read_file" else None
         for fact, origin in _facts(output.document, output.text, output.regions, width):
             if origin == "content":
@@ -82,6 +85,16 @@ def guided_facts(
     kept, leading = ranked[:limit], min(leading, limit)
     origins = {fact: path for fact in kept if (path := content[fact]) is not None}
     return Facts(kept, tuple(paths)[: limit - len(kept)], leading, origins)
+
+
+def _newest_first(outputs: Sequence[Output]) -> list[Output]:
+    """This question's results newest first, then each earlier question's (the newest
+    question first), each newest first."""
+    order = sorted(
+        range(len(outputs)),
+        key=lambda i: (outputs[i].question is not None, -(outputs[i].question or 0), -i),
+    )
+    return [outputs[i] for i in order]
 
 
 def _facts(
