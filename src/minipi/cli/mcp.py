@@ -40,6 +40,7 @@ __all__ = [
     "configured_servers",
     "list_servers",
     "mcp_config",
+    "offer_lines",
     "open_for_run",
 ]
 
@@ -127,6 +128,38 @@ def open_for_run(
     servers = configured_servers(options, env)
     with open_mcp_tools(servers, mcp_config(options, data_dir, project, reserved)) as tools:
         yield tools
+
+
+def offer_lines(mcp: McpTools, approve: str) -> list[str]:
+    """What the run's start says about each server whose tools are not all offered: which
+    are, and why each other one is not, naming the flag that changes it (nothing when all
+    are offered)."""
+    lines = []
+    for server in mcp.servers:
+        asks = [t.name for t in server.tools if t.mutating] if approve == "deny" else []
+        untrusted = [t.name for t in server.tools if t.mutating and t.read_only_hint]
+        changing = [name for name in asks if name not in untrusted]
+        hinted = [name for name in asks if name in untrusted]
+        if not (asks or server.left_out):
+            continue
+        offered = [t.name for t in server.tools if t.name not in asks]
+        total = len(server.tools) + len(server.left_out)
+        lines.append(
+            f"minipi: MCP server {server.server.name!r} offers {len(offered)} of {total} tools "
+            f"to this run: {', '.join(offered) or 'none'}"
+        )
+        if changing:
+            lines.append(
+                f"  not offered: {', '.join(changing)} (may change things, and this run is "
+                "read-only; --approve ask offers them, asking first)"
+            )
+        if hinted:
+            lines.append(
+                f"  not offered: {', '.join(hinted)} (marked read-only, but the server is not "
+                f"trusted; --mcp-trust {server.server.name} offers them)"
+            )
+        lines.extend(f"  left out: {name}: {why}" for name, why in server.left_out)
+    return lines
 
 
 def list_servers(
