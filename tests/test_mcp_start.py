@@ -18,7 +18,8 @@ import pytest
 
 pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install 'minipi[mcp]')")
 
-from mcp_servers.helpers import HERE, TOOLBOX, http_toolbox
+from mcp_servers.helpers import HERE, TOOLBOX, HttpToolbox, http_toolbox, wait_listening
+from minipi.local.ports import free_port
 from support.cli import clean_env, json_lines, minipi, tool_outputs
 from support.fake import Call, FakeServer, Turn
 
@@ -230,3 +231,39 @@ def test_a_data_directory_mcp_creates_is_private(fake_server: FakeServer, tmp_pa
     assert proc.returncode == 0, proc.stderr
     for directory in (data.parent, data, data / "mcp"):
         assert stat.S_IMODE(directory.stat().st_mode) == 0o700, directory
+
+
+def test_after_an_http_server_restarts_a_new_session_is_started(
+    fake_server: FakeServer, tmp_path: Path
+) -> None:
+    port = free_port()
+    served = [_http_on(port)]
+    seen: list[dict[str, Any]] = []
+
+    def restart(body: dict[str, Any]) -> Turn:
+        served[0].stop()
+        served[0] = _http_on(port)
+        return Turn(calls=[Call("echo", {"text": "after"})])
+
+    def answer(body: dict[str, Any]) -> Turn:
+        seen.append(body)
+        return Turn("done")
+
+    fake_server.add(Turn(calls=[Call("echo", {"text": "before"})]), restart, answer)
+    path = config_file(tmp_path, web={"url": f"http://127.0.0.1:{port}/mcp", "trust": True})
+    try:
+        proc = ask(fake_server, tmp_path, "--mcp-config", str(path))
+    finally:
+        served[0].stop()
+    assert proc.returncode == 0, proc.stderr
+    assert tool_outputs(seen[0]) == ["before", "after"]
+
+
+def _http_on(port: int) -> HttpToolbox:
+    process = subprocess.Popen(
+        [sys.executable, str(TOOLBOX), "--http", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    wait_listening(port, process)
+    return HttpToolbox(process, port)

@@ -210,18 +210,7 @@ def load_servers(path: Path, env: Mapping[str, str]) -> tuple[McpServer, ...]:
 
 
 def _server(name: str, entry: dict[str, Any], expand: _Expander, base: Path) -> McpServer:
-    kind = entry.get("type", "stdio" if "command" in entry else "http")
-    if kind == "sse":
-        raise ConfigError(
-            f"{expand.where}: the SSE transport is not supported; use the server's "
-            "streamable-HTTP endpoint (type http)",
-            code="mcp_config",
-        )
-    if kind not in ("stdio", "http", "streamable-http", "streamableHttp"):
-        raise ConfigError(f"{expand.where}: unknown type {kind!r}", code="mcp_config")
-    trust = entry.get("trust", False)
-    if not isinstance(trust, bool):
-        raise ConfigError(f"{expand.where}: trust must be true or false", code="mcp_config")
+    trust = _trust(entry, expand)
     cwd = expand.optional(entry, "cwd")
     before = len(expand.expanded)
     args = tuple(expand.strings(entry, "args"))
@@ -245,6 +234,23 @@ def _server(name: str, entry: dict[str, Any], expand: _Expander, base: Path) -> 
         if expand.where in error.message:
             raise
         raise ConfigError(f"{expand.where}: {error.message}", code="mcp_config") from None
+
+
+def _trust(entry: dict[str, Any], expand: _Expander) -> bool:
+    """The entry's ``trust``, once its ``type`` is one minipi speaks."""
+    kind = entry.get("type", "stdio" if "command" in entry else "http")
+    if kind == "sse":
+        raise ConfigError(
+            f"{expand.where}: the SSE transport is not supported; use the server's "
+            "streamable-HTTP endpoint (type http)",
+            code="mcp_config",
+        )
+    if kind not in ("stdio", "http", "streamable-http", "streamableHttp"):
+        raise ConfigError(f"{expand.where}: unknown type {kind!r}", code="mcp_config")
+    trust = entry.get("trust", False)
+    if not isinstance(trust, bool):
+        raise ConfigError(f"{expand.where}: trust must be true or false", code="mcp_config")
+    return trust
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from minipi.mcp.process import GRACE, ServerLog, start_process, stop_process
 if TYPE_CHECKING:
     import anyio
     from anyio.from_thread import BlockingPortal
+    from mcp_types import CallToolResult
 
     from minipi.mcp.connection import Connection
 
@@ -106,8 +107,8 @@ class Hub:
 
     def call(self, server: str, tool: str, arguments: Mapping[str, Any]) -> ToolResult:
         """Call ``tool`` of ``server``; every outcome is a ToolResult (KeyboardInterrupt is
-        re-raised after the call is cancelled)."""
-        from minipi.mcp.connection import call_tool
+        re-raised after the call is cancelled). An HTTP server that no longer knows the
+        session (it restarted: HTTP 404) gets a new one, and the call is sent once more."""
         from minipi.mcp.results import to_tool_result
 
         link = self.links[server]
@@ -118,20 +119,46 @@ class Hub:
         timeout = self._time_left()
         if timeout <= 0:
             return ToolResult.error("budget_exhausted", "not run: the run's time is up")
+        outcome = self._send(link, tool, arguments, timeout)
+        if _session_expired(link, outcome) and self._reconnect(link):
+            outcome = self._send(link, tool, arguments, self._time_left())
+        if isinstance(outcome, BaseException):
+            return self._failed(link, tool, outcome, timeout)
+        return to_tool_result(outcome, server, tool, self.config.max_output_chars)
+
+    def _send(
+        self, link: Link, tool: str, arguments: Mapping[str, Any], timeout: float
+    ) -> CallToolResult | BaseException:
+        from minipi.mcp.connection import call_tool
+
         assert self._portal is not None
         assert link.connection is not None
-        client = link.connection.client
         link.refusals.clear()  # only what this call meets may be named in its error
+        client = link.connection.client
         future = self._portal.start_task_soon(call_tool, client, tool, arguments, timeout)
         try:
-            result = future.result(timeout + _MARGIN)
+            result: CallToolResult = future.result(timeout + _MARGIN)
         except KeyboardInterrupt:
             future.cancel()
             raise
         except BaseException as error:
             future.cancel()
-            return self._failed(link, tool, error, timeout)
-        return to_tool_result(result, server, tool, self.config.max_output_chars)
+            return error
+        return result
+
+    def _reconnect(self, link: Link) -> bool:
+        """A new session for ``link`` (HTTP), the old one left; False if it cannot be had."""
+        assert self._portal is not None
+        if link.stop is not None:
+            with contextlib.suppress(RuntimeError):
+                self._portal.call(link.stop.set)
+        link.ready = Future()
+        self._launch(link)
+        try:
+            link.connection = link.ready.result(self.config.connect_timeout)
+        except Exception:
+            return False
+        return True
 
     def close(self) -> None:
         """Stop every server (in parallel: close stdin, SIGTERM, SIGKILL) and the loop thread.
@@ -160,31 +187,35 @@ class Hub:
     def _connect_all(self) -> None:
         import anyio.from_thread
 
-        from minipi.mcp.connection import own
-
         portal = self._stack.enter_context(
             anyio.from_thread.start_blocking_portal("asyncio", name="minipi-mcp")
         )
         self._portal = portal
         portal.call(_leave_sigint_to_main)  # its thread starts no process: ours are spawned here
-        timeout = self.config.connect_timeout
         links = [link for name, link in self.links.items() if name not in self.failures]
         for link in links:
-            link.stop = portal.call(_new_event)
-            link.owner = portal.start_task_soon(
-                own,
-                link.server,
-                link.process,
-                link.log,
-                timeout,
-                link.ready,
-                link.stop,
-                link.refusals,
-            )
-            link.owner.add_done_callback(functools.partial(self._ended, link))
-        deadline = time.monotonic() + timeout
+            self._launch(link)
+        deadline = time.monotonic() + self.config.connect_timeout
         for link in links:
             self._await_ready(link, deadline)
+
+    def _launch(self, link: Link) -> None:
+        """Start ``link``'s owner task (it connects, then publishes through ``link.ready``)."""
+        from minipi.mcp.connection import own
+
+        assert self._portal is not None
+        link.stop = self._portal.call(_new_event)
+        link.owner = self._portal.start_task_soon(
+            own,
+            link.server,
+            link.process,
+            link.log,
+            self.config.connect_timeout,
+            link.ready,
+            link.stop,
+            link.refusals,
+        )
+        link.owner.add_done_callback(functools.partial(self._ended, link))
 
     def _await_ready(self, link: Link, deadline: float) -> None:
         try:
@@ -282,12 +313,27 @@ def _spawn(server: McpServer, log_dir: Path) -> Link:
 def _why_not(link: Link, error: BaseException) -> str:
     """Why ``link``'s server could not be used, from what it answered first: an error
     answer or a protocol version outranks the exit that followed it."""
-    from minipi.mcp.connection import StartFailure, closed, leaf, rpc_error
+    from minipi.mcp.connection import StartFailure, closed, leaf
 
     step = "initialize"
     if isinstance(error, StartFailure):
         step, error = error.step, error.error
     error = leaf(error)
+    answered = _answered(link, step, error)
+    if answered is not None:
+        return answered
+    if link.process is not None and (closed(error) or link.process.poll() is not None):
+        return f"exited during start{_exit_code(link.process)}"
+    text = (str(error)[:300] or type(error).__name__) + link.refused()
+    if link.process is None:
+        return f"could not be connected: {text}; check the url, its headers, and that it runs"
+    return f"failed during {step}: {text}"
+
+
+def _answered(link: Link, step: str, error: BaseException) -> str | None:
+    """What the server answered at ``step`` that made the start fail, else None."""
+    from minipi.mcp.connection import closed, rpc_error
+
     version = _version_problem(error)
     if version is not None:
         return version
@@ -295,15 +341,10 @@ def _why_not(link: Link, error: BaseException) -> str:
         link.refusals.clear()
         return _unauthorized(link.server)
     answer = rpc_error(error)
-    if answer is not None and not closed(error):
-        code = f"JSON-RPC error {answer[0]}{link.refused().replace(' (', ', ').rstrip(')')}"
-        return f"answered {step} with an error: {answer[1][:300]} ({code})"
-    if link.process is not None and (closed(error) or link.process.poll() is not None):
-        return f"exited during start{_exit_code(link.process)}"
-    text = (str(error)[:300] or type(error).__name__) + link.refused()
-    if link.process is None:
-        return f"could not be connected: {text}; check the url, its headers, and that it runs"
-    return f"failed during {step}: {text}"
+    if answer is None or closed(error):
+        return None
+    code = f"JSON-RPC error {answer[0]}{link.refused().replace(' (', ', ').rstrip(')')}"
+    return f"answered {step} with an error: {answer[1][:300]} ({code})"
 
 
 def _unauthorized(server: McpServer) -> str:
@@ -337,6 +378,19 @@ def _version_problem(error: BaseException) -> str | None:
         theirs = str(error)[len(prefix) :][:40]
         return f"answered initialize with MCP protocol {theirs}, minipi speaks {ours}: {fix}"
     return None
+
+
+def _session_expired(link: Link, outcome: object) -> bool:
+    """An HTTP server answered 404 to a call: the session it gave is gone (the spec's
+    signal to start a new one); the call was not run."""
+    from minipi.mcp.connection import rpc_error
+
+    return (
+        link.process is None
+        and isinstance(outcome, BaseException)
+        and rpc_error(outcome) is not None
+        and 404 in link.refusals
+    )
 
 
 def _refused(link: Link, tool: str, error: BaseException) -> ToolResult:
