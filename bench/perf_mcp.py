@@ -156,17 +156,36 @@ def _timed_run(args: list[str], work: Path) -> tuple[float, int, list[int]]:
     return float(first) - started, int(done.stderr.split()[-1]), [int(m) for m in memory]
 
 
+# The client side alone: ``mcp.client.client`` without the package's ``__init__`` (which
+# imports the server side too). It gains nothing today: the client imports
+# ``mcp.server.runner``, and nearly all of the time is ``mcp_types`` (two protocol revisions
+# of pydantic models), which both sides need.
+CLIENT_ONLY = """
+import importlib.util, sys, time, types
+t = time.perf_counter()
+spec = importlib.util.find_spec("mcp")
+package = types.ModuleType("mcp")
+package.__path__, package.__spec__ = list(spec.submodule_search_locations), spec
+sys.modules["mcp"] = package
+import mcp.client.client
+print(time.perf_counter() - t)
+"""
+
+
 def imports(reps: int) -> list[tuple[str, float]]:
-    """``import mcp`` in a fresh process, and ``import pydantic`` to calibrate the machine."""
+    """``import mcp`` in a fresh process, the client side alone, and ``import pydantic`` to
+    calibrate the machine."""
     rows = []
-    for module in ("mcp", "pydantic"):
-        code = f"import time; t = time.perf_counter(); import {module}; "
-        code += "print(time.perf_counter() - t)"
+    for name, module in (("mcp", "mcp"), ("mcp.client alone", None), ("pydantic", "pydantic")):
+        code = CLIENT_ONLY
+        if module is not None:
+            code = f"import time; t = time.perf_counter(); import {module}; "
+            code += "print(time.perf_counter() - t)"
         values = [
             float(subprocess.check_output([sys.executable, "-c", code], text=True))
             for _ in range(reps)
         ]
-        rows.append((f"import {module}, fresh process", median(values)))
+        rows.append((f"import {name}, fresh process", median(values)))
     return rows
 
 
@@ -231,7 +250,7 @@ async def _sdk_round_trip(fast: Path, calls: int) -> float:
     from mcp.client.stdio import StdioServerParameters
 
     params = StdioServerParameters(command=sys.executable, args=[str(fast)])
-    async with Client(params, mode="auto", cache=None) as client:
+    async with Client(params, mode="legacy", cache=None) as client:
         for _ in range(10):
             await client.call_tool("work", {"ms": 0})
         started = time.perf_counter()

@@ -45,7 +45,8 @@ def test_a_refused_token_fails_the_start_naming_the_server(tmp_path: Path) -> No
             pass
     message = str(raised.value)
     assert "MCP server 'web' (http: http://127.0.0.1:" in message
-    assert "could not be connected: Server returned an error response (HTTP 401)" in message
+    assert "refused the Authorization header it was given (HTTP 401): check the token" in message
+    assert "minipi does not support OAuth" in message
     assert "wrong" not in message  # headers are never shown
 
 

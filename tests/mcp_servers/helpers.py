@@ -53,13 +53,14 @@ def http_toolbox(*flags: str) -> Iterator[HttpToolbox]:
     )
     served = HttpToolbox(process, port)
     try:
-        _wait_listening(port, process)
+        wait_listening(port, process)
         yield served
     finally:
         served.stop()
 
 
-def _wait_listening(port: int, process: subprocess.Popen[bytes]) -> None:
+def wait_listening(port: int, process: subprocess.Popen[bytes]) -> None:
+    """Return once the HTTP toolbox answers on ``port``."""
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         assert process.poll() is None, "the HTTP toolbox exited"

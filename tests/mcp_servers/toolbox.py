@@ -1,7 +1,7 @@
 """A real MCP server (the SDK's ``MCPServer``) for minipi's tests, over stdio or streamable HTTP.
 
     python tests/mcp_servers/toolbox.py [--http PORT [--token T]] [--many N] [--name-clash NAME]
-                                        [--garbage] [--bad-schema]
+                                        [--garbage] [--bad-schema] [--linger S]
 
 Tools: ``echo`` (read-only hint), ``add`` (counted), ``calls`` (the counts), ``fail`` (an
 ``isError`` result), ``media`` (text, image, audio, embedded resources and a link in one
@@ -14,7 +14,8 @@ group), ``work`` (takes a given number of milliseconds: the bench's server time)
 ``--garbage`` writes lines that are not JSON-RPC on stdout before serving; ``--many N`` adds N
 tools ``t0000``…; ``--name-clash NAME`` adds a read-only tool named NAME; ``--bad-schema`` adds a
 tool whose input schema is not a valid JSON Schema; ``--token T`` (HTTP) refuses requests
-without ``Authorization: Bearer T``.
+without ``Authorization: Bearer T``; ``--linger S`` ignores SIGTERM and stays S seconds after
+its stdin closes (a server slow to stop).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import argparse
 import asyncio
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -204,7 +206,10 @@ def main() -> None:
     parser.add_argument("--name-clash")
     parser.add_argument("--garbage", action="store_true")
     parser.add_argument("--bad-schema", action="store_true")
+    parser.add_argument("--linger", type=float, default=0.0)
     options = parser.parse_args()
+    if options.linger:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     server = build(options)
     if options.http:
         _serve_http(server, options.http, options.token)
@@ -213,6 +218,7 @@ def main() -> None:
         sys.stdout.write("starting toolbox...\n{not json\n[1, 2, 3]\n")
         sys.stdout.flush()
     server.run("stdio")
+    time.sleep(options.linger)
 
 
 if __name__ == "__main__":

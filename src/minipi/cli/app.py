@@ -164,6 +164,7 @@ def _start(
     session.mcp = mcp
     if mcp is not None:
         _say_left_out(session.client, mcp)
+        _say_offered(mcp, session.settings.approve)
     return book, session, _resume(book, session, options, stdin)
 
 
@@ -180,6 +181,13 @@ def _say_left_out(client: ModelClient, mcp: McpTools) -> None:
             f"minipi: guided mode leaves out {plural(len(names), 'MCP tool')} with free-text "
             f"arguments: {', '.join(names)} (--no-guided offers them)"
         )
+
+
+def _say_offered(mcp: McpTools, approve: str) -> None:
+    from minipi.cli.mcp import offer_lines
+
+    for line in offer_lines(mcp, approve):
+        _note(line)
 
 
 def _start_mcp(options: RunOptions, stack: ExitStack) -> McpTools | None:
@@ -267,7 +275,7 @@ def ask(question: str | None, options: RunOptions) -> int:
         book, session, history = _start(options, stack, None, words_for(question))
         _say_root(options, words_for(question), by_default)
         result = _run(session, options, question, history, book=book)
-    _show(result, options, words_for(question))
+        _show(result, options, words_for(question))  # before MCP servers and the model stop
     return EXIT_CODES[result.status]
 
 

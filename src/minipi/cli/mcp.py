@@ -40,6 +40,7 @@ __all__ = [
     "configured_servers",
     "list_servers",
     "mcp_config",
+    "offer_lines",
     "open_for_run",
 ]
 
@@ -127,6 +128,44 @@ def open_for_run(
     servers = configured_servers(options, env)
     with open_mcp_tools(servers, mcp_config(options, data_dir, project, reserved)) as tools:
         yield tools
+
+
+def offer_lines(mcp: McpTools, approve: str) -> list[str]:
+    """What the run's start says about each server whose tools are not all offered: which
+    are, and why each other one is not, naming the flag that changes it (nothing when all
+    are offered)."""
+    return [line for server in mcp.servers for line in _offer(server, approve)]
+
+
+def _offer(server: ServerTools, approve: str) -> list[str]:
+    withheld = [t for t in server.tools if t.mutating] if approve == "deny" else []
+    if not (withheld or server.left_out):
+        return []
+    offered = [t.name for t in server.tools if t not in withheld]
+    total = len(server.tools) + len(server.left_out)
+    lines = [
+        f"minipi: MCP server {server.server.name!r} offers {len(offered)} of {total} tools "
+        f"to this run: {', '.join(offered) or 'none'}"
+    ]
+    lines += _withheld(server, withheld)
+    lines.extend(f"  left out: {name}: {why}" for name, why in server.left_out)
+    return lines
+
+
+def _withheld(server: ServerTools, withheld: Sequence[ToolInfo]) -> list[str]:
+    """One line per reason a tool is not offered, naming the flag that offers it."""
+    reasons = {
+        False: "may change things, and this run is read-only; --approve ask offers them, "
+        "asking first",
+        True: f"marked read-only, but the server is not trusted; --mcp-trust "
+        f"{server.server.name} offers them",
+    }
+    lines = []
+    for hint, why in reasons.items():
+        names = [t.name for t in withheld if t.read_only_hint == hint]
+        if names:
+            lines.append(f"  not offered: {', '.join(names)} ({why})")
+    return lines
 
 
 def list_servers(

@@ -69,6 +69,10 @@ class McpServer:
     """Sent with every HTTP request (``Authorization`` ...); never shown or logged."""
     trust: bool = False
     """Believe the server's ``readOnlyHint``s: such tools then run without an approval."""
+    written_args: tuple[str, ...] | None = None
+    """``args`` as the config file wrote them (``${VAR}`` not expanded): what is shown."""
+    secrets: tuple[str, ...] = ()
+    """Values that ``${VAR}`` put into ``args`` or ``headers``: never shown (``redact``)."""
 
     def __post_init__(self) -> None:
         if not _NAME.fullmatch(self.name):
@@ -95,8 +99,15 @@ class McpServer:
         """``stdio: COMMAND ARGS`` or ``http: URL`` (the URL without credentials or query),
         for messages; headers and env values are never part of it."""
         if self.command is not None:
-            return "stdio: " + shlex.join([self.command, *self.args])
-        return "http: " + _public_url(self.url or "")
+            args = self.args if self.written_args is None else self.written_args
+            return self.redact("stdio: " + shlex.join([self.command, *args]))
+        return self.redact("http: " + _public_url(self.url or ""))
+
+    def redact(self, text: str) -> str:
+        """``text`` with each of ``secrets`` replaced by ``***`` (for what a server said)."""
+        for secret in sorted(self.secrets, key=len, reverse=True):
+            text = text.replace(secret, "***")
+        return text
 
 
 @dataclass(frozen=True)
@@ -199,6 +210,34 @@ def load_servers(path: Path, env: Mapping[str, str]) -> tuple[McpServer, ...]:
 
 
 def _server(name: str, entry: dict[str, Any], expand: _Expander, base: Path) -> McpServer:
+    trust = _trust(entry, expand)
+    cwd = expand.optional(entry, "cwd")
+    before = len(expand.expanded)
+    args = tuple(expand.strings(entry, "args"))
+    secrets = expand.expanded[before:]
+    headers = expand.mapping(entry, "headers")
+    secrets += [value for value in headers.values() if len(value) >= 4]
+    try:
+        return McpServer(
+            name,
+            command=expand.optional(entry, "command"),
+            args=args,
+            env=expand.mapping(entry, "env"),
+            cwd=str(base / cwd) if cwd is not None else None,
+            url=expand.optional(entry, "url"),
+            headers=headers,
+            trust=trust,
+            written_args=tuple(str(v) for v in entry.get("args", [])) if secrets else None,
+            secrets=tuple(secrets),
+        )
+    except ConfigError as error:
+        if expand.where in error.message:
+            raise
+        raise ConfigError(f"{expand.where}: {error.message}", code="mcp_config") from None
+
+
+def _trust(entry: dict[str, Any], expand: _Expander) -> bool:
+    """The entry's ``trust``, once its ``type`` is one minipi speaks."""
     kind = entry.get("type", "stdio" if "command" in entry else "http")
     if kind == "sse":
         raise ConfigError(
@@ -211,22 +250,7 @@ def _server(name: str, entry: dict[str, Any], expand: _Expander, base: Path) -> 
     trust = entry.get("trust", False)
     if not isinstance(trust, bool):
         raise ConfigError(f"{expand.where}: trust must be true or false", code="mcp_config")
-    cwd = expand.optional(entry, "cwd")
-    try:
-        return McpServer(
-            name,
-            command=expand.optional(entry, "command"),
-            args=tuple(expand.strings(entry, "args")),
-            env=expand.mapping(entry, "env"),
-            cwd=str(base / cwd) if cwd is not None else None,
-            url=expand.optional(entry, "url"),
-            headers=expand.mapping(entry, "headers"),
-            trust=trust,
-        )
-    except ConfigError as error:
-        if expand.where in error.message:
-            raise
-        raise ConfigError(f"{expand.where}: {error.message}", code="mcp_config") from None
+    return trust
 
 
 @dataclass(frozen=True)
@@ -235,6 +259,8 @@ class _Expander:
 
     env: Mapping[str, str]
     where: str
+    expanded: list[str] = field(default_factory=list)
+    """The values ``${VAR}`` expanded to so far (at least 4 characters: a secret's)."""
 
     def text(self, value: object, key: str) -> str:
         if not isinstance(value, str):
@@ -261,6 +287,8 @@ class _Expander:
     def _lookup(self, match: re.Match[str], key: str) -> str:
         value = self.env.get(match[1])
         if value is not None:
+            if len(value) >= 4:
+                self.expanded.append(value)
             return value
         if match[2] is not None:
             return match[2]

@@ -33,10 +33,11 @@ from minipi.mcp.process import GRACE, ServerLog, start_process, stop_process
 if TYPE_CHECKING:
     import anyio
     from anyio.from_thread import BlockingPortal
+    from mcp_types import CallToolResult
 
     from minipi.mcp.connection import Connection
 
-__all__ = ["Hub", "Link"]
+__all__ = ["Hub", "Link", "seconds"]
 
 _MARGIN = 5.0  # the loop's own timeout fires first; this only guards a stuck loop
 _STOP_WAIT = 4 * GRACE + 5.0  # a server's full stop escalation, with room to spare
@@ -67,7 +68,8 @@ class Link:
         return f" (HTTP {status})"
 
     def tail(self) -> str:
-        return self.log.tail() if self.log is not None else ""
+        """The server's last stderr lines, its secrets (``McpServer.secrets``) masked."""
+        return self.server.redact(self.log.tail()) if self.log is not None else ""
 
 
 class Hub:
@@ -105,8 +107,8 @@ class Hub:
 
     def call(self, server: str, tool: str, arguments: Mapping[str, Any]) -> ToolResult:
         """Call ``tool`` of ``server``; every outcome is a ToolResult (KeyboardInterrupt is
-        re-raised after the call is cancelled)."""
-        from minipi.mcp.connection import call_tool
+        re-raised after the call is cancelled). An HTTP server that no longer knows the
+        session (it restarted: HTTP 404) gets a new one, and the call is sent once more."""
         from minipi.mcp.results import to_tool_result
 
         link = self.links[server]
@@ -117,19 +119,46 @@ class Hub:
         timeout = self._time_left()
         if timeout <= 0:
             return ToolResult.error("budget_exhausted", "not run: the run's time is up")
+        outcome = self._send(link, tool, arguments, timeout)
+        if _session_expired(link, outcome) and self._reconnect(link):
+            outcome = self._send(link, tool, arguments, self._time_left())
+        if isinstance(outcome, BaseException):
+            return self._failed(link, tool, outcome, timeout)
+        return to_tool_result(outcome, server, tool, self.config.max_output_chars)
+
+    def _send(
+        self, link: Link, tool: str, arguments: Mapping[str, Any], timeout: float
+    ) -> CallToolResult | BaseException:
+        from minipi.mcp.connection import call_tool
+
         assert self._portal is not None
         assert link.connection is not None
+        link.refusals.clear()  # only what this call meets may be named in its error
         client = link.connection.client
         future = self._portal.start_task_soon(call_tool, client, tool, arguments, timeout)
         try:
-            result = future.result(timeout + _MARGIN)
+            result: CallToolResult = future.result(timeout + _MARGIN)
         except KeyboardInterrupt:
             future.cancel()
             raise
         except BaseException as error:
             future.cancel()
-            return self._failed(link, tool, error, timeout)
-        return to_tool_result(result, server, tool, self.config.max_output_chars)
+            return error
+        return result
+
+    def _reconnect(self, link: Link) -> bool:
+        """A new session for ``link`` (HTTP), the old one left; False if it cannot be had."""
+        assert self._portal is not None
+        if link.stop is not None:
+            with contextlib.suppress(RuntimeError):
+                self._portal.call(link.stop.set)
+        link.ready = Future()
+        self._launch(link)
+        try:
+            link.connection = link.ready.result(self.config.connect_timeout)
+        except Exception:
+            return False
+        return True
 
     def close(self) -> None:
         """Stop every server (in parallel: close stdin, SIGTERM, SIGKILL) and the loop thread.
@@ -158,31 +187,35 @@ class Hub:
     def _connect_all(self) -> None:
         import anyio.from_thread
 
-        from minipi.mcp.connection import own
-
         portal = self._stack.enter_context(
             anyio.from_thread.start_blocking_portal("asyncio", name="minipi-mcp")
         )
         self._portal = portal
         portal.call(_leave_sigint_to_main)  # its thread starts no process: ours are spawned here
-        timeout = self.config.connect_timeout
         links = [link for name, link in self.links.items() if name not in self.failures]
         for link in links:
-            link.stop = portal.call(_new_event)
-            link.owner = portal.start_task_soon(
-                own,
-                link.server,
-                link.process,
-                link.log,
-                timeout,
-                link.ready,
-                link.stop,
-                link.refusals,
-            )
-            link.owner.add_done_callback(functools.partial(self._ended, link))
-        deadline = time.monotonic() + timeout
+            self._launch(link)
+        deadline = time.monotonic() + self.config.connect_timeout
         for link in links:
             self._await_ready(link, deadline)
+
+    def _launch(self, link: Link) -> None:
+        """Start ``link``'s owner task (it connects, then publishes through ``link.ready``)."""
+        from minipi.mcp.connection import own
+
+        assert self._portal is not None
+        link.stop = self._portal.call(_new_event)
+        link.owner = self._portal.start_task_soon(
+            own,
+            link.server,
+            link.process,
+            link.log,
+            self.config.connect_timeout,
+            link.ready,
+            link.stop,
+            link.refusals,
+        )
+        link.owner.add_done_callback(functools.partial(self._ended, link))
 
     def _await_ready(self, link: Link, deadline: float) -> None:
         try:
@@ -192,7 +225,7 @@ class Hub:
             link.owner.cancel()
             self.failures[link.server.name] = self._start_error(
                 link,
-                f"did not answer within {self.config.connect_timeout:g} s; if it is just "
+                f"did not answer within {seconds(self.config.connect_timeout)} s; if it is just "
                 "slow to start, raise --mcp-connect-timeout",
             )
         except Exception as error:
@@ -203,8 +236,10 @@ class Hub:
         where = f"; its log: {link.log.path}" if link.log is not None else ""
         lines = "".join(f"\n  {line}" for line in tail.splitlines())
         return ConfigError(
-            f"MCP server {link.server.name!r} ({link.server.label()}) {what}{where}"
-            + (f"\nits last stderr lines:{lines}" if lines else ""),
+            link.server.redact(
+                f"MCP server {link.server.name!r} ({link.server.label()}) {what}{where}"
+                + (f"\nits last stderr lines:{lines}" if lines else "")
+            ),
             code="mcp_server_failed",
         )
 
@@ -224,7 +259,7 @@ class Hub:
         if isinstance(error, TimeoutError):
             return ToolResult.error(
                 "call_timeout",
-                f"{tool} on MCP server {name!r} did not answer within {timeout:g} s and was "
+                f"{tool} on MCP server {name!r} did not answer within {seconds(timeout)} s and was "
                 "cancelled; its outcome is unknown, check before repeating it (the limit is "
                 "--mcp-call-timeout, and the run's --max-seconds)",
             )
@@ -276,15 +311,86 @@ def _spawn(server: McpServer, log_dir: Path) -> Link:
 
 
 def _why_not(link: Link, error: BaseException) -> str:
-    from minipi.mcp.connection import closed, leaf
+    """Why ``link``'s server could not be used, from what it answered first: an error
+    answer or a protocol version outranks the exit that followed it."""
+    from minipi.mcp.connection import StartFailure, closed, leaf
 
+    step = "initialize"
+    if isinstance(error, StartFailure):
+        step, error = error.step, error.error
     error = leaf(error)
+    answered = _answered(link, step, error)
+    if answered is not None:
+        return answered
     if link.process is not None and (closed(error) or link.process.poll() is not None):
         return f"exited during start{_exit_code(link.process)}"
     text = (str(error)[:300] or type(error).__name__) + link.refused()
     if link.process is None:
         return f"could not be connected: {text}; check the url, its headers, and that it runs"
-    return f"failed during start: {text}"
+    return f"failed during {step}: {text}"
+
+
+def _answered(link: Link, step: str, error: BaseException) -> str | None:
+    """What the server answered at ``step`` that made the start fail, else None."""
+    from minipi.mcp.connection import closed, rpc_error
+
+    version = _version_problem(error)
+    if version is not None:
+        return version
+    if link.process is None and 401 in link.refusals:
+        link.refusals.clear()
+        return _unauthorized(link.server)
+    answer = rpc_error(error)
+    if answer is None or closed(error):
+        return None
+    code = f"JSON-RPC error {answer[0]}{link.refused().replace(' (', ', ').rstrip(')')}"
+    return f"answered {step} with an error: {answer[1][:300]} ({code})"
+
+
+def _unauthorized(server: McpServer) -> str:
+    """An HTTP 401 at start: minipi sends only the headers it is given (no OAuth)."""
+    if any(key.lower() == "authorization" for key in server.headers):
+        return (
+            "refused the Authorization header it was given (HTTP 401): check the token; "
+            "minipi does not support OAuth, only a token in the server's headers"
+        )
+    return (
+        "asks for authorization (HTTP 401); minipi does not support OAuth: give a token "
+        'in the server\'s "headers" in --mcp-config ("Authorization": "Bearer ${TOKEN}")'
+    )
+
+
+def _version_problem(error: BaseException) -> str | None:
+    """The start failure when the two sides share no protocol version, else None."""
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import UNSUPPORTED_PROTOCOL_VERSION
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    from minipi.mcp.connection import supported_versions
+
+    ours = ", ".join(HANDSHAKE_PROTOCOL_VERSIONS)
+    fix = "update the server, or minipi's `mcp` package (pip install -U 'minipi[mcp]')"
+    if isinstance(error, MCPError) and error.code == UNSUPPORTED_PROTOCOL_VERSION:
+        theirs = ", ".join(supported_versions(error)) or "versions it did not name"
+        return f"speaks MCP protocol {theirs} only, minipi speaks {ours}: {fix}"
+    prefix = "Unsupported protocol version from the server: "
+    if isinstance(error, RuntimeError) and str(error).startswith(prefix):
+        theirs = str(error)[len(prefix) :][:40]
+        return f"answered initialize with MCP protocol {theirs}, minipi speaks {ours}: {fix}"
+    return None
+
+
+def _session_expired(link: Link, outcome: object) -> bool:
+    """An HTTP server answered 404 to a call: the session it gave is gone (the spec's
+    signal to start a new one); the call was not run."""
+    from minipi.mcp.connection import rpc_error
+
+    return (
+        link.process is None
+        and isinstance(outcome, BaseException)
+        and rpc_error(outcome) is not None
+        and 404 in link.refusals
+    )
 
 
 def _refused(link: Link, tool: str, error: BaseException) -> ToolResult:
@@ -294,19 +400,25 @@ def _refused(link: Link, tool: str, error: BaseException) -> ToolResult:
     name = link.server.name
     answer = rpc_error(error)
     if answer is not None and not closed(error):
+        text = link.server.redact(answer[1][:500])
         return ToolResult.error(
             "server_error",
-            f"MCP server {name!r} refused {tool}: {answer[1][:500]} (JSON-RPC error {answer[0]})",
+            f"MCP server {name!r} refused {tool}: {text} (JSON-RPC error {answer[0]})",
         )
     if closed(error) or isinstance(error, OSError) or type(error).__module__ == "httpx2":
         return ToolResult.error(
             "server_unreachable",
             f"MCP server {name!r} ({link.server.label()}) could not be reached for {tool}: "
-            f"{str(error)[:300] or type(error).__name__}{link.refused()}",
+            f"{link.server.redact(str(error)[:300]) or type(error).__name__}{link.refused()}",
         )
     return ToolResult.error(
         "tool_failure", f"{tool} on MCP server {name!r} failed: {type(error).__name__}"
     )
+
+
+def seconds(value: float) -> str:
+    """``4`` for 3.98863, ``0.5`` for 0.4987: what a person reads in a message."""
+    return f"{value:.0f}" if value >= 1 else f"{value:.1g}"
 
 
 def _exit_code(process: subprocess.Popen[bytes] | None) -> str:

@@ -27,7 +27,7 @@ from minipi import children
 from minipi.errors import ConfigError
 from minipi.mcp.config import McpServer
 
-__all__ = ["GRACE", "ServerLog", "server_env", "start_process", "stop_process"]
+__all__ = ["GRACE", "ServerLog", "private_dir", "server_env", "start_process", "stop_process"]
 
 GRACE = children.GRACE
 """Seconds given at each step of a stop (the SDK's own stdio client waits as long)."""
@@ -50,7 +50,7 @@ class ServerLog:
     def open(cls, directory: Path, server: McpServer) -> tuple[ServerLog, int]:
         """Append to ``directory/NAME.log`` (0600, moved to ``NAME.log.1`` past 1 MiB); the
         log and an fd for the child's stderr (the caller closes it once the child has it)."""
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        private_dir(directory)
         path = directory / f"{server.name}.log"
         with contextlib.suppress(OSError):
             if path.lstat().st_size > _ROTATE_BYTES:
@@ -78,6 +78,17 @@ class ServerLog:
             return ""
         kept = [line.rstrip()[:300] for line in text.splitlines() if line.strip()]
         return "\n".join(kept[-lines:])
+
+
+def private_dir(directory: Path) -> None:
+    """Make ``directory`` and each missing parent 0700 (the data directory MCP may be the
+    first to create holds logs of what servers were given and said)."""
+    missing = []
+    while not directory.exists() and directory != directory.parent:
+        missing.append(directory)
+        directory = directory.parent
+    for path in reversed(missing):
+        path.mkdir(mode=0o700, exist_ok=True)
 
 
 def server_env(server: McpServer) -> dict[str, str]:

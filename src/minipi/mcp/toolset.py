@@ -12,6 +12,7 @@ loop checks arguments against it before the call, and the wire layer decides ``s
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -40,6 +41,9 @@ __all__ = [
 ]
 
 PREFIX_OPTION = "--mcp-prefix"
+DEADLINE_GRACE = 0.5
+MAX_DESCRIPTION = 4000
+"""A longer tool description is cut (it is sent with every model request)."""
 _MODEL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # what OpenAI-compatible APIs accept
 
 
@@ -94,8 +98,12 @@ class McpTools:
 
     def set_deadline(self, deadline: float | None) -> None:
         """Refuse calls after ``deadline`` (``time.monotonic()``) and cut waits to it: the
-        run's ``max_seconds`` then holds during MCP calls too. None: only the call timeout."""
-        self._hub.deadline = deadline
+        run's ``max_seconds`` then holds during MCP calls too. None: only the call timeout.
+
+        A call is cut ``DEADLINE_GRACE`` seconds after it: the run's own clock starts a
+        moment after the caller's, and a call answered "time is up" before that clock ran
+        out would send the model one more request."""
+        self._hub.deadline = None if deadline is None else deadline + DEADLINE_GRACE
 
 
 @contextmanager
@@ -187,7 +195,9 @@ def _sdk_log(log_dir: Path) -> Iterator[None]:
     reach the application's own handlers."""
     import logging
 
-    log_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    from minipi.mcp.process import private_dir
+
+    private_dir(log_dir)
     handler = logging.FileHandler(log_dir / "sdk.log", encoding="utf-8", delay=True)
     handler.setLevel(logging.WARNING)
     handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
@@ -210,6 +220,7 @@ def _listed(hub: Hub, config: McpConfig) -> Iterator[ServerTools]:
             yield ServerTools(link.server, error=str(failure), log_path=log_path)
             continue
         kept, left_out = _offered(link.server, link.connection.tools, config)
+        left_out = (*link.connection.rejected, *left_out)
         yield ServerTools(
             link.server, kept, left_out, log_path=log_path, protocol=link.connection.protocol
         )
@@ -223,18 +234,19 @@ def _offered(
     seen: set[str] = set()
     for tool in remote:
         name = f"{server.name}__{tool.name}" if config.prefix_names else tool.name
-        problem = _unusable(name, tool.parameters, seen)
+        problem = _unusable(name, tool, seen)
         if problem is not None:
             left_out.append((tool.name, problem))
             continue
         seen.add(name)
-        declaration = {"name": name, "description": tool.description, "parameters": tool.parameters}
+        description = _bounded(tool.description)
+        declaration = {"name": name, "description": description, "parameters": tool.parameters}
         kept.append(
             ToolInfo(
                 server.name,
                 name,
                 tool.name,
-                tool.description,
+                description,
                 tool.parameters,
                 tool.read_only_hint,
                 mutating=not (tool.read_only_hint and server.trust),
@@ -244,16 +256,26 @@ def _offered(
     return tuple(kept), tuple(left_out)
 
 
-def _unusable(name: str, schema: dict[str, Any], seen: set[str]) -> str | None:
+def _unusable(name: str, tool: RemoteTool, seen: set[str]) -> str | None:
     """Why a tool cannot be offered, or None."""
+    schema = tool.parameters
     if name in seen:
         return "the server lists this name twice"
     if not _MODEL_NAME.fullmatch(name):
         return f"the name {name!r} is not accepted by model APIs (1-64 letters, digits, '_' or '-')"
+    if tool.task_support == "required":
+        return 'it runs only as a task (taskSupport "required"); minipi does not run tasks'
     if schema.get("type") != "object":
         return "its input schema is not an object schema"
     problem = compile_schema(schema)  # ~0.8 ms; the tool compiles it again at its first call
     return problem if isinstance(problem, str) else None
+
+
+def _bounded(description: str) -> str:
+    """A description the model reads in every request, at most ``MAX_DESCRIPTION`` chars."""
+    if len(description) <= MAX_DESCRIPTION:
+        return description
+    return f"{description[:MAX_DESCRIPTION]}… [description cut: {len(description):,} characters]"
 
 
 def _agent_tool(hub: Hub, info: ToolInfo) -> AgentTool:
@@ -263,7 +285,16 @@ def _agent_tool(hub: Hub, info: ToolInfo) -> AgentTool:
         return replace(result, changed=True) if info.mutating and not result.is_error else result
 
     description = info.description or f"{info.remote_name} (MCP server {info.server})"
-    return AgentTool(info.name, description, info.parameters, handler, mutating=info.mutating)
+    return _McpTool(info.name, description, info.parameters, handler, mutating=info.mutating)
+
+
+class _McpTool(AgentTool):
+    """An ``AgentTool`` whose check leaves the arguments as the model sent them: the
+    validator fills in schema defaults where it checks, and the server must receive only
+    what the model chose (its own defaults may differ from the ones it declares)."""
+
+    def validate(self, arguments: Mapping[str, Any]) -> str | None:
+        return super().validate(copy.deepcopy(dict(arguments)))
 
 
 def _describer(info: ToolInfo) -> Callable[[Mapping[str, Any]], Mapping[str, str]]:
