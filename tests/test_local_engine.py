@@ -21,7 +21,6 @@ import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import replace
 from importlib.machinery import ModuleSpec, PathFinder
 from pathlib import Path
 from types import ModuleType
@@ -31,16 +30,13 @@ import httpx
 import pytest
 
 from minipi.ai import Endpoint, Message, ModelClient, ModelRequest, connect
-from minipi.ai.types import ToolSpec
 from minipi.cli.serve import serve
 from minipi.errors import ConfigError, ModelError
 from minipi.local import Engine, EngineClient, find_running
-from minipi.local.client import CALL_RULES
 from minipi.local.models import SMOLLM_ALIAS, ModelChoice
 from minipi.local.ports import free_port
 from support.cli import clean_env, minipi
 from support.engine import SMOLLM, needs_engine
-from support.fake import FakeServer, Turn
 
 SYSTEM = (
     "You are a terse assistant for a small project. Answer in one short sentence. "
@@ -549,26 +545,3 @@ def running(pid: int) -> bool:
             return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
     except FileNotFoundError:
         return False
-
-
-def test_a_request_with_tools_gets_the_call_rules_and_one_without_does_not(
-    fake_engine: ModelChoice, fake_server: FakeServer
-) -> None:
-    """The rules reach the engine as the end of the system message, after the run's own
-    instructions; a request without tools (a guided one) is sent as it was."""
-    fake_server.add(Turn("hi"), Turn("hi"), Turn("hi"))
-    spec = ToolSpec("read_file", "Read a file.", {"type": "object", "properties": {}})
-    with Engine.start(fake_engine) as engine:
-        client = EngineClient(connect(Endpoint(fake_server.base_url, "fake-model")), engine)
-        try:
-            client.create(replace(request("q"), tools=[spec]))
-            client.create(replace(request("q"), tools=[spec], instructions=None))
-            client.create(request("q"))
-        finally:
-            client.close()
-    systems = [
-        [m["content"] for m in r.body["messages"] if m["role"] == "system"]
-        for r in fake_server.requests
-        if r.body is not None
-    ]
-    assert systems == [[f"{SYSTEM}\n\n{CALL_RULES}"], [CALL_RULES], [SYSTEM]]

@@ -2,9 +2,7 @@
 
 It adds what only the engine's owner can know: how much of each prompt came from the
 engine's cache (its log), and, when a request fails, whether the engine's child has died
-and of what, instead of the HTTP client's "cannot connect … is the server running?"; and to
-a request that declares tools (an unguided one: a guided request declares none), a line on
-when to call (``CALL_RULES``).
+and of what, instead of the HTTP client's "cannot connect … is the server running?".
 """
 
 from __future__ import annotations
@@ -15,15 +13,7 @@ from minipi.ai.types import ModelClient, ModelRequest, ModelResponse
 from minipi.errors import ModelConnectionError, ModelError, ModelStreamError
 from minipi.local.engine import Engine
 
-__all__ = ["CALL_RULES", "EngineClient"]
-
-CALL_RULES = (
-    "Call a tool only when one of the tools you are given can do what is asked; when none "
-    "can, answer directly in plain text and call nothing. When the request needs several "
-    "calls, make all of them, each in its own <tool_call> block."
-)
-"""Appended to the instructions of a request with tools: the chat template of a small model
-(Qwen2.5: "You may call one or more functions...") never says when not to call."""
+__all__ = ["EngineClient"]
 
 _DEATH_GRACE = 1.0
 """Seconds to wait for a child that broke the connection to be reaped: a dying process
@@ -53,11 +43,6 @@ class EngineClient:
         if died is not None:
             raise died
         self.engine.prompt_stats()  # drop records of requests this client did not send
-        if request.tools and request.tool_choice == "auto":
-            rules = (
-                f"{request.instructions}\n\n{CALL_RULES}" if request.instructions else CALL_RULES
-            )
-            request = replace(request, instructions=rules)
         try:
             response = self.inner.create(request)
         except ModelError as error:
