@@ -307,6 +307,8 @@ def time_to_answer(gguf: str | None, guided: bool | None) -> dict[str, Any]:
         "start_s": round(start_s, 2),
         "total_s": round(time.monotonic() - started, 2),
         "status": result.status,
+        "code": result.code,
+        "error": (result.error or "")[:300],
         "correct": all(value in result.answer for value in EXPECTED),
         "turns": turns,
         "answer": result.answer[:300],
