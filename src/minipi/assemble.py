@@ -21,7 +21,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
 from minipi.agent import AgentConfig, AgentTool, Approver, ToolResult
@@ -35,12 +34,10 @@ from minipi.files import ProjectFiles, create_project_tools
 __all__ = [
     "DEFAULT_INSTRUCTIONS",
     "GUIDED_OPENING",
-    "UNGUIDED_FROM",
     "ApproveMode",
     "ModelHandle",
     "Settings",
     "agent_config",
-    "default_guided",
     "open_model",
     "run_tools",
 ]
@@ -91,8 +88,7 @@ class Settings:
     model_file_origin: str = "--model-file"
     """Where ``model_file`` came from, for messages (``config file PATH``...)."""
     guided: bool | None = None
-    """Guided tool calling; None: off for a configured endpoint; on the local engine, on for
-    a model under ``UNGUIDED_FROM`` parameters (``default_guided``)."""
+    """Guided tool calling; None: on for the local engine, off for other endpoints."""
     instructions: str = DEFAULT_INSTRUCTIONS
     max_turns: int = _LOOP.max_turns
     max_tool_calls: int | None = _LOOP.max_tool_calls
@@ -160,23 +156,21 @@ def open_model(
     """Connect to the configured endpoint, or to the local engine when none is configured
     (a running ``minipi serve``, else an engine started now; ``report`` says which).
 
-    Guided unless ``settings.guided`` says otherwise: off for a configured endpoint; on the
-    local engine, by the model's size (``default_guided``). Without ``can_approve``, guided
-    replies cannot name the mutating tools at all; a
+    Without ``can_approve``, guided replies cannot name the mutating tools at all; a
     ``pacer`` is shared by the clients of concurrent runs (a 429 slows them all).
     """
     configured = settings.base_url is not None and settings.model_file is None
+    guided = settings.guided if settings.guided is not None else not configured
+    # A guided reply is a JSON document, not text to show as it comes: not streamed.
+    config = replace(settings.client_config(stream=not guided), pacer=pacer)
     if configured:
         if settings.model is None:
             raise ConfigError("no model name: pass --model NAME (or set QWEN_MODEL / OPENAI_MODEL)")
         assert settings.base_url is not None
-        guided = bool(settings.guided)
         endpoint = Endpoint(settings.base_url, settings.model, settings.api_key, settings.wire)
-        config = _client_config(settings, guided, pacer)
         handle = ModelHandle(connect(endpoint, config), endpoint.base_url, embedded=False)
     else:
-        handle = _local(settings, env, report, pacer)
-        guided = handle.guided
+        handle = _local(settings, env, config, report)
     if guided:
         from minipi.local.guided import AnswerForm, GuidedClient
 
@@ -184,34 +178,12 @@ def open_model(
         # OpenAI) take a JSON Schema as response_format only: the plain answer form.
         form: AnswerForm = "facts" if handle.embedded else "plain"
         handle.client = GuidedClient(handle.client, offer_mutating=can_approve, answer=form)
-    handle.guided = guided
+        handle.guided = True
     return handle
 
 
-UNGUIDED_FROM = 400_000_000
-"""Parameters from which the embedded engine's default is unguided (native calls through the
-model's own chat template, every text form parsed): on the BFCL sample (README, "Tool calls
-on the embedded engine") Qwen2.5-Coder-0.5B and 1.5B score higher unguided than guided in
-every category; SmolLM2-135M makes no call unguided (its template does not show the tools)."""
-
-
-def default_guided(model_file: Path | None) -> bool:
-    """Whether a run on the embedded engine is guided unless told: a model smaller than
-    ``UNGUIDED_FROM`` parameters, or one whose size cannot be read (a running ``minipi
-    serve``'s, a file that is not a readable GGUF)."""
-    from minipi.local.gguf import parameter_count
-
-    count = parameter_count(model_file) if model_file is not None else None
-    return count is None or count < UNGUIDED_FROM
-
-
-def _client_config(settings: Settings, guided: bool, pacer: Pacer | None) -> ClientConfig:
-    # A guided reply is a JSON document, not text to show as it comes: not streamed.
-    return replace(settings.client_config(stream=not guided), pacer=pacer)
-
-
 def _local(
-    settings: Settings, env: Mapping[str, str], report: Report, pacer: Pacer | None
+    settings: Settings, env: Mapping[str, str], config: ClientConfig, report: Report
 ) -> ModelHandle:
     """A running ``minipi serve`` on 127.0.0.1:8021, else a fresh engine on a free port.
 
@@ -231,22 +203,15 @@ def _local(
             report(
                 f"using the engine already running at {running.base_url} (model {running.model})"
             )
-            guided = settings.guided if settings.guided is not None else default_guided(None)
             endpoint = Endpoint(running.base_url, running.model, wire="chat")
-            config = _client_config(settings, guided, pacer)
-            return ModelHandle(
-                connect(endpoint, config), running.base_url, embedded=True, guided=guided
-            )
+            return ModelHandle(connect(endpoint, config), running.base_url, embedded=True)
     choice = explicit_model(settings.model_file, env, settings.model_file_origin)
     require_local_extra()  # before a download that would be of no use
     choice = choice or resolve_model(None, env, report=report)
     for line in (choice.notice or "").splitlines():
         report(line)
-    guided = settings.guided if settings.guided is not None else default_guided(choice.path)
-    mode = "guided" if guided else "unguided (native tool calls)"
-    report(f"starting the local engine: {choice.name} ({choice.path}, {choice.source}), {mode}")
+    report(f"starting the local engine: {choice.name} ({choice.path}, {choice.source})")
     engine = Engine.start(choice)
-    config = _client_config(settings, guided, pacer)
     endpoint = Endpoint(engine.base_url, engine.model_name, wire="chat")
     return ModelHandle(
         EngineClient(connect(endpoint, config), engine),
@@ -255,7 +220,6 @@ def _local(
         stops=[engine.stop],
         context_tokens=engine.n_ctx,
         model_file=str(choice.path),
-        guided=guided,
     )
 
 
