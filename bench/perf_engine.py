@@ -2,6 +2,13 @@
 """Local engine prefill probe for ``perf.py``: does the engine reuse its prompt cache per turn?
 
     perf_engine.py --gguf MODEL.gguf [--turns 8] [--reps 3] [--modes native,guided] [--log F]
+    perf_engine.py --answer [--gguf MODEL.gguf] [--guided | --no-guided]
+
+``--answer``: time to an answer, the README's question on ``examples/sample_project`` through
+the CLI's own assembly (``minipi.assemble``: model resolution, engine start, the default mode
+per model size, the project tools, ``run_agent``). One JSON object: ``start_s`` (open_model,
+engine start included), ``total_s`` (start to answer), ``mode``, ``correct`` (the three
+expected values in the answer), per turn ``seconds``, ``prompt``, ``cached``, ``output``.
 
 Starts ``python -m llama_cpp.server`` on a free 127.0.0.1 port (stderr to ``--log``), then
 per mode runs ``--reps`` conversations of ``--turns`` requests through minipi's real chat wire
@@ -258,15 +265,72 @@ def run_mode(
     return {"reps": done, "patched_null_content": driver.patched}
 
 
+README_QUESTION = "帮我看看 reports 目录里的日报，告诉我这份日报的日期、订单数和营收。"
+EXPECTED = ("2026-09-06", "128", "9600")
+
+
+def time_to_answer(gguf: str | None, guided: bool | None) -> dict[str, Any]:
+    """The README's question answered as ``minipi ask`` answers it, timed (``--answer``)."""
+    from minipi import run_agent
+    from minipi.agent import AgentEvent, ModelResponded
+    from minipi.assemble import Settings, agent_config, open_model, run_tools
+
+    project = Path(__file__).resolve().parent.parent / "examples" / "sample_project"
+    started = time.monotonic()
+    settings = Settings(model_file=gguf, guided=guided)
+    model = open_model(settings, dict(os.environ, MINIPI_OFFLINE="1"), report=lambda m: None)
+    start_s = time.monotonic() - started
+    turns: list[dict[str, Any]] = []
+
+    def on_event(event: AgentEvent) -> None:
+        if isinstance(event, ModelResponded):
+            usage = event.response.usage
+            turns.append(
+                {
+                    "seconds": round(event.seconds, 2),
+                    "prompt": usage.input_tokens,
+                    "cached": usage.cached_tokens,
+                    "output": usage.output_tokens,
+                }
+            )
+
+    try:
+        with ProjectFiles(project) as files:
+            tools = run_tools(settings, files, lambda request: False)
+            config = agent_config(settings, model, tools)
+            result = run_agent(model.client, tools, config, README_QUESTION, on_event=on_event)
+    finally:
+        model.close()
+    return {
+        "model": model.client.model,
+        "mode": "guided" if model.guided else "unguided",
+        "start_s": round(start_s, 2),
+        "total_s": round(time.monotonic() - started, 2),
+        "status": result.status,
+        "code": result.code,
+        "error": (result.error or "")[:300],
+        "correct": all(value in result.answer for value in EXPECTED),
+        "turns": turns,
+        "answer": result.answer[:300],
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--gguf", required=True)
+    parser.add_argument("--gguf")
+    parser.add_argument("--answer", action="store_true", help="time the README's question")
+    parser.add_argument("--guided", action=argparse.BooleanOptionalAction, default=None)
     parser.add_argument("--turns", type=int, default=8)
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--modes", default="native,guided")
     parser.add_argument("--n-ctx", type=int, default=4096)
     parser.add_argument("--log", help="engine stderr (default: a temporary file)")
     args = parser.parse_args()
+    if args.answer:
+        print(json.dumps(time_to_answer(args.gguf, args.guided), ensure_ascii=False))
+        return 0
+    if args.gguf is None:
+        parser.error("--gguf is required without --answer")
     log = Path(args.log or os.path.join(tempfile.mkdtemp(prefix="perf-engine-"), "engine.log"))
     engine = Engine(args.gguf, log, args.n_ctx)
     chat = connect(Endpoint(engine.base_url, MODEL))

@@ -122,6 +122,126 @@ def test_nothing_is_parsed_without_tools_or_without_a_block() -> None:
     assert find_text_calls("plain answer with </tool_call> only", NAMES) is None
 
 
+# --- the forms Qwen2.5-Coder writes (real replies, ../shared/bench/bfcl/results-2026-12-01) ---
+
+HYPOT = frozenset({"math_hypot"})
+FENCED = (
+    '```json\n{\n  "name": "math_hypot",\n  "arguments": {\n    "x": 4,\n    "y": 5\n  }\n}\n```'
+)
+
+
+def calls_of(text: str, names: frozenset[str]) -> list[tuple[str, Any]]:
+    found = find_text_calls(text, names)
+    assert found is not None
+    return [(c.name, json.loads(c.arguments)) for c in found.calls]
+
+
+def test_a_fenced_json_call_is_a_call() -> None:  # 0.5B, simple_python_2
+    found = find_text_calls(FENCED, HYPOT)
+    assert found is not None
+    assert found.text == ""
+    assert [(c.name, json.loads(c.arguments), c.known) for c in found.calls] == [
+        ("math_hypot", {"x": 4, "y": 5}, True)
+    ]
+
+
+def test_a_bare_json_reply_is_a_call() -> None:  # 0.5B, multiple_44
+    text = (
+        '{"name": "calculate_weight_in_space", '
+        '"arguments": {"weight_earth_kg": 70, "planet": "Mars"}}'
+    )
+    assert calls_of(text, frozenset({"calculate_weight_in_space"})) == [
+        ("calculate_weight_in_space", {"weight_earth_kg": 70, "planet": "Mars"})
+    ]
+
+
+def test_a_call_in_doubled_braces_is_a_call() -> None:  # 1.5B, irrelevance_84
+    text = (
+        '{{"name": "get_stock_data", '
+        '"arguments": {"company_name": "Lakers", "date": "2023-10-05"}}}'
+    )
+    assert calls_of(text, frozenset({"get_stock_data"})) == [
+        ("get_stock_data", {"company_name": "Lakers", "date": "2023-10-05"})
+    ]
+
+
+def test_prose_around_a_fenced_call_is_kept() -> None:  # 0.5B, irrelevance_92
+    text = (
+        "To find the most popular lawyer in New York, you can use the following function:\n\n"
+        '```json\n{\n  "name": "lawyer_finder",\n  "arguments": {\n    "area": "New York"\n'
+        "  }\n}\n```\n\nThis function will search for lawyers in New York."
+    )
+    found = find_text_calls(text, frozenset({"lawyer_finder"}))
+    assert found is not None
+    assert [c.name for c in found.calls] == ["lawyer_finder"]
+    assert found.text == (
+        "To find the most popular lawyer in New York, you can use the following function:"
+        "\n\n\n\nThis function will search for lawyers in New York."
+    )
+
+
+def test_one_fence_per_call_is_several_calls_in_order() -> None:  # 1.5B, parallel_138
+    fence = '```json\n{{\n  "name": "calculate_BMI",\n  "arguments": {{"weight_kg": {}}}\n}}\n```'
+    text = "\n\n".join(fence.format(w) for w in (85, 60, 75))
+    assert calls_of(text, frozenset({"calculate_BMI"})) == [
+        ("calculate_BMI", {"weight_kg": 85}),
+        ("calculate_BMI", {"weight_kg": 60}),
+        ("calculate_BMI", {"weight_kg": 75}),
+    ]
+
+
+def test_a_list_of_calls_and_parameters_for_arguments() -> None:
+    text = (
+        '[{"name": "math_hypot", "arguments": {"x": 1}}, '
+        '{"name": "math_hypot", "parameters": {"x": 2}}]'
+    )
+    assert calls_of(text, HYPOT) == [("math_hypot", {"x": 1}), ("math_hypot", {"x": 2})]
+
+
+def test_a_call_cut_at_the_token_limit_is_an_invalid_call() -> None:  # 1.5B, parallel_90
+    text = FENCED + '\n\n```json\n{\n  "name": "math_hypot",\n  "argument'
+    found = find_text_calls(text, HYPOT)
+    assert found is not None
+    assert [c.name for c in found.calls] == ["math_hypot", INVALID_CALL_NAME]
+    assert found.text == ""
+    bare = find_text_calls('{"name": "math_hypot", "arguments": {"x": 4', HYPOT)
+    assert bare is not None
+    assert [c.name for c in bare.calls] == [INVALID_CALL_NAME]
+
+
+def test_qwen3_coder_xml_in_tags_is_a_call() -> None:
+    text = (
+        "<tool_call>\n<function=read_file>\n<parameter=path>\nnotes 1.txt\n</parameter>\n"
+        "<parameter=offset>\n20\n</parameter>\n</function>\n</tool_call>"
+    )
+    assert calls_of(text, NAMES) == [("read_file", {"path": "notes 1.txt", "offset": 20})]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The report says 128 orders.",
+        '{"date": "2026-09-06", "orders": 128}',  # an answer that shows a file's JSON
+        '```json\n{"name": "Ann", "age": 31}\n```',  # a record, not a call
+        '```json\n{"name": "Ann", "role": "x", "arguments": {}}\n```',  # undeclared, extra keys
+        "```python\nprint({'name': 1})\n```",
+        '```json\n{"broken": \n```',
+    ],
+)
+def test_json_that_is_not_a_call_stays_text(text: str) -> None:
+    assert find_text_calls(text, NAMES | HYPOT) is None
+
+
+def test_a_call_object_naming_an_undeclared_tool_is_kept_as_sent() -> None:
+    found = find_text_calls('```json\n{"name": "draw_circle", "arguments": {"r": 5}}\n```', HYPOT)
+    assert found is not None
+    assert [(c.name, c.known) for c in found.calls] == [("draw_circle", False)]
+
+
+def test_json_calls_inside_think_are_ignored() -> None:
+    assert find_text_calls(f"<think>{FENCED}</think>It is 6.4.", HYPOT) is None
+
+
 # --- both wire decoders --------------------------------------------------------------------
 
 
@@ -267,6 +387,23 @@ def test_a_text_block_is_never_the_final_answer_and_counts_toward_budgets(
     broken = Turn("Done!\n<tool_call>{oops}</tool_call>")
     result, _ = run(fake_server, model_client, files, broken, broken, max_turns=2)
     assert (result.status, result.code, result.answer) == ("budget_exhausted", "max_turns", "")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '```json\n{\n  "name": "read_file",\n  "arguments": {\n    "path": "a.txt"\n  }\n}\n```',
+        '{"name": "read_file", "arguments": {"path": "a.txt"}}',
+    ],
+)
+def test_a_json_call_runs_and_is_never_shown_as_the_answer(
+    fake_server: FakeServer, model_client: ModelClient, files: ProjectFiles, text: str
+) -> None:
+    result, events = run(fake_server, model_client, files, Turn(text), Turn("It says alpha."))
+    assert (result.status, result.answer) == ("succeeded", "It says alpha.")
+    assert tool_events(events) == [("read_file", None)]
+    shown = [e.text for e in events if isinstance(e, AssistantText)]
+    assert shown == ["It says alpha."]
 
 
 def test_prose_is_shown_but_the_call_runs(

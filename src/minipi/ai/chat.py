@@ -96,7 +96,8 @@ def decode(
     taken: frozenset[str] = frozenset(),
 ) -> Decoded:
     """The answer's neutral items, finish reason and usage. ``tool_names`` are the request's
-    tools: with some, ``<tool_call>`` text in a reply without native calls is decoded as calls
+    tools: with some, calls written as text (``<tool_call>`` tags, fenced or bare JSON) in a
+    reply without native calls are decoded as calls
     (``textcalls.py``). A call whose id is in ``taken`` (the history's) or repeats one of the
     same reply gets a new id, in its raw copy too."""
     choice = _first_choice(data)
@@ -108,7 +109,7 @@ def decode(
         items.append(Reasoning(reasoning, raw, "chat"))
     text = _content_text(message.get("content"))
     found = None if calls else find_text_calls(text, tool_names)
-    if found is not None:  # <tool_call> text: the calls share the raw message (textcalls.py)
+    if found is not None:  # text calls: they share the raw message (textcalls.py)
         text = found.text
         calls = [(c.name, c.arguments, c.call_id) for c in found.calls]
     if text:

@@ -144,7 +144,7 @@ def _output_item(entry: object, seen: set[str]) -> Item | None:
 
 
 def _with_text_calls(items: tuple[Item, ...], tool_names: frozenset[str]) -> Iterator[Item]:
-    """Messages holding ``<tool_call>`` text become neutral items: their prose, then the calls
+    """Messages holding calls written as text become neutral items: their prose, then the calls
     (a ``function_call`` input item carries each call on replay; see textcalls.py)."""
     for item in items:
         found = find_text_calls(item.text, tool_names) if isinstance(item, Message) else None
