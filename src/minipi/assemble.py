@@ -223,10 +223,13 @@ def _local(
     )
 
 
-def agent_config(settings: Settings, model: ModelHandle, tools: Sequence[AgentTool]) -> AgentConfig:
+def agent_config(
+    settings: Settings, model: ModelHandle, tools: Sequence[AgentTool] = ()
+) -> AgentConfig:
     """The loop's configuration for ``settings`` on ``model`` with ``tools``: the settings of
     the loop's own (same names), the engine's context window when none is set, and for a
-    guided run the opening listing (``GUIDED_OPENING``) when ``list_files`` is offered."""
+    guided run the opening listing (``GUIDED_OPENING``) when ``list_files`` is among
+    ``tools`` (so a caller with other tools, or none named, gets no call it never asked for)."""
     request_options = dict(settings.request_options)
     if model.embedded:
         request_options.setdefault("temperature", 0)  # a local demo should be repeatable
