@@ -201,8 +201,11 @@ class HumanLog:
             line(f"{w('notice')} {one_line(event.message)}")
         elif isinstance(event, RunEnd):
             all_failed = self.results[0] > 0 and self.results[1] == self.results[0]
-            colour = _STATUS_COLOURS.get(event.result.status)
-            line(w.summary(event.result, self.changes, all_failed, self.read_only), colour)
+            result = event.result
+            colour = _STATUS_COLOURS.get(result.status)
+            if result.verdict is not None and not result.verdict.backed:
+                colour = "33"  # a success the checks could not back: yellow, with why
+            line(w.summary(result, self.changes, all_failed, self.read_only), colour)
 
     def _status(self, event: AgentEvent) -> None:
         """What the status line says: the model is thinking, a tool is running, or nothing."""
