@@ -20,6 +20,7 @@ from minipi.agent.events import (
     TurnStart,
     to_json,
 )
+from minipi.cli.evidence import marked_text
 from minipi.cli.status import Ticker
 from minipi.cli.terminal import safe, safe_json
 from minipi.cli.words import Words
@@ -140,9 +141,10 @@ class HumanLog:
 
     What a tool returned and what the model wrote is shown behind a gutter (``  │ ``), and
     names, ids and messages on one line, so that nothing a file or a model says can pass for
-    a line of minipi's own (a call, an approval, the summary). Streamed text is shown as it
-    comes, under the turn's heading; the complete text is then not printed again (unless
-    the stream was retried, when the heading starts over)."""
+    a line of minipi's own (a call, an approval, the summary); on a terminal ``MARK``, which
+    begins minipi's blocks there (``minipi.cli.evidence``), is escaped in it too. Streamed
+    text is shown as it comes, under the turn's heading; the complete text is then not
+    printed again (unless the stream was retried, when the heading starts over)."""
 
     def __init__(
         self,
@@ -158,6 +160,8 @@ class HumanLog:
         self.out = out or sys.stderr
         self.ticker = ticker
         self.colour = colour_allowed(self.out)
+        isatty = getattr(self.out, "isatty", None)
+        self.marked = bool(isatty and isatty())  # minipi's blocks there begin with MARK
         utf8 = (getattr(self.out, "encoding", "") or "").lower().replace("-", "") == "utf8"
         self.gutter = "  │ " if utf8 else "  | "
         self.live: LiveText | None = None
@@ -220,7 +224,8 @@ class HumanLog:
             ticker.hide()  # a result came, a reply was read, the run ended
 
     def _quoted(self, text: str) -> str:
-        """``text`` behind the gutter, every line of it."""
+        """``text`` behind the gutter, every line of it (``MARK`` escaped on a terminal)."""
+        text = marked_text(text) if self.marked else text
         return "\n".join(self.gutter + part for part in text.split("\n"))
 
     def _line(self, text: str, colour: str | None = None) -> None:
@@ -255,6 +260,7 @@ class HumanLog:
 
     def _guttered(self, piece: str) -> str:
         """A streamed piece with the gutter at the start of each line it begins."""
+        piece = marked_text(piece) if self.marked else piece
         text = (self.gutter if self.at_line_start else "") + piece
         lines = text.split("\n")
         self.at_line_start = lines[-1] == ""
