@@ -150,7 +150,14 @@ def test_verdicts_in_order_of_what_they_say() -> None:
     for evidence, (kind, reason) in cases.items():
         verdict = judge(evidence)
         assert (verdict.kind, verdict.reason) == (kind, reason), evidence
-    assert judge(Evidence((), 1), facts=True).reason == "facts_only"
+    assert judge(Evidence((), 1), facts=("orders: 128 (a.json)",)).reason == "facts_only"
+    named = _claim("daily-2026-09-06.json", "identifier", "exact", (SOURCE,))
+    cited = ("date: 2026-09-06 (reports/daily-2026-09-06.json)", "orders: 128 (reports/x.json)")
+    # a file name beside facts about the file's content: the figures are only in the facts
+    assert judge(Evidence((named,), 1), facts=cited).reason == "facts_only"
+    assert judge(Evidence((named, backed), 1), facts=cited).backed  # 128 is stated
+    only_path = Evidence((_claim("a.json", "path", "exact", (SOURCE,)),), 1)
+    assert (judge(only_path).kind, judge(only_path).reason) == ("weak", "path_only")
 
 
 # --- minipi's blocks on a terminal ------------------------------------------------------------

@@ -3,10 +3,13 @@
 A run that ends ``succeeded`` carries a ``Verdict`` (``RunResult.verdict``, ``run_end``'s
 ``"verdict"``, batch results), judged from the evidence of its last answer:
 
-- ``backed``: every claim of the answer was examined, at least one is supported by content a
-  tool of this conversation returned, and none is ``unsupported``, ``from_question`` or only
-  in a file name (``path``). ``weak`` claims (small numbers, a year alone) may stand beside.
-  Guided mode's cited facts are minipi's, not the answer's: they never make an answer backed.
+- ``backed``: every claim of the answer was examined, at least one that is not a ``path``
+  claim is supported by content a tool of this conversation returned, and none is
+  ``unsupported``, ``from_question`` or only in a file name (``path``). ``weak`` claims
+  (small numbers, a year alone) may stand beside. Guided mode's cited facts are minipi's, not
+  the answer's: they never make an answer backed, and when there are some, a supported claim
+  counts only if its value is in one of them (the answer states what the facts cite; a file
+  name beside facts about the file's content does not).
 - ``weak``: nothing is unsupported, but nothing the answer itself states is backed: no
   checkable claim (``no_claims``), only weak claims (``weak_claims``), a figure only in the
   question (``from_question``) or only in a file name (``path_only``), the figures only in
@@ -22,6 +25,7 @@ and ends the run for under any mode (a change the answer claims that no tool mad
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
@@ -72,9 +76,9 @@ def claimed_changes(evidence: Evidence) -> tuple[CheckedClaim, ...]:
     )
 
 
-def judge(evidence: Evidence | None, *, facts: bool = False) -> Verdict:
+def judge(evidence: Evidence | None, *, facts: Sequence[str] = ()) -> Verdict:
     """The verdict on an answer checked as ``evidence`` (None: not checked); ``facts``: the
-    answer came with facts minipi cited (guided mode)."""
+    lines minipi cited under it (guided mode, ``Message.cited``: ``fact (file)``)."""
     if evidence is None:
         return Verdict("weak", "not_checked")
     if evidence.unchecked_from is not None:
@@ -85,10 +89,25 @@ def judge(evidence: Evidence | None, *, facts: bool = False) -> Verdict:
     for status, reason in (("from_question", "from_question"), ("path", "path_only")):
         if status in statuses:
             return Verdict("weak", reason)
-    if evidence.supported:
+    if any(_states(claim, facts) for claim in evidence.claims):
         return Verdict("backed")
     if facts:
         return Verdict("weak", "facts_only")
     if not evidence.tool_results:
         return Verdict("weak", "no_reads")
+    if evidence.supported:  # supported, but only as paths
+        return Verdict("weak", "path_only")
     return Verdict("weak", "weak_claims" if statuses else "no_claims")
+
+
+def _states(claim: CheckedClaim, facts: Sequence[str]) -> bool:
+    """``claim`` backs the answer: supported, no path, and in a cited fact if there are any."""
+    if not claim.supported or str(claim.claim.kind) == "path":
+        return False
+    return not facts or any(claim.claim.value in _fact(line) for line in facts)
+
+
+def _fact(line: str) -> str:
+    """A cited line without the file it names (``orders: 128 (reports/a.json)``)."""
+    head, sep, _ = line.rpartition(" (")
+    return head if sep and line.endswith(")") else line
