@@ -271,16 +271,22 @@ class EvidencePolicy(Rule):
 
         nudge = Message("user", self.nudged) if self.nudged else None
         self.last = evidence = check_evidence(answer, [i for i in view.history if i != nudge])
-        unmade = claimed_changes(evidence)
-        if unmade and (self.mode != "require" or self.nudged is not None):
-            said = ", ".join(dict.fromkeys(c.claim.text for c in unmade))
-            return End("change_not_made", f"nothing was changed, but the answer says: {said}")
-        if self.mode != "require":
-            return None
+        unmade = self._unmade(evidence)
+        if unmade is not None or self.mode != "require":
+            return unmade
         if evidence.unchecked_from is not None:
             at = evidence.unchecked_from
             return End("answer_unexamined", f"the answer is too long to check from character {at}")
         return self._refuse(not_supported(evidence))
+
+    def _unmade(self, evidence: Evidence) -> End | None:
+        """``change_not_made`` for a claimed change no tool made (``require``: once the
+        model was told, as for any claim that is no support)."""
+        unmade = claimed_changes(evidence)
+        if not unmade or (self.mode == "require" and self.nudged is None):
+            return None
+        said = ", ".join(dict.fromkeys(c.claim.text for c in unmade))
+        return End("change_not_made", f"nothing was changed, but the answer says: {said}")
 
     def _refuse(self, claims: Sequence[CheckedClaim]) -> End | Nudge | None:
         if not claims:

@@ -81,23 +81,36 @@ def judge(evidence: Evidence | None, *, facts: Sequence[str] = ()) -> Verdict:
     lines minipi cited under it (guided mode, ``Message.cited``: ``fact (file)``)."""
     if evidence is None:
         return Verdict("weak", "not_checked")
-    if evidence.unchecked_from is not None:
+    statuses: set[str] = {c.status for c in evidence.claims}
+    fault = _fault(evidence.unchecked_from is not None, statuses)
+    if fault is not None:
+        return fault
+    if any(_states(claim, facts) for claim in evidence.claims):
+        return Verdict("backed")
+    return Verdict("weak", _why_weak(evidence, statuses, bool(facts)))
+
+
+def _fault(unexamined: bool, statuses: set[str]) -> Verdict | None:
+    """What keeps an answer from being backed whatever else it holds, or None."""
+    if unexamined:
         return Verdict("unbacked", "unexamined")
-    statuses = {c.status for c in evidence.claims}
     if "unsupported" in statuses:
         return Verdict("unbacked", "unsupported")
     for status, reason in (("from_question", "from_question"), ("path", "path_only")):
         if status in statuses:
             return Verdict("weak", reason)
-    if any(_states(claim, facts) for claim in evidence.claims):
-        return Verdict("backed")
+    return None
+
+
+def _why_weak(evidence: Evidence, statuses: set[str], facts: bool) -> str:
+    """Why an answer with no fault states nothing backed."""
     if facts:
-        return Verdict("weak", "facts_only")
+        return "facts_only"
     if not evidence.tool_results:
-        return Verdict("weak", "no_reads")
+        return "no_reads"
     if evidence.supported:  # supported, but only as paths
-        return Verdict("weak", "path_only")
-    return Verdict("weak", "weak_claims" if statuses else "no_claims")
+        return "path_only"
+    return "weak_claims" if statuses else "no_claims"
 
 
 def _states(claim: CheckedClaim, facts: Sequence[str]) -> bool:

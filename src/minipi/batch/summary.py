@@ -57,12 +57,16 @@ def _key(record: Record) -> str:
     return record.status if record.code is None else f"{record.status}/{record.code}"
 
 
+def _verdicts(records: Sequence[Record]) -> Counter[str]:
+    """The succeeded records by verdict (``none``: a record written before verdicts)."""
+    kinds = ((r.verdict or {}).get("kind") for r in records if r.status == "succeeded")
+    return Counter(str(kind or "none") for kind in kinds)
+
+
 def summarize(records: Sequence[Record], counts: Counts) -> dict[str, Any]:
     """``summary.json``'s document."""
     succeeded = sum(r.status == "succeeded" for r in records)
-    verdicts = Counter(
-        str((r.verdict or {}).get("kind") or "none") for r in records if r.status == "succeeded"
-    )
+    verdicts = _verdicts(records)
     judged = [r.correct for r in records if r.correct is not None]
     traced = [r.traced for r in records if r.traced is not None]
     seconds = [r.seconds for r in records]

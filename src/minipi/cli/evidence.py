@@ -58,23 +58,34 @@ def evidence_lines(
     claim (unsupported first); weak and path-only rows only when ``verbose``; each line
     begun with ``MARK`` when ``marked`` (a terminal)."""
     claims: Sequence[Mapping[str, Any]] = evidence["claims"]
-    cut = evidence.get("unchecked_from")  # a runaway answer is checked up to a bound
-    tail = [words("evidence_unchecked", at=cut)] if cut is not None else []
     shown = [c for c in claims if verbose or str(c["status"]) not in _SHOWN_ONLY]
-    if len(shown) < len(claims):
-        tail.append(words("evidence_hidden", n=len(claims) - len(shown)))
+    tail = _tail(evidence.get("unchecked_from"), len(claims) - len(shown), words)
     ordered = sorted(shown, key=lambda c: _ORDER.get(str(c["status"]), 9))
     # one row per distinct line: a figure said twice is one row
     cells = {tuple(_cells(c, words, fancy)): str(c["status"]) for c in ordered}
     if not cells:
         return _marked([words("evidence_none"), *tail], marked)
-    done = sum(1 for status in cells.values() if status not in _ORDER)
-    head = words("evidence", done=done, wanted=len(cells))
-    if not evidence["tool_results"]:
-        head += words("evidence_no_results")
-    rows = [list(r) for r in cells]
+    head = _head(list(cells.values()), bool(evidence["tool_results"]), words)
+    return _marked([head, *_rows([list(r) for r in cells]), *tail], marked)
+
+
+def _rows(rows: list[list[str]]) -> list[str]:
+    """The rows as lines, each cell but the last padded to its column."""
     widths = [max((columns(r[i]) for r in rows if len(r) > i + 1), default=0) for i in range(3)]
-    return _marked([head, *("  " + _joined(row, widths) for row in rows), *tail], marked)
+    return ["  " + _joined(row, widths) for row in rows]
+
+
+def _head(statuses: list[str], any_results: bool, words: Words) -> str:
+    """The heading: the supported rows of the rows shown (``statuses``, one a row)."""
+    done = sum(1 for status in statuses if status not in _ORDER)
+    head = words("evidence", done=done, wanted=len(statuses))
+    return head if any_results else head + words("evidence_no_results")
+
+
+def _tail(cut: Any, hidden: int, words: Words) -> list[str]:
+    """Where checking stopped (a runaway answer), and how many rows ``-v`` would add."""
+    tail = [words("evidence_unchecked", at=cut)] if cut is not None else []
+    return [*tail, words("evidence_hidden", n=hidden)] if hidden else tail
 
 
 def cited_lines(facts: Sequence[str], words: Words, *, marked: bool = False) -> list[str]:

@@ -20,6 +20,7 @@ from minipi.agent.events import (
     TurnStart,
     to_json,
 )
+from minipi.agent.result import RunResult
 from minipi.cli.evidence import marked_text
 from minipi.cli.status import Ticker
 from minipi.cli.terminal import safe, safe_json
@@ -125,6 +126,13 @@ def _partial_tag(text: str) -> int:
 _STATUS_COLOURS = {"succeeded": "32", "failed": "31", "budget_exhausted": "33", "cancelled": "33"}
 
 
+def _colour(result: RunResult) -> str | None:
+    """The summary line's colour: a success the checks could not back is yellow."""
+    if result.verdict is not None and not result.verdict.backed:
+        return "33"
+    return _STATUS_COLOURS.get(result.status)
+
+
 def colour_allowed(out: TextIO) -> bool:
     """Colour only on a terminal, and never with ``NO_COLOR`` set (https://no-color.org)."""
     isatty = getattr(out, "isatty", None)
@@ -206,10 +214,7 @@ class HumanLog:
         elif isinstance(event, RunEnd):
             all_failed = self.results[0] > 0 and self.results[1] == self.results[0]
             result = event.result
-            colour = _STATUS_COLOURS.get(result.status)
-            if result.verdict is not None and not result.verdict.backed:
-                colour = "33"  # a success the checks could not back: yellow, with why
-            line(w.summary(result, self.changes, all_failed, self.read_only), colour)
+            line(w.summary(result, self.changes, all_failed, self.read_only), _colour(result))
 
     def _status(self, event: AgentEvent) -> None:
         """What the status line says: the model is thinking, a tool is running, or nothing."""
