@@ -9,13 +9,12 @@ with ``--approve all`` for the move tasks (deny otherwise) and the extra argumen
 ``run_end`` is read. Printed per template and in total:
 
 - right: every expected value is in the answer (``task_suite.answer_right``: with guided
-  mode's cited facts, what the user is shown), and a move really happened; own: the same for
-  the model's own sentence (the answer before the facts guided mode cites);
-- succeeded: the run ended ``succeeded`` (exit 0);
-- **false green**: succeeded but not right (the figure that must be 0: a wrong answer shown as
+  mode's cited facts, ``run_end.facts``, what the user is shown), and a move really happened;
+  own: the same for the model's own sentence (the answer without the facts);
+- succeeded: the run ended ``succeeded`` (exit 0); **wrong ok**: succeeded but not right;
+- backed: the run's verdict is ``backed`` (``run_end.verdict``: the plain green success);
+- **false green**: backed but not right (the figure that must be 0: a wrong answer shown as
   a plain success);
-- backed: the run's own verdict said the answer is backed (``run_end.backed`` when the CLI
-  reports it; ``-`` otherwise);
 - seconds per run (engine start included: each ``minipi ask`` starts its own).
 """
 
@@ -39,10 +38,17 @@ from minipi.local.guided import FACTS_HEADINGS
 
 
 def own_text(answer: str) -> str:
-    """The model's own sentence: a guided answer without the facts minipi composed."""
+    """The model's own sentence: an answer without facts composed into its text (what an
+    older minipi printed)."""
     for heading in FACTS_HEADINGS.values():
         answer = answer.split(f"\n\n{heading}\n", 1)[0]
     return answer
+
+
+def verdict_of(end: dict[str, Any]) -> str | None:
+    """``run_end.verdict``'s kind (None: not succeeded, or a CLI without verdicts)."""
+    verdict = end.get("verdict")
+    return str(verdict.get("kind")) if isinstance(verdict, dict) else None
 
 
 def run_one(task: SuiteTask, extra: list[str], timeout: float) -> dict[str, Any]:
@@ -66,7 +72,7 @@ def run_one(task: SuiteTask, extra: list[str], timeout: float) -> dict[str, Any]
                 "seconds": timeout,
                 "right": False,
                 "own": False,
-                "backed": None,
+                "verdict": None,
                 "stderr": "",
             }
         seconds = time.perf_counter() - started
@@ -75,14 +81,15 @@ def run_one(task: SuiteTask, extra: list[str], timeout: float) -> dict[str, Any]
             if line.startswith('{"type": "run_end"') or '"type": "run_end"' in line[:40]:
                 end = json.loads(line)
         answer = str(end.get("answer", ""))
+        shown = "\n".join([answer, *map(str, end.get("facts") or ())])
         moved = task.check(root)
-        right = answer_right(answer, task.expect) and moved
+        right = answer_right(shown, task.expect) and moved
         own = answer_right(own_text(answer), task.expect) and moved
         return {
             "status": end.get("status", f"exit {proc.returncode}"),
             "code": end.get("code"),
-            "answer": answer,
-            "backed": end.get("backed"),
+            "answer": shown,
+            "verdict": verdict_of(end),
             "seconds": seconds,
             "right": right,
             "own": own,
@@ -113,27 +120,30 @@ def main() -> int:
             tally["right"] += result["right"]
             tally["own"] += result["own"]
             tally["succeeded"] += ok
-            tally["false_green"] += ok and not result["right"]
-            tally["backed"] += result["backed"] is True
-            tally["backed_known"] += result["backed"] is not None
+            backed = ok and result["verdict"] == "backed"
+            tally["wrong_ok"] += ok and not result["right"]
+            tally["backed"] += backed
+            tally["false_green"] += backed and not result["right"]
+            tally["verdict_known"] += result["verdict"] is not None
         seconds.append(result["seconds"])
         if args.show:
             mark = "ok " if result["right"] else "BAD" if ok else "---"
             print(
-                f"{mark} {task.id} {result['status']}/{result.get('code')} "
+                f"{mark} {task.id} {result['status']}/{result.get('code')}/{result['verdict']} "
                 f"{result['seconds']:.0f}s {result['answer'][:160]!r} {result['stderr'][-300:]}",
                 file=sys.stderr,
             )
         else:
             print(".", end="", file=sys.stderr, flush=True)
     print(f"\nsplit: {args.split}; minipi ask {' '.join(args.extra)}")
-    print("template | runs | right | own | succeeded | false green | backed")
-    print("---|---|---|---|---|---|---")
+    print("template | runs | right | own | succeeded | wrong ok | backed | false green")
+    print("---|---|---|---|---|---|---|---")
     for name, c in [*per.items(), ("total", total)]:
-        backed = f"{c['backed']}/{c['runs']}" if c["backed_known"] else "-"
+        known = c["verdict_known"] or not c["succeeded"]
+        backed, green = (c["backed"], c["false_green"]) if known else ("-", "-")
         print(
             f"{name} | {c['runs']} | {c['right']} | {c['own']} | {c['succeeded']} "
-            f"| {c['false_green']} | {backed}"
+            f"| {c['wrong_ok']} | {backed} | {green}"
         )
     mean = sum(seconds) / len(seconds) if seconds else 0.0
     print(f"\nmean {mean:.1f} s a run")

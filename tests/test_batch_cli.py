@@ -83,6 +83,9 @@ def test_every_task_is_answered_and_a_failing_one_fails_alone(
     assert results["t001"]["correct"] is False
     assert results["t002"]["correct"] is False
     assert results["t002"]["evidence"]["unsupported"] == 1
+    assert ok["verdict"] == {"kind": "backed", "reason": None}
+    assert results["t002"]["verdict"] == {"kind": "unbacked", "reason": "unsupported"}
+    assert results["t001"]["verdict"] is None  # only a succeeded run has one
     assert (results["gone"]["code"], results["gone"]["trace"]) == ("bad_project", None)
     assert "does not exist" in results["gone"]["error"]
     assert "correct" not in results["free"]  # nothing expected, nothing judged
@@ -97,7 +100,10 @@ def test_every_task_is_answered_and_a_failing_one_fails_alone(
     assert summary["traced_rate"] == round(3 / 4, 4)  # t002's 1234 was read nowhere
     assert summary["statuses"]["failed/bad_project"] == 1
     assert summary["seconds_per_task"]["p95"] >= summary["seconds_per_task"]["p50"] > 0
-    assert "succeeded 4/6 (66.7%)  correct 2/4 (50.0%)  traced 3/4 (75.0%)" in proc.stdout
+    assert summary["verdicts"] == {"backed": 3, "unbacked": 1}
+    assert (summary["backed"], summary["backed_rate"]) == (3, 0.5)
+    rates = "succeeded 4/6 (66.7%)  backed 3/6 (50.0%)  correct 2/4 (50.0%)  traced 3/4 (75.0%)"
+    assert rates in proc.stdout
 
 
 def test_a_second_run_sends_nothing_for_finished_tasks(

@@ -86,16 +86,9 @@ def test_a_right_answer_is_traced_to_the_reports_fields(fake_server: FakeServer)
     assert "[成功] 3 次模型请求，2 次工具调用" in log
     assert "，依据 3/3" in log  # the summary line counts the traced figures
     block = log[log.index("[依据] 3/3 个数字可追溯") :].splitlines()
-    assert block[1].split() == [
-        "2026-09-06",
-        "reports/daily-2026-09-06.json",
-        "/date",
-        "第",
-        "2",
-        "行",
-    ]
-    assert block[2].split()[:3] == ["128", "reports/daily-2026-09-06.json", "/orders"]
-    assert block[3].split()[:3] == ["9600元", "reports/daily-2026-09-06.json", "/revenue_yuan"]
+    assert block[1].split() == ["2026-09-06", "reports/daily-2026-09-06.json:2", "/date"]
+    assert block[2].split() == ["128", "reports/daily-2026-09-06.json:3", "/orders"]
+    assert block[3].split() == ["9600元", "reports/daily-2026-09-06.json:4", "/revenue_yuan"]
     # the block comes after the answer: nothing of it on stdout
     assert "依据" not in proc.stdout
 
@@ -166,7 +159,7 @@ def test_require_fails_a_second_unsupported_answer(fake_server: FakeServer) -> N
     proc = ask(fake_server, SAMPLE, QUESTION, "--evidence", "require")
     assert proc.returncode == 1
     assert proc.stdout == ""  # no answer shown as one
-    assert "unsupported_figures: the answer still has figures no tool result holds: 140 笔" in (
+    assert "unsupported_figures: the answer still has claims no tool result backs: 140 笔" in (
         proc.stderr
     )
     assert "[依据] 2/3" in proc.stderr  # which figure, shown
@@ -217,7 +210,17 @@ def test_the_shelter_answer_is_traced_in_english_headings(
     log = proc.stderr
     assert "[evidence] 0/1 figures traced" in log  # English question: English headings
     assert "2026-09-07  x not found in any tool result" in log
-    assert "(too common to count)" in log  # "2 years": a small number is shown, not counted
+    # "2 years": a small number is not counted, and its row is left out unless -v
+    assert "(too common to count)" not in log
+    assert "(1 more too common or only in a file name, not listed; -v shows them)" in log
+    assert "[succeeded, unbacked: a claim is in no tool result]" in log
+    fake_server.add(
+        Turn(calls=[Call("read_file", {"path": "inbox/猫咪小花.txt"})]),
+        Turn("猫咪小花 is a 中华田园猫, 2 years old; it was filed on 2026-09-07."),
+    )
+    verbose = ask(fake_server, project, "How old is the cat in inbox/猫咪小花.txt?", "-v")
+    assert "[evidence] 0/2 figures traced" in verbose.stderr  # the count is the rows shown
+    assert "  2           (too common to count)" in verbose.stderr
 
 
 def test_the_trace_and_the_session_keep_the_evidence(
@@ -278,5 +281,6 @@ def test_a_figure_said_twice_is_one_row_of_the_block(fake_server: FakeServer) ->
     fake_server.add(*daily(lambda body: right(body) + " 营收为9600元，没错。"))
     proc = ask(fake_server, SAMPLE, QUESTION)
     assert proc.returncode == 0, proc.stderr
-    block = proc.stderr[proc.stderr.index("[依据] 4/4 个数字可追溯") :].splitlines()
+    # the heading counts the rows shown (the summary line counts the claims: 4/4)
+    block = proc.stderr[proc.stderr.index("[依据] 3/3 个数字可追溯") :].splitlines()
     assert [line.split()[0] for line in block[1:]] == ["2026-09-06", "128", "9600元"]

@@ -73,7 +73,7 @@ def test_a_terminal_shows_what_minipi_waits_for_and_for_how_long(fake_server: Fa
     assert "\r\x1b[K" in out  # and the line is erased before anything else is written
     after = out[out.rindex("等待模型回复") :]
     assert "\r\x1b[K" in after.split("\n")[0]
-    assert "[成功] 2 次模型请求" in out
+    assert "[成功·无依据：有内容未在任何工具结果中找到] 2 次模型请求" in out  # 128: not read
 
 
 def test_no_status_line_off_a_terminal_or_with_json(fake_server: FakeServer) -> None:

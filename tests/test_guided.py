@@ -18,6 +18,7 @@ from jsonschema import Draft202012Validator
 
 from minipi.agent import AgentConfig, AgentEvent, ApprovalRequest, ToolCallStarted, run_agent
 from minipi.ai import Endpoint, connect
+from minipi.ai.serialize import items_from_json, items_to_json
 from minipi.ai.testing import ScriptedModel
 from minipi.ai.types import (
     FinishReason,
@@ -827,19 +828,21 @@ FACTS_REPLY = json.dumps(
 )
 
 
-def test_an_answer_with_facts_is_composed_and_traced(files: ProjectFiles) -> None:
+def test_an_answer_with_facts_carries_them_as_minipis_and_checks_its_own_text(
+    files: ProjectFiles,
+) -> None:
     script = [*DAILY[:3], reply(FACTS_REPLY)]
     outcome, inner, _ = guided_run(files, script, answer="facts")
     inner.assert_complete()
     assert outcome.status == "succeeded"
-    assert outcome.answer == (
-        f"订单 128 笔，营收 9600 元\n\n{FACTS_HEADINGS['zh']}\n"
-        f"- orders: 128 ({REPORT})\n- revenue_yuan: 9600 ({REPORT})"
-    )
+    assert outcome.answer == "订单 128 笔，营收 9600 元"  # the model's own sentence
+    assert outcome.facts == (f"orders: 128 ({REPORT})", f"revenue_yuan: 9600 ({REPORT})")
     assert outcome.evidence is not None
     assert outcome.evidence.unsupported == 0
     traced = {c.claim.text for c in outcome.evidence.claims if c.supported}
-    assert {"128", "9600", "revenue_yuan"} <= traced
+    assert traced == {"128 笔", "9600 元"}  # the sentence's figures, not the facts'
+    assert outcome.verdict is not None
+    assert outcome.verdict.backed
     last = inner.requests[-1]
     assert "response_format" not in last.options  # the grammar replaces it
     schema = guided_schema(
@@ -855,10 +858,33 @@ def test_an_answer_with_facts_is_composed_and_traced(files: ProjectFiles) -> Non
 def test_a_fact_that_was_not_offered_is_never_shown(files: ProjectFiles) -> None:
     invented = json.dumps({"facts": ["orders: 129", "orders: 128"], "answer": "128"})
     outcome, _, _ = guided_run(files, [*DAILY[:3], reply(invented)], answer="facts")
-    assert outcome.answer == f"128\n\n{FACTS_HEADINGS['zh']}\n- orders: 128 ({REPORT})"
+    assert (outcome.answer, outcome.facts) == ("128", (f"orders: 128 ({REPORT})",))
     only_invented = json.dumps({"facts": ["orders: 129"], "answer": "订单很多"})
     outcome, _, _ = guided_run(files, [*DAILY[:3], reply(only_invented)], answer="facts")
-    assert outcome.answer == "订单很多"
+    assert (outcome.answer, outcome.facts) == ("订单很多", ())
+
+
+def test_an_answer_whose_figures_are_only_in_the_cited_facts_is_weak(
+    files: ProjectFiles,
+) -> None:
+    named = json.dumps({"facts": ["orders: 128"], "answer": "见日报"}, ensure_ascii=False)
+    outcome, _, _ = guided_run(files, [*DAILY[:3], reply(named)], answer="facts")
+    assert outcome.status == "succeeded"
+    assert outcome.verdict is not None
+    assert (outcome.verdict.kind, outcome.verdict.reason) == ("weak", "facts_only")
+
+
+def test_a_resumed_answer_is_shown_to_the_model_without_minipis_facts(
+    files: ProjectFiles,
+) -> None:
+    first = guided_run(files, [*DAILY[:3], reply(FACTS_REPLY)], answer="facts")[0]
+    saved = items_from_json(items_to_json(first.items))  # as a session keeps them
+    assert saved[-1] == first.items[-1]  # the cited facts are saved with the answer
+    inner = ScriptedModel([reply('{"answer": "ok"}')])
+    GuidedClient(inner).create(ModelRequest([*saved, Message("user", "再说一遍")]))
+    shown = [i.text for i in inner.requests[0].items if isinstance(i, Message)]
+    assert shown[-2] == '{"answer": "订单 128 笔，营收 9600 元"}'
+    assert not any(FACTS_HEADINGS["zh"] in text or "orders: 128 (" in text for text in shown)
 
 
 def test_later_turns_show_the_model_its_reply_as_written(files: ProjectFiles) -> None:
@@ -868,7 +894,7 @@ def test_later_turns_show_the_model_its_reply_as_written(files: ProjectFiles) ->
     again = [*first.items, Message("user", "再说一遍")]
     run_agent(client, create_project_tools(files), AgentConfig(), again)
     shown = [i.text for i in inner.requests[-1].items if isinstance(i, Message)]
-    assert shown[-2:] == [FACTS_REPLY, "再说一遍"]  # not the composed text
+    assert shown[-2:] == [FACTS_REPLY, "再说一遍"]  # the model's reply, as it wrote it
     assert first.answer in [i.text for i in first.items if isinstance(i, Message)]
 
 

@@ -61,13 +61,12 @@ def test_smollm2_guided_reads_the_daily_report(engine: Engine) -> None:
     assert "list_files" in [name for name, _ in calls[: calls.index(read)]]  # listed, then read
     # Guided mode keeps the system prompt fixed: every turn after the first reuses the cache.
     assert result.usage.cached_tokens > 0
-    # The answer cites facts copied from the report, each shown with the file it came from,
-    # and every figure of the answer has a source (the report's figures among them).
-    _, heading, cited = result.answer.partition(f"\n\n{FACTS_HEADINGS['zh']}\n")
-    assert heading, result.answer
-    assert all(line.startswith("- ") for line in cited.splitlines())
-    assert f"({REPORT})" in cited
+    # The answer cites facts copied from the report, each with the file it came from, carried
+    # as minipi's (not in the model's text), and every figure of the answer has a source.
+    assert FACTS_HEADINGS["zh"] not in result.answer
+    assert any(line.endswith(f"({REPORT})") for line in result.facts), result.facts
     assert result.evidence is not None
     assert result.evidence.unsupported == 0, result.evidence.unsupported_figures()
-    sources = [s for c in result.evidence.claims if c.supported for s in c.sources]
-    assert any(s.path == REPORT and s.origin == "content" for s in sources)
+    # The tiny model's own sentence may state no figure: the verdict says so, never hides it.
+    assert result.verdict is not None
+    assert result.verdict.backed or result.verdict.reason in ("facts_only", "no_claims")

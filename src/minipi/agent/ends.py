@@ -43,6 +43,7 @@ END_CODES: dict[str, tuple[RunStatus, str]] = {
     "user_denied": ("failed", "a change the model asked for was denied: the task did not happen"),
     # what the tools did
     "change_failed": ("failed", "a change failed in its tool and no later change succeeded"),
+    "change_not_made": ("failed", "the answer says a change was made that no tool made"),
     "stuck_loop": ("failed", "the model repeated an identical call after being told not to"),
     "repeated_tool_error": ("failed", "the same tool error several times in a row"),
     "context_exhausted": ("failed", "the conversation no longer fits the model's context"),
@@ -54,7 +55,8 @@ END_CODES: dict[str, tuple[RunStatus, str]] = {
     "stream_stalled": ("failed", "the stream went silent for --timeout seconds, twice"),
     "stream_incomplete": ("failed", "the stream ended before its finish, twice"),
     "content_filter": ("failed", "the endpoint filtered the reply"),
-    "unsupported_figures": ("failed", "--evidence require: a figure no tool result holds, twice"),
+    "unsupported_figures": ("failed", "--evidence require: a claim no tool result holds, twice"),
+    "answer_unexamined": ("failed", "--evidence require: the answer is too long to check whole"),
     "malformed_call": ("failed", "a tool call without a name: nothing can answer it"),
     # the endpoint
     "endpoint_unreachable": ("failed", "no connection, or it dropped (after retries)"),

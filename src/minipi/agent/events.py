@@ -279,6 +279,9 @@ def _run_end(event: Any) -> dict[str, Any]:
         "error": result.error,
         "usage": _usage_json(result.usage),
         "evidence": result.evidence.to_json() if result.evidence is not None else None,
+        "facts": list(result.facts),
+        "verdict": result.verdict.to_json() if result.verdict is not None else None,
+        "backed": result.verdict.backed if result.verdict is not None else None,
     }
 
 

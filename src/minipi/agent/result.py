@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 from minipi.agent.decisions import End, FinalAnswer
 from minipi.agent.ends import RunStatus
-from minipi.ai.types import Item, Usage
+from minipi.agent.verdict import Verdict, judge
+from minipi.ai.types import Item, Message, Usage
 
 if TYPE_CHECKING:
     from minipi.agent.evidence import Evidence
@@ -25,7 +26,10 @@ class RunResult:
     the whole history (question, model output, tool results), valid to send again.
     ``evidence`` is the check of the last answer's figures against the run's tool results
     (None when the model never answered, or with ``AgentConfig(evidence="off")``); a run that
-    failed ``unsupported_figures`` keeps it, to show which figures.
+    failed ``unsupported_figures`` keeps it, to show which figures. ``facts`` are the lines
+    minipi cited under the answer (guided mode: ``Message.cited``), not the model's text;
+    ``verdict`` is what the answer rests on (``minipi.agent.verdict``), None unless the run
+    succeeded.
     """
 
     status: RunStatus
@@ -37,6 +41,8 @@ class RunResult:
     code: str | None = None
     error: str | None = None
     evidence: Evidence | None = None
+    facts: tuple[str, ...] = ()
+    verdict: Verdict | None = None
 
     @property
     def succeeded(self) -> bool:
@@ -54,5 +60,16 @@ class RunResult:
         """The result of a run that ended ``by`` an accepted answer or an ``End``, after
         ``counts`` (turns, tool calls)."""
         if isinstance(by, FinalAnswer):
-            return cls("succeeded", by.text, items, usage, *counts, evidence=evidence)
+            facts = _cited(items)
+            verdict = judge(evidence, facts=facts)
+            return cls(
+                "succeeded", by.text, items, usage, *counts, None, None, evidence, facts, verdict
+            )
         return cls(by.status, "", items, usage, *counts, by.code, by.detail, evidence)
+
+
+def _cited(items: tuple[Item, ...]) -> tuple[str, ...]:
+    """The lines minipi cited under the answer: the last assistant message's."""
+    answers = (i for i in reversed(items) if isinstance(i, Message) and i.role == "assistant")
+    last = next(answers, None)
+    return last.cited if last is not None else ()

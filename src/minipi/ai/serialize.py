@@ -55,6 +55,8 @@ def item_to_json(item: Item) -> JsonObject:
     record: JsonObject = {"type": item.type}
     if isinstance(item, Message):
         record.update(role=item.role, text=item.text)
+        if item.cited:
+            record["cited"] = list(item.cited)
     elif isinstance(item, FunctionCall):
         record.update(call_id=item.call_id, name=item.name, arguments=item.arguments)
     else:
@@ -96,7 +98,10 @@ def _message(record: JsonObject, raw: JsonObject | None, wire: Any) -> Message:
     role = record["role"]
     if role not in ("user", "assistant", "system"):
         raise ValueError(f"message with the role {str(role)[:20]!r}")
-    return Message(role, _text(record["text"]), raw, wire)
+    cited = record.get("cited", ())
+    if not isinstance(cited, list | tuple):
+        raise ValueError("a message's cited lines are not a list")
+    return Message(role, _text(record["text"]), raw, wire, cited=tuple(_text(c) for c in cited))
 
 
 def _call(record: JsonObject, raw: JsonObject | None, wire: Any) -> FunctionCall:

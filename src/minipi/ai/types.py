@@ -20,13 +20,18 @@ Wire: TypeAlias = Literal["responses", "chat"]
 
 @dataclass(frozen=True, slots=True)
 class Message:
-    """Text from the user, or text the assistant produced."""
+    """Text from the user, or text the assistant produced.
+
+    ``cited``: lines minipi attached to an assistant's answer (guided mode's facts, each a
+    verbatim piece of a tool result with its file), not the model's text: never sent on any
+    wire, never shown to the model as its own, saved with the item."""
 
     role: Literal["user", "assistant", "system"]
     text: str
     raw: JsonObject | None = None
     wire: Wire | None = None
     type: Literal["message"] = "message"
+    cited: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,8 @@ _STATUSES: tuple[RunStatus, ...] = ("succeeded", "failed", "budget_exhausted", "
 @dataclass(frozen=True)
 class Record:
     """How one task ended. ``correct`` is None when the task expects nothing; ``evidence``
-    is the check's counts (``supported``, ``unsupported``, ``tool_results``) or None."""
+    is the check's counts (``supported``, ``unsupported``, ``tool_results``) or None;
+    ``verdict`` is a succeeded run's ``{"kind", "reason"}`` (``minipi.agent.verdict``)."""
 
     id: str
     status: RunStatus
@@ -36,6 +37,16 @@ class Record:
     trace: str | None = None
     """The trace's path relative to the batch directory."""
     finished: str = ""
+    verdict: dict[str, str | None] | None = None
+
+    @property
+    def shown_status(self) -> str:
+        """The status as a person reads it: ``succeeded`` only when backed, else with the
+        verdict (``succeeded/weak``)."""
+        kind = (self.verdict or {}).get("kind")
+        if self.status != "succeeded" or kind in (None, "backed"):
+            return self.status
+        return f"succeeded/{kind}"
 
     @property
     def traced(self) -> bool | None:
@@ -60,6 +71,7 @@ class Record:
             "task": self.task,
             "trace": self.trace,
             "finished": self.finished,
+            "verdict": self.verdict,
         }
         if self.correct is not None:
             data["correct"] = self.correct
@@ -90,7 +102,14 @@ class Record:
             correct=correct if isinstance(correct, bool) else None,
             trace=_optional_str(data.get("trace")),
             finished=str(data.get("finished") or ""),
+            verdict=_verdict(data.get("verdict")),
         )
+
+
+def _verdict(value: Any) -> dict[str, str | None] | None:
+    if not isinstance(value, dict) or not isinstance(value.get("kind"), str):
+        return None
+    return {"kind": value["kind"], "reason": _optional_str(value.get("reason"))}
 
 
 def _optional_str(value: Any) -> str | None:
@@ -136,6 +155,7 @@ def record_of(task: Task, result: RunResult, seconds: float, trace: str | None) 
         correct=task.judge(result.answer if result.succeeded else ""),
         trace=trace,
         finished=_now(),
+        verdict=result.verdict.to_json() if result.verdict is not None else None,
     )
 
 

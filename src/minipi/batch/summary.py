@@ -2,6 +2,8 @@
 
 - success rate: ``succeeded`` / finished tasks;
 - correct rate: tasks whose answer held every ``expect`` string / tasks that expect some;
+- backed rate: succeeded runs whose verdict is ``backed`` / finished tasks (the plain
+  green success of ``minipi ask``); ``verdicts`` counts the succeeded runs by verdict;
 - traced rate: succeeded answers whose every figure was traced to a tool result / succeeded
   answers that held a figure needing a source (the evidence check of ``minipi ask``);
 - statuses by code (``failed/endpoint_unreachable``), tokens, p50/p95 seconds per task.
@@ -55,9 +57,16 @@ def _key(record: Record) -> str:
     return record.status if record.code is None else f"{record.status}/{record.code}"
 
 
+def _verdicts(records: Sequence[Record]) -> Counter[str]:
+    """The succeeded records by verdict (``none``: a record written before verdicts)."""
+    kinds = ((r.verdict or {}).get("kind") for r in records if r.status == "succeeded")
+    return Counter(str(kind or "none") for kind in kinds)
+
+
 def summarize(records: Sequence[Record], counts: Counts) -> dict[str, Any]:
     """``summary.json``'s document."""
     succeeded = sum(r.status == "succeeded" for r in records)
+    verdicts = _verdicts(records)
     judged = [r.correct for r in records if r.correct is not None]
     traced = [r.traced for r in records if r.traced is not None]
     seconds = [r.seconds for r in records]
@@ -73,6 +82,9 @@ def summarize(records: Sequence[Record], counts: Counts) -> dict[str, Any]:
         "ran_now": counts.ran,
         "succeeded": succeeded,
         "success_rate": _rate(succeeded, len(records)),
+        "backed": verdicts["backed"],
+        "backed_rate": _rate(verdicts["backed"], len(records)),
+        "verdicts": dict(verdicts.most_common()),
         "correct": sum(judged),
         "judged": len(judged),
         "correct_rate": _rate(sum(judged), len(judged)),
@@ -103,6 +115,7 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
         head += f"; {count} malformed line{'s' if count > 1 else ''} skipped"
     rates = (
         f"succeeded {_share(summary['succeeded'], summary['finished'])}"
+        f"  backed {_share(summary.get('backed', 0), summary['finished'])}"
         f"  correct {_share(summary['correct'], summary['judged'])}"
         f"  traced {_share(summary['traced'], summary['with_figures'])}"
     )

@@ -16,7 +16,7 @@ from minipi.agent.events import fan_out
 from minipi.ai.types import Item, Message, ModelClient
 from minipi.assemble import ModelHandle, Settings, agent_config, open_model, run_tools
 from minipi.cli.approve import make_approver
-from minipi.cli.evidence import evidence_lines
+from minipi.cli.evidence import cited_lines, evidence_lines, marked_text
 from minipi.cli.prompt import ChatPrompt
 from minipi.cli.render import HumanLog, JsonLines, colour_allowed
 from minipi.cli.settings import RunOptions, data_dir, project_root, resolve_settings
@@ -348,10 +348,15 @@ def _show(result: RunResult, options: RunOptions, words: Words, *, answer: bool 
     sources of its figures on stderr (not with --json: ``run_end`` carries both)."""
     if options.json:
         return
+    marked = sys.stderr.isatty()  # the answer and minipi's blocks mix on one terminal
     if result.succeeded and answer:
-        print(safe(result.answer), flush=True)
+        print(safe(marked_text(result.answer) if marked else result.answer), flush=True)
+    lines = cited_lines(result.facts, words, marked=marked) if result.succeeded else []
     if result.evidence is not None:
-        lines = evidence_lines(result.evidence.to_json(), words, fancy=colour_allowed(sys.stderr))
+        fancy, verbose = colour_allowed(sys.stderr), options.verbose
+        shown = result.evidence.to_json()
+        lines += evidence_lines(shown, words, fancy=fancy, verbose=verbose, marked=marked)
+    if lines:
         print("\n".join(lines), file=sys.stderr, flush=True)
     if options.quiet and not result.succeeded:  # the log that would have said it is off
         detail = str(result.error).replace("\n", "\\n")

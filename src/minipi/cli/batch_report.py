@@ -74,7 +74,7 @@ def cells(record: Record) -> list[str]:
     answer = (record.answer or record.error or "").strip().split("\n", 1)[0]
     return [
         record.id,
-        record.status,
+        record.shown_status,
         record.code or "",
         correct,
         str(evidence.get("supported", "")),

@@ -1,13 +1,15 @@
 """The sources block shown after an answer: each figure of the answer and where a tool read it.
 
     [依据] 3/3 个数字可追溯
-      2026-09-06  reports/daily-2026-09-06.json  /date          第 2 行
-      128         reports/daily-2026-09-06.json  /orders        第 3 行
+      2026-09-06  reports/daily-2026-09-06.json:2  /date
+      128         reports/daily-2026-09-06.json:3  /orders
 
 Rendered from the ``"evidence"`` JSON object (``Evidence.to_json()``), so a live run and a
-saved session (``minipi sessions show``) show it alike. Unsupported figures come first and
-are marked; a plain ``x`` replaces ``✗`` when the output is not a terminal or ``NO_COLOR`` is
-set. Everything from the answer or a tool is shown through ``safe``.
+saved session (``minipi sessions show``) show it alike. The heading counts the rows shown
+(weak and path-only rows only with ``-v``). Unsupported figures come first and are marked;
+a plain ``x`` replaces ``✗`` when the output is not a terminal or ``NO_COLOR`` is set. On a
+terminal every line of minipi's blocks begins with ``MARK``. Everything from the answer or a
+tool is shown through ``safe``.
 """
 
 from __future__ import annotations
@@ -18,11 +20,18 @@ from typing import Any
 from minipi.cli.terminal import columns, pad, safe
 from minipi.cli.words import Words
 
-__all__ = ["evidence_lines", "traced"]
+__all__ = ["MARK", "cited_lines", "evidence_lines", "marked_text", "traced"]
+
+MARK = "▌"
+"""What begins each line of minipi's own blocks on a terminal, where the answer (stdout) and
+the blocks (stderr) mix: model text shown there has it escaped (``marked_text``), so no
+answer can print a line that looks like one of minipi's."""
 
 _CROSS = "\x1b[31m✗\x1b[0m"  # red on a terminal that allows colour
 _ORDER = {"unsupported": 0, "path": 1, "from_question": 2, "weak": 3}
 _NOT_A_SOURCE = ("path", "from_question", "weak")
+_SHOWN_ONLY = frozenset({"weak", "path"})
+"""Rows left out unless ``-v``: they are neither support nor a fault."""
 
 
 def traced(evidence: Mapping[str, Any]) -> tuple[int, int]:
@@ -32,22 +41,63 @@ def traced(evidence: Mapping[str, Any]) -> tuple[int, int]:
     return supported, supported + unsupported
 
 
-def evidence_lines(evidence: Mapping[str, Any], words: Words, *, fancy: bool) -> list[str]:
-    """The block's lines: a heading, then one line per claim (unsupported first)."""
+def marked_text(text: str) -> str:
+    """Model or file text for a terminal that also shows minipi's blocks: ``MARK`` escaped."""
+    return text.replace(MARK, "\\u258c")
+
+
+def evidence_lines(
+    evidence: Mapping[str, Any],
+    words: Words,
+    *,
+    fancy: bool,
+    verbose: bool = False,
+    marked: bool = False,
+) -> list[str]:
+    """The block's lines: a heading whose count is the rows shown, then one row per distinct
+    claim (unsupported first); weak and path-only rows only when ``verbose``; each line
+    begun with ``MARK`` when ``marked`` (a terminal)."""
     claims: Sequence[Mapping[str, Any]] = evidence["claims"]
-    cut = evidence.get("unchecked_from")  # a runaway answer is checked up to a bound
-    tail = [words("evidence_unchecked", at=cut)] if cut is not None else []
-    if not claims:
-        return [words("evidence_none"), *tail]
-    done, wanted = traced(evidence)
-    head = words("evidence", done=done, wanted=wanted)
-    if not evidence["tool_results"]:
-        head += words("evidence_no_results")
-    ordered = sorted(claims, key=lambda c: _ORDER.get(str(c["status"]), 9))
-    # one row per distinct line: a guided answer names its file after each fact it cites
-    rows = [list(r) for r in dict.fromkeys(tuple(_cells(c, words, fancy)) for c in ordered)]
+    shown = [c for c in claims if verbose or str(c["status"]) not in _SHOWN_ONLY]
+    tail = _tail(evidence.get("unchecked_from"), len(claims) - len(shown), words)
+    ordered = sorted(shown, key=lambda c: _ORDER.get(str(c["status"]), 9))
+    # one row per distinct line: a figure said twice is one row
+    cells = {tuple(_cells(c, words, fancy)): str(c["status"]) for c in ordered}
+    if not cells:
+        return _marked([words("evidence_none"), *tail], marked)
+    head = _head(list(cells.values()), bool(evidence["tool_results"]), words)
+    return _marked([head, *_rows([list(r) for r in cells]), *tail], marked)
+
+
+def _rows(rows: list[list[str]]) -> list[str]:
+    """The rows as lines, each cell but the last padded to its column."""
     widths = [max((columns(r[i]) for r in rows if len(r) > i + 1), default=0) for i in range(3)]
-    return [head, *("  " + _joined(row, widths) for row in rows), *tail]
+    return ["  " + _joined(row, widths) for row in rows]
+
+
+def _head(statuses: list[str], any_results: bool, words: Words) -> str:
+    """The heading: the supported rows of the rows shown (``statuses``, one a row)."""
+    done = sum(1 for status in statuses if status not in _ORDER)
+    head = words("evidence", done=done, wanted=len(statuses))
+    return head if any_results else head + words("evidence_no_results")
+
+
+def _tail(cut: Any, hidden: int, words: Words) -> list[str]:
+    """Where checking stopped (a runaway answer), and how many rows ``-v`` would add."""
+    tail = [words("evidence_unchecked", at=cut)] if cut is not None else []
+    return [*tail, words("evidence_hidden", n=hidden)] if hidden else tail
+
+
+def cited_lines(facts: Sequence[str], words: Words, *, marked: bool = False) -> list[str]:
+    """The facts minipi cited under an answer (guided mode), as minipi's own block."""
+    if not facts:
+        return []
+    rows = ("  " + safe(one) for one in facts)
+    return _marked([words("cited", n=len(facts)), *rows], marked)
+
+
+def _marked(lines: list[str], marked: bool) -> list[str]:
+    return [f"{MARK}{line}" for line in lines] if marked else lines
 
 
 def _joined(row: list[str], widths: list[int]) -> str:
@@ -71,20 +121,19 @@ def _cells(claim: Mapping[str, Any], words: Words, fancy: bool) -> list[str]:
         named = safe(str(sources[0].get("path") or "")) if sources and status == "path" else ""
         return [text, words("evidence_" + status, path=named)]
     first = sources[0] if sources else {}
-    cells = [text, safe(str(first.get("path") or first.get("tool") or "?"))]
-    cells.append(safe(str(first.get("pointer") or "")))
-    where = _position(first, words)
-    if len(sources) > 1:
-        where += words("evidence_more", n=len(sources) - 1)
+    where = safe(str(first.get("path") or first.get("tool") or "?")) + _position(first)
+    cells = [text, where, safe(str(first.get("pointer") or ""))]
+    note = words("evidence_more", n=len(sources) - 1) if len(sources) > 1 else ""
     if status != "exact":
-        where += "  " + words("status_" + status)
-    return [*cells, where.strip()]
+        note += "  " + words("status_" + status)
+    return [*cells, note.strip()]
 
 
-def _position(source: Mapping[str, Any], words: Words) -> str:
+def _position(source: Mapping[str, Any]) -> str:
+    """``:line`` (``:line:column`` in text that is no JSON), or nothing."""
     line, column = source.get("line"), source.get("column")
     if line is None:
         return ""
     if source.get("pointer") or not column:
-        return words("line", n=line)
-    return words("line_column", n=line, column=column)
+        return f":{line}"
+    return f":{line}:{column}"

@@ -20,6 +20,8 @@ from minipi.agent.events import (
     TurnStart,
     to_json,
 )
+from minipi.agent.result import RunResult
+from minipi.cli.evidence import marked_text
 from minipi.cli.status import Ticker
 from minipi.cli.terminal import safe, safe_json
 from minipi.cli.words import Words
@@ -124,6 +126,13 @@ def _partial_tag(text: str) -> int:
 _STATUS_COLOURS = {"succeeded": "32", "failed": "31", "budget_exhausted": "33", "cancelled": "33"}
 
 
+def _colour(result: RunResult) -> str | None:
+    """The summary line's colour: a success the checks could not back is yellow."""
+    if result.verdict is not None and not result.verdict.backed:
+        return "33"
+    return _STATUS_COLOURS.get(result.status)
+
+
 def colour_allowed(out: TextIO) -> bool:
     """Colour only on a terminal, and never with ``NO_COLOR`` set (https://no-color.org)."""
     isatty = getattr(out, "isatty", None)
@@ -140,9 +149,10 @@ class HumanLog:
 
     What a tool returned and what the model wrote is shown behind a gutter (``  │ ``), and
     names, ids and messages on one line, so that nothing a file or a model says can pass for
-    a line of minipi's own (a call, an approval, the summary). Streamed text is shown as it
-    comes, under the turn's heading; the complete text is then not printed again (unless
-    the stream was retried, when the heading starts over)."""
+    a line of minipi's own (a call, an approval, the summary); on a terminal ``MARK``, which
+    begins minipi's blocks there (``minipi.cli.evidence``), is escaped in it too. Streamed
+    text is shown as it comes, under the turn's heading; the complete text is then not
+    printed again (unless the stream was retried, when the heading starts over)."""
 
     def __init__(
         self,
@@ -158,6 +168,8 @@ class HumanLog:
         self.out = out or sys.stderr
         self.ticker = ticker
         self.colour = colour_allowed(self.out)
+        isatty = getattr(self.out, "isatty", None)
+        self.marked = bool(isatty and isatty())  # minipi's blocks there begin with MARK
         utf8 = (getattr(self.out, "encoding", "") or "").lower().replace("-", "") == "utf8"
         self.gutter = "  │ " if utf8 else "  | "
         self.live: LiveText | None = None
@@ -201,8 +213,8 @@ class HumanLog:
             line(f"{w('notice')} {one_line(event.message)}")
         elif isinstance(event, RunEnd):
             all_failed = self.results[0] > 0 and self.results[1] == self.results[0]
-            colour = _STATUS_COLOURS.get(event.result.status)
-            line(w.summary(event.result, self.changes, all_failed, self.read_only), colour)
+            result = event.result
+            line(w.summary(result, self.changes, all_failed, self.read_only), _colour(result))
 
     def _status(self, event: AgentEvent) -> None:
         """What the status line says: the model is thinking, a tool is running, or nothing."""
@@ -217,7 +229,8 @@ class HumanLog:
             ticker.hide()  # a result came, a reply was read, the run ended
 
     def _quoted(self, text: str) -> str:
-        """``text`` behind the gutter, every line of it."""
+        """``text`` behind the gutter, every line of it (``MARK`` escaped on a terminal)."""
+        text = marked_text(text) if self.marked else text
         return "\n".join(self.gutter + part for part in text.split("\n"))
 
     def _line(self, text: str, colour: str | None = None) -> None:
@@ -252,6 +265,7 @@ class HumanLog:
 
     def _guttered(self, piece: str) -> str:
         """A streamed piece with the gutter at the start of each line it begins."""
+        piece = marked_text(piece) if self.marked else piece
         text = (self.gutter if self.at_line_start else "") + piece
         lines = text.split("\n")
         self.at_line_start = lines[-1] == ""

@@ -28,6 +28,18 @@ _TEXT: dict[str, tuple[str, str]] = {
     "notice": ("[提示]", "[notice]"),
     # the summary line
     "succeeded": ("成功", "succeeded"),
+    "succeeded_weak": ("成功·依据不足：{why}", "succeeded, weak: {why}"),
+    "succeeded_unbacked": ("成功·无依据：{why}", "succeeded, unbacked: {why}"),
+    "why_no_claims": ("答案中没有可核对的内容", "the answer states nothing that can be checked"),
+    "why_weak_claims": ("答案只有太常见的数字", "the answer holds only too-common figures"),
+    "why_from_question": ("有内容只出现在问题中", "a figure is only in the question"),
+    "why_path_only": ("有内容只出现在文件名中", "a figure is only in a file name"),
+    "why_facts_only": ("数字只在引用的事实中", "the figures are only in the cited facts"),
+    "why_no_reads": ("本次对话没有读到任何内容", "nothing was read in this conversation"),
+    "why_not_checked": ("未检查（--evidence off）", "not checked (--evidence off)"),
+    "why_unsupported": ("有内容未在任何工具结果中找到", "a claim is in no tool result"),
+    "why_unexamined": ("答案太长，未能全部检查", "the answer is too long to check whole"),
+    "nothing_changed": ("，未做任何改动", ", nothing was changed"),
     "failed_run": ("失败", "failed"),
     "budget_exhausted": ("预算耗尽", "budget_exhausted"),
     "cancelled": ("已取消", "cancelled"),
@@ -64,6 +76,14 @@ _TEXT: dict[str, tuple[str, str]] = {
         "  (the answer is too long: not checked from character {at} on)",
     ),
     "evidence_more": ("，另有 {n} 处", ", and {n} more"),
+    "evidence_hidden": (
+        "  （另有 {n} 处太常见或只在文件名中，未列出；-v 显示）",
+        "  ({n} more too common or only in a file name, not listed; -v shows them)",
+    ),
+    "cited": (
+        "[摘自工具结果] {n} 条（由 minipi 引用）",
+        "[cited by minipi] {n} from the tool results",
+    ),
     "line": ("第 {n} 行", "line {n}"),
     "line_column": ("第 {n} 行第 {column} 列", "line {n}, column {column}"),
     "status_normalized": ("（写法不同，值相同）", "(same value, other form)"),
@@ -132,7 +152,7 @@ class Words:
             tokens = self("tokens", input=usage.input_tokens, output=usage.output_tokens)
         else:
             tokens = self("no_tokens")
-        status = self("failed_run" if result.status == "failed" else result.status)
+        status = self._status(result)
         # the requests the model answered: a refused connection is not "1 model request"
         answered, calls = usage.requests, result.tool_calls
         line = self("summary", status=status, turns=answered, calls=calls, tokens=tokens)
@@ -144,6 +164,8 @@ class Words:
             line += self("traced", done=done, wanted=wanted)
         if changes:
             line += self("changes", changes=changes)
+        elif result.code == "change_not_made":
+            line += self("nothing_changed")
         if read_only:  # the model asked for a change the run could not make
             line += self("read_only_refused")
         if result.succeeded and all_failed:
@@ -154,6 +176,16 @@ class Words:
             if flag is not None:
                 line += self("raise_budget", flag=flag)
         return line
+
+    def _status(self, result: RunResult) -> str:
+        """The status as the summary names it: a succeeded run with its verdict when the
+        answer is not backed (``minipi.agent.verdict``)."""
+        if result.status == "failed":
+            return self("failed_run")
+        verdict = result.verdict
+        if result.status != "succeeded" or verdict is None or verdict.backed:
+            return self(result.status)
+        return self(f"succeeded_{verdict.kind}", why=self(f"why_{verdict.reason}"))
 
 
 def words_for(question: str) -> Words:

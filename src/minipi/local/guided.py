@@ -31,11 +31,15 @@ as ``response_format``, for servers without GBNF (vLLM, OpenAI). In every form t
 offered only once a content fact (a file read, not only listed) shares a word with the
 question, or when no tool is left to call.
 
-The answer the loop sees is the text, then the chosen facts under a heading in the question's
-language (``compose_answer``): the facts are part of the answer, so the user reads them on
-stdout, the evidence check traces each to its result like any figure (they are copied, so
-they are found), and ``--evidence require``, traces and sessions need nothing new. A fact the
-client did not offer (a server that ignored the grammar) is dropped, never shown.
+The answer the loop sees is the model's text alone; the chosen facts ride on the answer
+``Message`` as ``cited`` (``cited_lines``: each with the file it was read from), which no wire
+sends: the CLI shows them in minipi's own block, marked as minipi's, and they are never fed
+back to the model as its own text (a later request renders the answer as ``{"answer": TEXT}``,
+or within the client's life as the reply the model wrote). The evidence check reads the text
+only, so an answer whose own sentence states none of the figures is not backed by the facts
+it cites (``minipi.agent.verdict``: ``facts_only``). A fact the client did not offer (a server
+that ignored the grammar) is dropped, never shown. ``compose_answer`` writes text and facts as
+one text (what a benchmark judges as shown to the user).
 
 Styles of ``response_format``: ``"json_object"`` (``{"type": "json_object", "schema": S}``,
 what llama-cpp-python's server accepts; its 0.3.x refuses ``json_schema`` with an error) and
@@ -90,6 +94,7 @@ __all__ = [
     "AnswerForm",
     "GuidedClient",
     "ResponseFormatStyle",
+    "cited_lines",
     "compose_answer",
     "guided_instructions",
     "guided_schema",
@@ -279,21 +284,26 @@ def guided_instructions(
     return f"{head}{tools_text}\n\n{_PROTOCOLS[answer]}"
 
 
+def cited_lines(facts: Sequence[str], origins: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """Each fact with the file it was read from when ``origins`` knows it
+    (``orders: 128 (reports/daily.json)``): a line such as ``性格：亲人，爱晒太阳`` says little
+    without it. What the answer ``Message`` carries as ``cited``."""
+    where = origins or {}
+    return tuple(f"{fact} ({where[fact]})" if fact in where else fact for fact in facts)
+
+
 def compose_answer(
     text: str, facts: Sequence[str], question: str, origins: Mapping[str, str] | None = None
 ) -> str:
-    """The answer the loop sees: ``text``, then ``facts`` one a line under ``FACTS_HEADINGS``
-    in the question's language (``minipi.language``, the CLI's rule; Chinese also when the
-    text is: the last user message may be the loop's English nudge), each with the file it
-    was read from when ``origins`` knows it (``- orders: 128 (reports/daily.json)``): a line such as
-    ``性格：亲人，爱晒太阳`` says little without it."""
+    """``text``, then ``facts`` one a line (``cited_lines``) under ``FACTS_HEADINGS`` in the
+    question's language (``minipi.language``, the CLI's rule; Chinese also when the text is:
+    the last user message may be the loop's English nudge): an answer and its cited facts as
+    one text."""
     if not facts:
         return text
     chinese = written_in_chinese(question) or written_in_chinese(text)
     heading = FACTS_HEADINGS["zh" if chinese else "en"]
-    where = origins or {}
-    lines = (f"- {fact} ({where[fact]})" if fact in where else f"- {fact}" for fact in facts)
-    return "\n".join((text, "", heading, *lines))
+    return "\n".join((text, "", heading, *(f"- {line}" for line in cited_lines(facts, origins))))
 
 
 def _without_answer(schema: JsonObject) -> JsonObject:
@@ -401,8 +411,7 @@ def _answer(value: Any, cited: _Cited) -> Message | None:
     if not kept or not text.strip():
         return Message("assistant", text)
     cited.reply = Message("assistant", _dumps({"facts": list(kept), "answer": text}))
-    composed = compose_answer(text, kept, cited.question, cited.offered.origins)
-    cited.composed = Message("assistant", composed)
+    cited.composed = Message("assistant", text, cited=cited_lines(kept, cited.offered.origins))
     return cited.composed
 
 

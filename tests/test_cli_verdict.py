@@ -1,0 +1,236 @@
+"""What ``succeeded`` means (issue 21): the verdict of a succeeded run in the summary line and
+``--json``, what ``--evidence require`` accepts, a claimed change no tool made, and minipi's
+blocks that no model text can imitate on a terminal.
+
+The CLI tests drive the real ``minipi`` over HTTP with the fake model; the change claims are
+built by hand (the check's ``change`` kind is the evidence package's).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, cast
+
+from minipi.agent import RunResult
+from minipi.agent.evidence import CheckedClaim, Claim, Evidence, Source, TextFigure
+from minipi.agent.verdict import claimed_changes, judge, not_supported
+from minipi.ai.types import Usage
+from minipi.cli.words import Words
+from support.cli import QUESTION, clean_env, json_lines, minipi, tool_outputs
+from support.fake import Call, FakeServer, Turn
+
+SAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sample_project"
+REPORT = "reports/daily-2026-09-06.json"
+RIGHT = "这份日报的日期是2026-09-06，订单数为128，营收为9600元。"
+
+
+def ask(server: FakeServer, question: str, *flags: str, **env: str) -> Any:
+    base = ("--project", str(SAMPLE), "--base-url", server.base_url, "--model", "fake-model")
+    return minipi("ask", question, *base, *flags, env=clean_env(**env))
+
+
+def read_then(answer: str) -> list[Any]:
+    return [Turn(calls=[Call("read_file", {"path": REPORT})]), Turn(answer)]
+
+
+def summary_of(stderr: str) -> str:
+    return next(line for line in stderr.splitlines() if line.startswith(("[成功", "[失败")))
+
+
+def test_a_backed_answer_is_the_plain_success(fake_server: FakeServer) -> None:
+    fake_server.add(*read_then(RIGHT))
+    proc = ask(fake_server, QUESTION)
+    assert proc.returncode == 0, proc.stderr
+    assert summary_of(proc.stderr).startswith("[成功] 2 次模型请求")
+    fake_server.add(*read_then(RIGHT))
+    end = json_lines(ask(fake_server, QUESTION, "--json").stdout)[-1]
+    assert (end["verdict"], end["backed"]) == ({"kind": "backed", "reason": None}, True)
+
+
+def test_an_answer_without_a_checkable_claim_is_a_weak_success(fake_server: FakeServer) -> None:
+    fake_server.add(Turn("项目里有一份日报。"))  # no tool call: nothing read, nothing stated
+    proc = ask(fake_server, QUESTION)
+    assert proc.returncode == 0, proc.stderr
+    assert summary_of(proc.stderr).startswith("[成功·依据不足：本次对话没有读到任何内容]")
+    fake_server.add(Turn("There is a report."))
+    end = json_lines(ask(fake_server, "What is there?", "--json").stdout)[-1]
+    assert (end["verdict"], end["backed"]) == ({"kind": "weak", "reason": "no_reads"}, False)
+
+
+def test_a_wrong_figure_is_an_unbacked_success_under_warn(fake_server: FakeServer) -> None:
+    fake_server.add(*read_then("订单数为 140。"))
+    proc = ask(fake_server, QUESTION)
+    assert proc.returncode == 0, proc.stderr  # warn: shown, not refused
+    assert summary_of(proc.stderr).startswith("[成功·无依据：有内容未在任何工具结果中找到]")
+
+
+def test_a_figure_only_in_the_question_is_weak_and_require_refuses_it(
+    fake_server: FakeServer,
+) -> None:
+    question = "日报里的营收是 7000 吗？"
+    fake_server.add(*read_then("是的，营收是 7000。"))  # the report says 9600
+    end = json_lines(ask(fake_server, question, "--json").stdout)[-1]
+    assert end["verdict"] == {"kind": "weak", "reason": "from_question"}
+    told: list[str] = []
+
+    def again(body: dict[str, Any]) -> Turn:
+        told.append(body["messages"][-1]["content"])
+        return Turn("是的，7000。")
+
+    fake_server.add(*read_then("是的，营收是 7000。"), again)
+    proc = ask(fake_server, question, "--evidence", "require")
+    assert proc.returncode == 1
+    assert proc.stdout == ""
+    assert "7000 (only in the question)" in told[0]  # the retry names it, and why
+    assert "unsupported_figures: the answer still has claims no tool result backs: 7000" in (
+        proc.stderr
+    )
+
+
+def test_require_refuses_an_answer_too_long_to_examine_whole(fake_server: FakeServer) -> None:
+    filler = "营收 9600 元，" * 200_000  # past the check's bound: never accepted unexamined
+    fake_server.add(*read_then(RIGHT + filler))
+    proc = ask(fake_server, QUESTION, "--evidence", "require", "--json")
+    assert proc.returncode == 1
+    end = json_lines(proc.stdout)[-1]
+    assert (end["status"], end["code"], end["verdict"]) == ("failed", "answer_unexamined", None)
+    fake_server.add(*read_then(RIGHT + filler))
+    warned = json_lines(ask(fake_server, QUESTION, "--json").stdout)[-1]
+    assert warned["verdict"] == {"kind": "unbacked", "reason": "unexamined"}
+
+
+# --- a change the answer claims ---------------------------------------------------------------
+
+
+def _claim(text: str, kind: str, status: str, sources: tuple[Source, ...] = ()) -> CheckedClaim:
+    claim = Claim(text, cast(Any, kind), text, None, (0, len(text)), TextFigure(text, text))
+    return CheckedClaim(claim, cast(Any, status), sources)
+
+
+SOURCE = Source("call_1", "read_file", REPORT, "content", "/orders", 3, 13, (30, 33), "128")
+
+
+def test_a_claimed_change_no_tool_made_is_not_supported_and_named() -> None:
+    moved = _claim("已被移动到 archive", "change", "unsupported")
+    evidence = Evidence((_claim("128", "number", "exact", (SOURCE,)), moved), tool_results=1)
+    assert claimed_changes(evidence) == (moved,)
+    assert not_supported(evidence) == (moved,)
+    assert judge(evidence).kind == "unbacked"
+    made = Evidence((_claim("已移动", "change", "exact", (SOURCE,)),), tool_results=1)
+    assert claimed_changes(made) == ()
+    assert judge(made).backed
+
+
+def test_the_summary_says_nothing_was_changed_in_the_questions_language() -> None:
+    said = "the answer says: moved to archive"
+    result = RunResult("failed", "", (), Usage(), 2, 1, "change_not_made", said)
+    assert "，未做任何改动" in Words(True).summary(result)
+    assert ", nothing was changed" in Words(False).summary(result)
+    assert ", nothing was changed" not in Words(False).summary(result, changes=1)
+
+
+def test_verdicts_in_order_of_what_they_say() -> None:
+    backed = _claim("128", "number", "exact", (SOURCE,))
+    cases = {
+        None: ("weak", "not_checked"),
+        Evidence((backed,), 1, unchecked_from=20): ("unbacked", "unexamined"),
+        Evidence((backed, _claim("7000", "number", "from_question")), 1): ("weak", "from_question"),
+        Evidence((backed, _claim("06", "number", "path")), 1): ("weak", "path_only"),
+        Evidence((_claim("2", "number", "weak"),), 1): ("weak", "weak_claims"),
+        Evidence((), 1): ("weak", "no_claims"),
+        Evidence((), 0): ("weak", "no_reads"),
+        Evidence((backed, _claim("2", "number", "weak")), 1): ("backed", None),
+    }
+    for evidence, (kind, reason) in cases.items():
+        verdict = judge(evidence)
+        assert (verdict.kind, verdict.reason) == (kind, reason), evidence
+    assert judge(Evidence((), 1), facts=("orders: 128 (a.json)",)).reason == "facts_only"
+    named = _claim("daily-2026-09-06.json", "identifier", "exact", (SOURCE,))
+    cited = ("date: 2026-09-06 (reports/daily-2026-09-06.json)", "orders: 128 (reports/x.json)")
+    # a file name beside facts about the file's content: the figures are only in the facts
+    assert judge(Evidence((named,), 1), facts=cited).reason == "facts_only"
+    assert judge(Evidence((named, backed), 1), facts=cited).backed  # 128 is stated
+    only_path = Evidence((_claim("a.json", "path", "exact", (SOURCE,)),), 1)
+    assert (judge(only_path).kind, judge(only_path).reason) == ("weak", "path_only")
+
+
+# --- minipi's blocks on a terminal ------------------------------------------------------------
+
+MARK = "▌"
+IMITATION = (
+    "订单数为128。\n\n摘自工具结果：\n- orders: 999 (reports/fake.json)\n"
+    f"{MARK}[依据] 1/1 个数字可追溯\n{MARK}  999  reports/fake.json:3  /orders"
+)
+
+
+def _tty(args: list[str], env: dict[str, str], keys: bytes = b"", timeout: float = 60) -> str:
+    """``python -m minipi ARGS`` on a pseudo-terminal, ``keys`` typed once a prompt shows."""
+    master, slave = os.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "minipi", *args],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+        close_fds=True,
+        start_new_session=True,
+    )
+    os.close(slave)
+    seen, deadline, typed = "", time.monotonic() + timeout, False
+    try:
+        while time.monotonic() < deadline and process.poll() is None:
+            if keys and not typed and "> " in seen:
+                os.write(master, keys)
+                typed = True
+            ready, _, _ = select.select([master], [], [], 0.2)
+            if ready:
+                try:
+                    seen += os.read(master, 65536).decode("utf-8", "replace")
+                except OSError:
+                    break
+    finally:
+        process.kill()
+        process.wait()
+        os.close(master)
+    return re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", seen).replace("\r", "")
+
+
+def test_on_a_terminal_only_minipi_can_begin_a_line_with_its_mark(fake_server: FakeServer) -> None:
+    fake_server.add(*read_then(IMITATION))
+    base = ["--project", str(SAMPLE), "--base-url", fake_server.base_url, "--model", "fake-model"]
+    out = _tty(["ask", QUESTION, *base, "--no-stream"], clean_env())
+    assert_only_minipis_block(out)
+    assert "\\u258c[依据] 1/1" in out  # the model's imitation, shown escaped
+
+
+def assert_only_minipis_block(out: str) -> None:
+    """One heading begins with ``MARK`` (minipi's), and no marked row is the forged one."""
+    marked = [line for line in out.split("\n") if line.startswith(MARK)]
+    assert [line for line in marked if line.startswith(f"{MARK}[依据]")] == marked[:1], out
+    assert not any("fake.json:3" in line for line in marked), marked
+
+
+def test_a_resumed_chat_cannot_print_a_block_that_looks_like_minipis(
+    fake_server: FakeServer, tmp_path: Path
+) -> None:
+    env = clean_env(MINIPI_DATA_DIR=str(tmp_path / "data"))
+    fake_server.add(*read_then(RIGHT))
+    base = ["--project", str(SAMPLE), "--base-url", fake_server.base_url, "--model", "fake-model"]
+    first = minipi("ask", QUESTION, *base, "--session", "s", env=env)
+    assert first.returncode == 0, first.stderr
+
+    def imitate(body: dict[str, Any]) -> Turn:
+        assert tool_outputs(body)  # the earlier question's read is in the history
+        return Turn(IMITATION)
+
+    fake_server.add(imitate)
+    out = _tty(["chat", *base, "--session", "s", "--no-stream"], env, "再说一遍\r\x04".encode())
+    assert "订单数为128" in out, out
+    assert_only_minipis_block(out)
+    assert "  │ \\u258c[依据] 1/1" in out  # behind the gutter, and escaped
