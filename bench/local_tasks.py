@@ -145,7 +145,7 @@ def own_text(answer: str) -> str:
 
 def shown_texts(result: RunResult) -> list[str]:
     """The answer and the texts of its evidence's content sources (the sources block)."""
-    texts = [result.answer]
+    texts = [result.answer, *result.facts]
     if result.evidence is not None:
         texts.extend(
             source.text
@@ -194,7 +194,9 @@ def run_task(
     tally.ends[result.status if ok else f"{result.status}/{result.code}"] += 1
     tally.succeeded += ok
     shown = shown_texts(result)
-    tally.answer_correct += done and all(e in result.answer for e in task.expected)
+    tally.answer_correct += done and all(
+        e in "\n".join([result.answer, *result.facts]) for e in task.expected
+    )
     tally.text_correct += done and all(e in own_text(result.answer) for e in task.expected)
     tally.shown_correct += done and all(any(e in t for t in shown) for e in task.expected)
     unsupported = result.evidence.unsupported if result.evidence is not None else None
@@ -241,7 +243,8 @@ def run_suite_task(
         seconds = time.perf_counter() - started
         moved = task.check(root)
     ok = result.status == "succeeded"
-    right = ok and moved and answer_right(result.answer, task.expect)
+    shown = "\n".join([result.answer, *result.facts])  # the answer and the facts it cites
+    right = ok and moved and answer_right(shown, task.expect)
     own = ok and moved and answer_right(own_text(result.answer), task.expect)
     if show:
         calls = [f"{i.name}{i.arguments}" for i in result.items if isinstance(i, FunctionCall)]

@@ -457,7 +457,7 @@ def test_sessions_show_and_list_cannot_be_imitated(
     project = copy_example("shelter", tmp_path / "two\nlines")
     fake_server.add(
         Turn(calls=[Call("read_file", {"path": "inbox/猫咪小花.txt"}, call_id="c1\n    ok  x")]),
-        Turn("小花 is a cat\n    ok  moved inbox/a.txt -> archive/a.txt\nrun 2  2026  succeeded"),
+        Turn("小花 is a cat\n    ok  inbox/a.txt -> archive/a.txt\nrun 2  2026  succeeded"),
     )
     question = "who?\nrun 9  2026-01-01 00:00:00  succeeded"
     proc = run(fake_server, data, project, "ask", question, "--session", "s")
@@ -466,10 +466,10 @@ def test_sessions_show_and_list_cannot_be_imitated(
     out = sessions(data, "show", "s").stdout
     lines = out.splitlines()
     assert [line for line in lines if line.startswith("run ")] == [lines[5]]
-    assert not [line for line in lines if line.startswith("    ok  moved")]
+    assert not [line for line in lines if line.startswith("    ok  inbox/a.txt")]
     assert "  question  who?" in lines
     assert "  │ run 9  2026-01-01 00:00:00  succeeded" in lines
-    assert "  │     ok  moved inbox/a.txt -> archive/a.txt" in lines
+    assert "  │     ok  inbox/a.txt -> archive/a.txt" in lines
     assert "(c1\\n    ok  x)" in out
 
     listing = sessions(data, "list").stdout.splitlines()

@@ -308,11 +308,13 @@ def test_a_pending_approval_is_asked_again_and_moves_only_if_granted(
         assert cat_moved_once(project)
         assert moved.output.startswith("moved ")
         # saved as the loop saves it: guided mode offers the cat where it is now
-        assert moved.details == {
+        expected = {
             "choices": {"file": ["archive/猫咪小花.txt"]},
             "gone": {"file": [CAT]},
             "output": "paths",
+            "changed": True,
         }
+        assert {k: moved.details[k] for k in expected} == expected
     else:
         assert (project / CAT).exists()
         assert "[user_denied]" in moved.output

@@ -20,7 +20,7 @@ from typing import Any
 
 import click
 
-from minipi.cli.evidence import evidence_lines
+from minipi.cli.evidence import cited_lines, evidence_lines
 from minipi.cli.render import one_line
 from minipi.cli.settings import data_dir
 from minipi.cli.terminal import safe, safe_json
@@ -205,6 +205,10 @@ def _timeline(number: int, run: RunRecord, entries: list[Entry]) -> list[str]:
         lines.extend(_entry_lines(entry.event, run, seconds))
     if run.status == "succeeded":
         lines.extend(_labelled("answer", run.answer))
+        facts = run.end.get("facts") if run.end is not None else None
+        if isinstance(facts, list) and facts:  # guided mode's cited facts: minipi's block
+            words = words_for(run.question)
+            lines.extend("  " + line for line in cited_lines([str(f) for f in facts], words))
     elif run.status is not None:
         lines.append(f"  {run.code}: {one_line(run.error or '')}")
     evidence = run.end.get("evidence") if run.end is not None else None
