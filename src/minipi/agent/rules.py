@@ -22,16 +22,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from minipi.agent.config import AgentConfig, EvidenceMode
+from minipi.agent.config import AgentConfig
 from minipi.agent.context import ContextFit
 from minipi.agent.decide import Reply, ReplyRetry, decide
 from minipi.agent.decisions import Decision, End, Note, Nudge, Refusal
 from minipi.agent.hooks import Checked, Rule, RunView
-from minipi.agent.verdict import claimed_changes, not_supported
-from minipi.ai.types import Item, JsonObject, Message, ModelRequest, ModelResponse, ToolSpec
+from minipi.agent.policy import EvidencePolicy
+from minipi.ai.types import Item, JsonObject, ModelRequest, ModelResponse, ToolSpec
 
 if TYPE_CHECKING:
-    from minipi.agent.evidence import CheckedClaim, Evidence
+    from minipi.agent.evidence import Evidence
     from minipi.agent.execute import CallOutcome
 
 __all__ = [
@@ -244,71 +244,6 @@ class RequiredTools(Rule):
         if outcome.call.call.name == wanted and not outcome.result.is_error:
             self.done += 1
         return None
-
-
-@dataclass
-class EvidencePolicy(Rule):
-    """Every answer's claims checked against this conversation's tool results (EVIDENCE.md).
-
-    Under every mode but ``off``, an answer that claims a change no tool of this run made
-    ends the run ``change_not_made`` (nothing was changed: the answer must not say so).
-    ``warn``: the check is kept (``RunResult.evidence``) and shown. ``require``: an answer is
-    accepted only when every claim of it was examined and none is ``unsupported``,
-    ``from_question`` or only in a file name (``minipi.agent.verdict.not_supported``; weak
-    claims stay shown-only). An answer too long to examine whole ends the run
-    ``answer_unexamined``; one with a claim that is no support is refused once, naming every
-    such claim, and the model is asked to answer from the results (it may read more); a
-    second such answer ends the run ``unsupported_figures``. ``off``: no check."""
-
-    mode: EvidenceMode
-    last: Evidence | None = None
-    nudged: str | None = None  # the message that refused an answer (not part of the question)
-
-    def accept(self, answer: str, view: RunView) -> End | Nudge | None:
-        if self.mode == "off":
-            return None
-        from minipi.agent.evidence import check_evidence  # only a run that answers pays
-
-        nudge = Message("user", self.nudged) if self.nudged else None
-        self.last = evidence = check_evidence(answer, [i for i in view.history if i != nudge])
-        unmade = self._unmade(evidence)
-        if unmade is not None or self.mode != "require":
-            return unmade
-        if evidence.unchecked_from is not None:
-            at = evidence.unchecked_from
-            return End("answer_unexamined", f"the answer is too long to check from character {at}")
-        return self._refuse(not_supported(evidence))
-
-    def _unmade(self, evidence: Evidence) -> End | None:
-        """``change_not_made`` for a claimed change no tool made (``require``: once the
-        model was told, as for any claim that is no support)."""
-        unmade = claimed_changes(evidence)
-        if not unmade or (self.mode == "require" and self.nudged is None):
-            return None
-        said = ", ".join(dict.fromkeys(c.claim.text for c in unmade))
-        return End("change_not_made", f"nothing was changed, but the answer says: {said}")
-
-    def _refuse(self, claims: Sequence[CheckedClaim]) -> End | Nudge | None:
-        if not claims:
-            return None
-        shown = "; ".join(dict.fromkeys(f"{c.claim.text} ({_WHY[c.status]})" for c in claims))
-        if self.nudged is None:
-            self.nudged = (
-                f"These claims in your answer are not backed by any tool result: {shown}. "
-                "Answer again with only what the tool results contain (call the tools to "
-                "read more if you need to)."
-            )
-            return Nudge(self.nudged, f"the answer has claims no tool result backs: {shown}")
-        return End(
-            "unsupported_figures", f"the answer still has claims no tool result backs: {shown}"
-        )
-
-
-_WHY = {
-    "unsupported": "in no tool result",
-    "from_question": "only in the question",
-    "path": "only in a file name",
-}
 
 
 @dataclass

@@ -19,7 +19,7 @@ A run that ends ``succeeded`` carries a ``Verdict`` (``RunResult.verdict``, ``ru
   to examine (``unexamined``).
 
 Only ``backed`` is shown as a plain success. ``not_supported`` and ``claimed_changes`` are
-what the evidence policy (``minipi.agent.rules.EvidencePolicy``) refuses under ``require``
+what the evidence policy (``minipi.agent.policy.EvidencePolicy``) refuses under ``require``
 and ends the run for under any mode (a change the answer claims that no tool made).
 """
 

@@ -48,7 +48,8 @@ def make_approver(
         if answer.strip().lower() in ("y", "yes", "是", "好"):
             return True
         # the person's decision, said as one (the run then ends user_denied)
-        said = "said_no_move" if request.tool == "move_file" else "said_no"
+        moving = {"source", "destination"} <= request.details.keys()  # a move, by what it shows
+        said = "said_no_move" if moving else "said_no"
         print(words(said), file=err, flush=True)
         return False
 

@@ -252,7 +252,7 @@ class _State:
 
     def asks_change(self, tools: Sequence[ToolSpec]) -> bool:
         """Whether the question asks for what a mutating tool does (its name's first word,
-        ``move`` of ``move_file``, is one of the question's words)."""
+        ``move`` of a tool that moves files, is one of the question's words)."""
         verbs = {t.name.split("_")[0].lower() for t in tools if t.mutating}
         return bool(verbs & self.question.words)
 
