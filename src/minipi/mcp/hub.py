@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from minipi.agent.tools import ToolResult
 from minipi.errors import ConfigError
 from minipi.mcp.config import McpConfig, McpServer
+from minipi.mcp.failures import exit_code, refused, seconds, session_expired, why_not
 from minipi.mcp.process import GRACE, ServerLog, start_process, stop_process
 
 if TYPE_CHECKING:
@@ -120,7 +121,7 @@ class Hub:
         if timeout <= 0:
             return ToolResult.error("budget_exhausted", "not run: the run's time is up")
         outcome = self._send(link, tool, arguments, timeout)
-        if _session_expired(link, outcome) and self._reconnect(link):
+        if session_expired(link, outcome) and self._reconnect(link):
             outcome = self._send(link, tool, arguments, self._time_left())
         if isinstance(outcome, BaseException):
             return self._failed(link, tool, outcome, timeout)
@@ -229,7 +230,7 @@ class Hub:
                 "slow to start, raise --mcp-connect-timeout",
             )
         except Exception as error:
-            self.failures[link.server.name] = self._start_error(link, _why_not(link, error))
+            self.failures[link.server.name] = self._start_error(link, why_not(link, error))
 
     def _start_error(self, link: Link, what: str) -> ConfigError:
         tail = link.tail()
@@ -263,13 +264,13 @@ class Hub:
                 "cancelled; its outcome is unknown, check before repeating it (the limit is "
                 "--mcp-call-timeout, and the run's --max-seconds)",
             )
-        return _refused(link, tool, error)
+        return refused(link, tool, error)
 
     def _exited(self, link: Link, running: str | None) -> ToolResult:
         """The answer to a call of ``running`` that the exit of ``link``'s server cut short
         (its outcome is unknown), or, with None, to a call made after the exit (not run).
         Every later call gets the second one."""
-        name, code = link.server.name, _exit_code(link.process)
+        name, code = link.server.name, exit_code(link.process)
         tail = "".join(f"\n  {line}" for line in link.tail().splitlines())
         stderr = f" Its last stderr lines:{tail}" if tail else " It wrote nothing to stderr."
         if link.gone is None:
@@ -308,126 +309,6 @@ def _spawn(server: McpServer, log_dir: Path) -> Link:
         return Link(server, start_process(server, fd), log)
     finally:
         os.close(fd)  # the child has its own copy
-
-
-def _why_not(link: Link, error: BaseException) -> str:
-    """Why ``link``'s server could not be used, from what it answered first: an error
-    answer or a protocol version outranks the exit that followed it."""
-    from minipi.mcp.connection import StartFailure, closed, leaf
-
-    step = "initialize"
-    if isinstance(error, StartFailure):
-        step, error = error.step, error.error
-    error = leaf(error)
-    answered = _answered(link, step, error)
-    if answered is not None:
-        return answered
-    if link.process is not None and (closed(error) or link.process.poll() is not None):
-        return f"exited during start{_exit_code(link.process)}"
-    text = (str(error)[:300] or type(error).__name__) + link.refused()
-    if link.process is None:
-        return f"could not be connected: {text}; check the url, its headers, and that it runs"
-    return f"failed during {step}: {text}"
-
-
-def _answered(link: Link, step: str, error: BaseException) -> str | None:
-    """What the server answered at ``step`` that made the start fail, else None."""
-    from minipi.mcp.connection import closed, rpc_error
-
-    version = _version_problem(error)
-    if version is not None:
-        return version
-    if link.process is None and 401 in link.refusals:
-        link.refusals.clear()
-        return _unauthorized(link.server)
-    answer = rpc_error(error)
-    if answer is None or closed(error):
-        return None
-    code = f"JSON-RPC error {answer[0]}{link.refused().replace(' (', ', ').rstrip(')')}"
-    return f"answered {step} with an error: {answer[1][:300]} ({code})"
-
-
-def _unauthorized(server: McpServer) -> str:
-    """An HTTP 401 at start: minipi sends only the headers it is given (no OAuth)."""
-    if any(key.lower() == "authorization" for key in server.headers):
-        return (
-            "refused the Authorization header it was given (HTTP 401): check the token; "
-            "minipi does not support OAuth, only a token in the server's headers"
-        )
-    return (
-        "asks for authorization (HTTP 401); minipi does not support OAuth: give a token "
-        'in the server\'s "headers" in --mcp-config ("Authorization": "Bearer ${TOKEN}")'
-    )
-
-
-def _version_problem(error: BaseException) -> str | None:
-    """The start failure when the two sides share no protocol version, else None."""
-    from mcp.shared.exceptions import MCPError
-    from mcp_types import UNSUPPORTED_PROTOCOL_VERSION
-    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
-
-    from minipi.mcp.connection import supported_versions
-
-    ours = ", ".join(HANDSHAKE_PROTOCOL_VERSIONS)
-    fix = "update the server, or minipi's `mcp` package (pip install -U 'minipi[mcp]')"
-    if isinstance(error, MCPError) and error.code == UNSUPPORTED_PROTOCOL_VERSION:
-        theirs = ", ".join(supported_versions(error)) or "versions it did not name"
-        return f"speaks MCP protocol {theirs} only, minipi speaks {ours}: {fix}"
-    prefix = "Unsupported protocol version from the server: "
-    if isinstance(error, RuntimeError) and str(error).startswith(prefix):
-        theirs = str(error)[len(prefix) :][:40]
-        return f"answered initialize with MCP protocol {theirs}, minipi speaks {ours}: {fix}"
-    return None
-
-
-def _session_expired(link: Link, outcome: object) -> bool:
-    """An HTTP server answered 404 to a call: the session it gave is gone (the spec's
-    signal to start a new one); the call was not run."""
-    from minipi.mcp.connection import rpc_error
-
-    return (
-        link.process is None
-        and isinstance(outcome, BaseException)
-        and rpc_error(outcome) is not None
-        and 404 in link.refusals
-    )
-
-
-def _refused(link: Link, tool: str, error: BaseException) -> ToolResult:
-    """A call that failed with the server still there: refused, unreachable, or else."""
-    from minipi.mcp.connection import closed, rpc_error
-
-    name = link.server.name
-    answer = rpc_error(error)
-    if answer is not None and not closed(error):
-        text = link.server.redact(answer[1][:500])
-        return ToolResult.error(
-            "server_error",
-            f"MCP server {name!r} refused {tool}: {text} (JSON-RPC error {answer[0]})",
-        )
-    if closed(error) or isinstance(error, OSError) or type(error).__module__ == "httpx2":
-        return ToolResult.error(
-            "server_unreachable",
-            f"MCP server {name!r} ({link.server.label()}) could not be reached for {tool}: "
-            f"{link.server.redact(str(error)[:300]) or type(error).__name__}{link.refused()}",
-        )
-    return ToolResult.error(
-        "tool_failure", f"{tool} on MCP server {name!r} failed: {type(error).__name__}"
-    )
-
-
-def seconds(value: float) -> str:
-    """``4`` for 3.98863, ``0.5`` for 0.4987: what a person reads in a message."""
-    return f"{value:.0f}" if value >= 1 else f"{value:.1g}"
-
-
-def _exit_code(process: subprocess.Popen[bytes] | None) -> str:
-    if process is None:
-        return ""
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        process.wait(1.0)  # the pipe may close just before the process is reaped
-    code = process.returncode
-    return f" (exit code {code})" if code is not None else ""
 
 
 def _close_pipes(process: subprocess.Popen[bytes]) -> None:
