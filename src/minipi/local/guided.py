@@ -56,11 +56,8 @@ with finish ``length``.
 
 from __future__ import annotations
 
-import json
-import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import Any, Literal, TypeAlias
+from typing import Any
 
 from minipi.ai.think import strip_think
 from minipi.ai.types import (
@@ -73,11 +70,17 @@ from minipi.ai.types import (
     ModelRequest,
     ModelResponse,
     ToolSpec,
-    output_text,
 )
-from minipi.errors import ConfigError, ModelProtocolError
+from minipi.errors import ConfigError
 from minipi.language import written_in_chinese
 from minipi.local.guided_grammar import AnswerForm, Facts, guided_facts, guided_grammar
+from minipi.local.guided_reply import (
+    Cited,
+    ResponseFormatStyle,
+    cited_lines,
+    dumps_json,
+    translate,
+)
 from minipi.local.guided_schema import (
     ANSWER_BRANCH,
     can_constrain,
@@ -100,8 +103,6 @@ __all__ = [
     "guided_schema",
     "response_format",
 ]
-
-ResponseFormatStyle: TypeAlias = Literal["json_object", "json_schema"]
 
 ANSWER_FORMS: tuple[AnswerForm, ...] = ("facts", "digits", "facts_digits", "plain")
 
@@ -195,8 +196,8 @@ class GuidedClient:
             parallel_tool_calls=request.parallel_tool_calls,
             options={**request.options, **constraint},
         )
-        cited = _Cited(facts, _question(request.items))
-        response = _translate(self.inner.create(guided), self.style, cited)
+        cited = Cited(facts, _question(request.items))
+        response = translate(self.inner.create(guided), self.style, cited)
         if cited.composed is not None:  # later turns show the model its reply as it wrote it
             self._rendered[id(cited.composed)] = (cited.composed, cited.reply)
         return response
@@ -284,14 +285,6 @@ def guided_instructions(
     return f"{head}{tools_text}\n\n{_PROTOCOLS[answer]}"
 
 
-def cited_lines(facts: Sequence[str], origins: Mapping[str, str] | None = None) -> tuple[str, ...]:
-    """Each fact with the file it was read from when ``origins`` knows it
-    (``orders: 128 (reports/daily.json)``): a line such as ``性格：亲人，爱晒太阳`` says little
-    without it. What the answer ``Message`` carries as ``cited``."""
-    where = origins or {}
-    return tuple(f"{fact} ({where[fact]})" if fact in where else fact for fact in facts)
-
-
 def compose_answer(
     text: str, facts: Sequence[str], question: str, origins: Mapping[str, str] | None = None
 ) -> str:
@@ -329,12 +322,12 @@ def _render(item: Item, calls: Mapping[str, FunctionCall]) -> Message | None:
         if item.role != "assistant":
             return item
         text = strip_think(item.text).strip()
-        return Message("assistant", _dumps({"answer": text})) if text else None
+        return Message("assistant", dumps_json({"answer": text})) if text else None
     if isinstance(item, FunctionCall):
-        return Message("assistant", _dumps({"tool": item.name, "arguments": _shown(item)}))
+        return Message("assistant", dumps_json({"tool": item.name, "arguments": _shown(item)}))
     if isinstance(item, FunctionCallOutput):
         call = calls.get(item.call_id)
-        head = f"Result of {call.name} {_dumps(_shown(call))}" if call else "Result"
+        head = f"Result of {call.name} {dumps_json(_shown(call))}" if call else "Result"
         return Message("user", f"{head}:\n{item.output}")
     return None
 
@@ -343,83 +336,3 @@ def _shown(call: FunctionCall) -> Any:
     """A call's arguments as a JSON value: the parsed object, or the text as sent."""
     arguments = loads_or_none(call.arguments)
     return arguments if isinstance(arguments, dict) else call.arguments
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
-
-
-@dataclass
-class _Cited:
-    """The facts offered to one reply and its question; set when the reply cited facts: the
-    composed answer and the reply as the model wrote it (minus facts not offered)."""
-
-    offered: Facts
-    question: str
-    composed: Message | None = None
-    reply: Message | None = None
-
-
-def _translate(
-    response: ModelResponse, style: ResponseFormatStyle, cited: _Cited | None = None
-) -> ModelResponse:
-    """The guided JSON reply as neutral items: one ``FunctionCall`` or an answer ``Message``
-    (composed with the facts it cites, of those ``cited`` offered)."""
-    if response.finish_reason in ("length", "content_filter"):
-        return response  # cut or filtered: the loop ends the run, nothing here is executed
-    text = output_text(response.items)
-    if not text:
-        return replace(response, items=())  # the loop's empty-reply rule applies
-    try:
-        value = json.loads(text, parse_constant=_refuse_constant)
-    except (ValueError, RecursionError) as error:
-        raise ModelProtocolError(
-            f"the guided reply is not valid JSON despite the grammar ({str(error)[:80]}): "
-            f"{text[:160]!r}; the server may ignore response_format in style {style!r} "
-            "(llama-cpp-python wants 'json_object'; llama-server and vLLM 'json_schema')",
-            code="guided_invalid_json",
-        ) from None
-    finish = response.finish_reason
-    if isinstance(value, dict) and set(value) == {"tool", "arguments"}:
-        name, arguments = value["tool"], value["arguments"]
-        if isinstance(name, str) and name and isinstance(arguments, dict):
-            call = FunctionCall(f"call_guided_{uuid.uuid4().hex[:12]}", name, _dumps(arguments))
-            return replace(response, items=(call,), finish_reason=_finish(finish, "tool_calls"))
-    answer = _answer(value, cited or _Cited(Facts(), ""))
-    if answer is not None:
-        if not answer.text.strip():
-            return replace(response, items=())  # a blank answer is an empty reply
-        return replace(response, items=(answer,), finish_reason=_finish(finish, "stop"))
-    raise ModelProtocolError(
-        f"the guided reply is neither a tool call nor an answer: {text[:160]!r}; "
-        "the server may not enforce the response_format schema",
-        code="guided_invalid_reply",
-    )
-
-
-def _answer(value: Any, cited: _Cited) -> Message | None:
-    """``{"answer": TEXT}`` or ``{"facts": [...], "answer": TEXT}`` as a message, else None."""
-    if not isinstance(value, dict) or not isinstance(value.get("answer"), str):
-        return None
-    text, facts = value["answer"], value.get("facts")
-    if set(value) == {"answer"}:
-        return Message("assistant", text)
-    if set(value) != {"facts", "answer"} or not isinstance(facts, list):
-        return None
-    offered = cited.offered.all
-    kept = tuple(dict.fromkeys(f for f in facts if isinstance(f, str) and f in offered))
-    if not kept or not text.strip():
-        return Message("assistant", text)
-    cited.reply = Message("assistant", _dumps({"facts": list(kept), "answer": text}))
-    cited.composed = Message("assistant", text, cited=cited_lines(kept, cited.offered.origins))
-    return cited.composed
-
-
-def _finish(
-    sent: str, meant: Literal["stop", "tool_calls"]
-) -> Literal["stop", "tool_calls", "unknown"]:
-    return "unknown" if sent == "unknown" else meant  # a missing finish reason stays missing
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")

@@ -1,0 +1,107 @@
+"""A guided reply read back: the JSON the grammar allowed becomes one neutral item, a
+``FunctionCall`` or the answer ``Message``, whose cited facts ride on ``Message.cited``
+(minipi's words, shown in minipi's block, never sent back as the model's text)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal, TypeAlias
+
+from minipi.ai.types import FunctionCall, Message, ModelResponse, output_text
+from minipi.errors import ModelProtocolError
+from minipi.local.guided_facts import Facts
+
+__all__ = ["Cited", "ResponseFormatStyle", "cited_lines", "dumps_json", "translate"]
+
+ResponseFormatStyle: TypeAlias = Literal["json_object", "json_schema"]
+
+
+def cited_lines(facts: Sequence[str], origins: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """Each fact with the file it was read from when ``origins`` knows it
+    (``orders: 128 (reports/daily.json)``): a line such as ``性格：亲人，爱晒太阳`` says little
+    without it. What the answer ``Message`` carries as ``cited``."""
+    where = origins or {}
+    return tuple(f"{fact} ({where[fact]})" if fact in where else fact for fact in facts)
+
+
+def dumps_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+@dataclass
+class Cited:
+    """The facts offered to one reply and its question; set when the reply cited facts: the
+    composed answer and the reply as the model wrote it (minus facts not offered)."""
+
+    offered: Facts
+    question: str
+    composed: Message | None = None
+    reply: Message | None = None
+
+
+def translate(
+    response: ModelResponse, style: ResponseFormatStyle, cited: Cited | None = None
+) -> ModelResponse:
+    """The guided JSON reply as neutral items: one ``FunctionCall`` or an answer ``Message``
+    (composed with the facts it cites, of those ``cited`` offered)."""
+    if response.finish_reason in ("length", "content_filter"):
+        return response  # cut or filtered: the loop ends the run, nothing here is executed
+    text = output_text(response.items)
+    if not text:
+        return replace(response, items=())  # the loop's empty-reply rule applies
+    try:
+        value = json.loads(text, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError) as error:
+        raise ModelProtocolError(
+            f"the guided reply is not valid JSON despite the grammar ({str(error)[:80]}): "
+            f"{text[:160]!r}; the server may ignore response_format in style {style!r} "
+            "(llama-cpp-python wants 'json_object'; llama-server and vLLM 'json_schema')",
+            code="guided_invalid_json",
+        ) from None
+    finish = response.finish_reason
+    if isinstance(value, dict) and set(value) == {"tool", "arguments"}:
+        name, arguments = value["tool"], value["arguments"]
+        if isinstance(name, str) and name and isinstance(arguments, dict):
+            call = FunctionCall(f"call_guided_{uuid.uuid4().hex[:12]}", name, dumps_json(arguments))
+            return replace(response, items=(call,), finish_reason=_finish(finish, "tool_calls"))
+    answer = _answer(value, cited or Cited(Facts(), ""))
+    if answer is not None:
+        if not answer.text.strip():
+            return replace(response, items=())  # a blank answer is an empty reply
+        return replace(response, items=(answer,), finish_reason=_finish(finish, "stop"))
+    raise ModelProtocolError(
+        f"the guided reply is neither a tool call nor an answer: {text[:160]!r}; "
+        "the server may not enforce the response_format schema",
+        code="guided_invalid_reply",
+    )
+
+
+def _answer(value: Any, cited: Cited) -> Message | None:
+    """``{"answer": TEXT}`` or ``{"facts": [...], "answer": TEXT}`` as a message, else None."""
+    if not isinstance(value, dict) or not isinstance(value.get("answer"), str):
+        return None
+    text, facts = value["answer"], value.get("facts")
+    if set(value) == {"answer"}:
+        return Message("assistant", text)
+    if set(value) != {"facts", "answer"} or not isinstance(facts, list):
+        return None
+    offered = cited.offered.all
+    kept = tuple(dict.fromkeys(f for f in facts if isinstance(f, str) and f in offered))
+    if not kept or not text.strip():
+        return Message("assistant", text)
+    cited.reply = Message("assistant", dumps_json({"facts": list(kept), "answer": text}))
+    cited.composed = Message("assistant", text, cited=cited_lines(kept, cited.offered.origins))
+    return cited.composed
+
+
+def _finish(
+    sent: str, meant: Literal["stop", "tool_calls"]
+) -> Literal["stop", "tool_calls", "unknown"]:
+    return "unknown" if sent == "unknown" else meant  # a missing finish reason stays missing
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
