@@ -221,9 +221,10 @@ class ContextFit(Rule):
         if self.window is not None:
             self.window.observe(request.items, response.usage.input_tokens)
 
-    def cut(self, output: str) -> str:
-        """A new tool output, cut to what the window (and the run's cap) can hold."""
+    def cut(self, output: str) -> tuple[str, int | None]:
+        """A new tool output, cut to what the window (and the run's cap) can hold, and how
+        much of the tool's own text it kept (None: all of it)."""
         limit = self.max_output_chars
         if self.window is not None:
             limit = min(limit, self.window.output_limit())
-        return cut_output(output, limit)
+        return cut_output(output, limit), (limit if len(output) > limit else None)

@@ -13,7 +13,6 @@ is the one place a run ends, with a code from ``minipi.agent.ends.END_CODES``. A
 from __future__ import annotations
 
 import contextlib
-import os
 import time
 from collections.abc import Sequence
 from dataclasses import replace
@@ -42,7 +41,6 @@ from minipi.agent.tools import AgentTool
 from minipi.ai.types import (
     Delta,
     FunctionCall,
-    FunctionCallOutput,
     Item,
     Message,
     ModelClient,
@@ -198,14 +196,7 @@ class _Run:
 
     def deliver(self, outcome: CallOutcome) -> None:
         """Append one call's result (cut to what the context can hold)."""
-        result = outcome.result
-        content = self.rules.cut(result.content)
-        call_id = outcome.call.call.call_id
-        details = result.details
-        if content != result.content:  # cut: the tool's marks end where the loop's notice begins
-            kept = os.path.commonprefix([content, result.content])  # noqa: RUF071 (text, not paths)
-            details = {**details, "cut_at": len(kept)}
-        self.add(FunctionCallOutput(call_id, content, is_error=result.is_error, details=details))
+        self.add(self.rules.output(outcome.call.call.call_id, outcome.result))
 
     def add(self, *items: Item) -> None:
         if items:

@@ -28,11 +28,19 @@ from minipi.agent.decide import Reply, ReplyRetry, decide
 from minipi.agent.decisions import Decision, End, Note, Nudge, Refusal
 from minipi.agent.hooks import Checked, Rule, RunView
 from minipi.agent.policy import EvidencePolicy
-from minipi.ai.types import Item, JsonObject, ModelRequest, ModelResponse, ToolSpec
+from minipi.ai.types import (
+    FunctionCallOutput,
+    Item,
+    JsonObject,
+    ModelRequest,
+    ModelResponse,
+    ToolSpec,
+)
 
 if TYPE_CHECKING:
     from minipi.agent.evidence import Evidence
     from minipi.agent.execute import CallOutcome
+    from minipi.agent.tools import ToolResult
 
 __all__ = [
     "CallBudget",
@@ -334,9 +342,13 @@ class Rules:
                 return verdict
         return None
 
-    def cut(self, output: str) -> str:
-        """A new tool output, cut to what the context can hold."""
-        return self.context.cut(output)
+    def output(self, call_id: str, result: ToolResult) -> FunctionCallOutput:
+        """A call's result as the history keeps it: cut to what the context can hold; a cut
+        result's details say where the tool's own text ends (``cut_at``: its marks stop
+        there, the loop's notice follows)."""
+        content, kept = self.context.cut(result.content)
+        details = result.details if kept is None else {**result.details, "cut_at": kept}
+        return FunctionCallOutput(call_id, content, is_error=result.is_error, details=details)
 
     @property
     def evidence(self) -> Evidence | None:
