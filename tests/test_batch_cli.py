@@ -323,8 +323,9 @@ def test_changes_run_only_with_approve_all(tmp_path: Path, server: FakeServer) -
     denied = read_results(tmp_path / "out-denied")[0]
     allowed = read_results(tmp_path / "out-allowed")[0]
     # read-only (the default): the move was not offered, the one asked for anyway refused
-    # (read_only) and nothing changed; not a failure of the run (issue 15)
-    assert (denied["status"], denied["code"]) == ("succeeded", None)
+    # (read_only) and nothing changed; the answer then says it moved the cat, which no tool
+    # did: not a success (issue 21), never a blind one
+    assert (denied["status"], denied["code"]) == ("failed", "change_not_made")
     assert (roots["denied"] / "inbox" / "猫咪小花.txt").exists()
     assert not (roots["denied"] / "archive" / "猫咪小花.txt").exists()
     assert allowed["status"] == "succeeded", allowed

@@ -337,9 +337,12 @@ def test_shelter_in_a_read_only_run_changes_nothing_and_says_so(
     assert "move_file" not in [t["function"]["name"] for t in first["tools"]]  # not offered
     assert "[工具失败] read_only" in proc.stderr  # the call the model made anyway: refused
     assert "[需要确认]" not in proc.stderr  # nobody was asked
-    summary = next(line for line in proc.stderr.splitlines() if line.startswith("[成功"))
-    assert summary.endswith("未做改动：本次运行只读（加 --approve ask 才能改动）")
+    # the answer claims the adoption that never happened: not a success (issue 21)
+    assert proc.returncode == 1
+    summary = next(line for line in proc.stderr.splitlines() if line.startswith("[失败"))
+    assert "未做改动：本次运行只读（加 --approve ask 才能改动）" in summary
     assert "1 处改动" not in summary
+    assert "\nchange_not_made: " in proc.stderr
 
 
 @pytest.mark.parametrize(("approve", "offered"), [("all", True), ("deny", False)])
@@ -405,7 +408,7 @@ def test_a_move_that_failed_then_succeeded_is_a_success(
     )
     proc = ask(fake_server, "--approve", "all", project=project, question="Tidy up.")
     assert proc.returncode == 0, proc.stderr
-    weak = "[succeeded, weak: the answer states nothing that can be checked]"
-    assert f"{weak} 3 model requests, 2 tool calls" in proc.stderr
+    # backed: the move it claims is the one the tool made, the paths it names were shown
+    assert "[succeeded] 3 model requests, 2 tool calls" in proc.stderr
     assert "1 change made" in proc.stderr
     assert (project / "inbox" / "notes.txt").exists()

@@ -148,6 +148,26 @@ def test_a_move_the_tool_made_supports_the_sentence_saying_so(shop: Path) -> Non
     assert check_evidence("我没有移动任何文件，可以帮你移动吗？", items).claims == ()
 
 
+def test_an_earlier_questions_move_backs_only_a_sentence_naming_its_file(shop: Path) -> None:
+    """A resumed task or a chat follow-up may say what question 1 moved; an earlier move of
+    the cat cannot back a claimed move of anything else."""
+    (shop / "inbox/狗狗豆豆.txt").write_text("豆豆，3 岁\n")
+    calls = [("move_file", {"source": "inbox/猫咪小花.txt", "target": "reports"})]
+    first = tool_run(shop, "把小花的档案归档。", calls)
+    items = [*first, Message("assistant", "好了。"), Message("user", "那狗狗豆豆呢？")]
+    (cat,) = [
+        c
+        for c in check_evidence("猫咪小花的档案已归档。", items).claims
+        if c.claim.kind == "change"
+    ]
+    (dog,) = [
+        c
+        for c in check_evidence("狗狗豆豆的档案已归档。", items).claims
+        if c.claim.kind == "change"
+    ]
+    assert (cat.status, dog.status) == ("exact", "unsupported")
+
+
 def test_a_follow_up_is_traced_to_what_question_1_read(shop: Path) -> None:
     first = tool_run(shop, "日报里有什么？", [("read_file", {"path": "reports/daily.json"})])
     items = [*first, Message("assistant", "订单 128。"), Message("user", "订单数多少？")]

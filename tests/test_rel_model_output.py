@@ -830,7 +830,9 @@ def test_d16_a_claim_without_a_call_changes_nothing_and_the_record_shows_it(
     server.add(Turn("I moved a.txt into archive/."))
     before = snapshot(base)
     proc = ask_cli(server, wire, base / "proj", "--approve", "all")
-    assert proc.returncode == 0
+    assert proc.returncode == 1  # the claim is checked: no tool moved anything (issue 21)
+    assert "change_not_made" in proc.stderr
+    assert "nothing was changed" in proc.stderr
     assert snapshot(base) == before
     assert "0 tool calls" in proc.stderr  # the machine-made summary next to the claim
 

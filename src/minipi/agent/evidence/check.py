@@ -3,18 +3,16 @@
 ``check_evidence`` extracts the claims (``claims``), collects the sources (``sources``) and
 judges each distinct figure once (``_judge``). Order of a verdict (never upgraded): weak
 claims are not looked up. Content of tool results, usual renderings first, then the rest
-(``Matcher.more_hits``) only if nothing was found. Among the places found, exact and
-normalized ones win over rounded ones; two or more places of the best kind make the claim
-``ambiguous``, all listed (at most ``MAX_SOURCES``); this question's results win over an
-earlier question's. Then ``derived`` (text from quoted pieces), ``path`` (listed paths, path
-arguments), ``from_question``, and last ``unsupported`` with the nearest number shown as a
-hint.
+(``Matcher.more_hits``) only if nothing was found. Exact and normalized places win over
+rounded ones; two or more of the best kind make the claim ``ambiguous`` (at most
+``MAX_SOURCES`` listed); this question's results win over an earlier question's. Then
+``derived`` (quoted pieces), ``path``, ``from_question``, last ``unsupported`` (with the
+nearest number as a hint).
 
 A ``path`` claim is ``exact`` where a tool showed that path (listed, found, moved, or a path
 argument of a call that did not fail), not only where content names it; a name glued to
 Chinese text before it (``文件猫咪小花.txt``) matches a shown path's last name. A ``change`` claim
-is ``exact`` when a change of this run (``sources.Change``) is called by a word its sentence
-holds; else ``unsupported``.
+is ``exact`` when a change (``sources.Change``) is called by a word its sentence holds.
 """
 
 from __future__ import annotations
@@ -293,9 +291,12 @@ def _glued(value: str, check: _Check) -> Iterator[Source]:
 
 
 def _judge_change(claim: Claim, changes: tuple[Change, ...]) -> Verdict:
-    """A claimed change: ``exact`` when a change of this run is called by a word of it."""
+    """A claimed change: ``exact`` when a change this run made is called by a word of it (an
+    earlier question's change only if the sentence names a file it touched: ``Change``)."""
     said = claim.text.lower()
     for change in changes:
+        if change.output.question is not None and not change.names_a_file(said):
+            continue
         if any(word.lower() in said for word in change.words):
             output = change.output
             source = Source(

@@ -88,10 +88,23 @@ class PathArgument:
 
 @dataclass(frozen=True, slots=True)
 class Change:
-    """A change this run's tool made: its result, and the words the tool names it with."""
+    """A change a tool of this conversation made: its result (``output.question`` says an
+    earlier question's), and the words the tool names it with."""
 
     output: Output
     words: tuple[str, ...]
+
+    def names_a_file(self, said: str) -> bool:
+        """Whether ``said`` (lower-cased) names a file of this change's result (``moved
+        a/x.txt -> b/x.txt``), by its name or its name without the extension: what lets an
+        earlier question's change back a claim (a resumed task, a chat's "did you move it?")
+        without an earlier move of the cat backing "moved the dog"."""
+        for token in self.output.text.split():
+            name = token.rstrip("/").rsplit("/", 1)[-1].lower()
+            stem = name.rsplit(".", 1)[0]
+            if len(stem) >= 2 and ("." in name or "/" in token) and (name in said or stem in said):
+                return True
+        return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +133,7 @@ def collect_sources(items: Sequence[Item]) -> RunSources:
         current = number == len(asked)
         output = _output(item, calls.get(item.call_id), None if current else number)
         runs[number].append(output)
-        changes.append(_change(output, item.details) if current else None)
+        changes.append(_change(output, item.details))  # an earlier question's too
     outputs = _newest_first(runs)
     made = tuple(c for c in changes if c is not None)
     return RunSources(question, tuple(outputs), _path_arguments(outputs), made)
