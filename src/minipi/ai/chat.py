@@ -130,7 +130,7 @@ def _first_choice(data: JsonObject) -> JsonObject:
     return choice
 
 
-WIRE = WireApi("chat", "/chat/completions", encode, decode, ChatStream)
+WIRE = WireApi("chat", "/chat/completions", "messages", encode, decode, ChatStream)
 
 
 def _options(options: Mapping[str, Any]) -> JsonObject:

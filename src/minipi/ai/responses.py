@@ -99,7 +99,7 @@ def decode(
     return items, finish, usage
 
 
-WIRE = WireApi("responses", "/responses", encode, decode, ResponsesStream)
+WIRE = WireApi("responses", "/responses", "input", encode, decode, ResponsesStream)
 
 
 def _input_item(item: Item) -> JsonObject | None:

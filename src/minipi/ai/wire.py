@@ -59,6 +59,8 @@ class WireApi:
     name: Wire
     path: str
     """Appended to the endpoint's ``base_url`` (``/chat/completions``, ``/responses``)."""
+    history: str
+    """The body's key holding the conversation (``messages``, ``input``)."""
     encode: Encoder
     """``(request, model, stream=...)`` -> the JSON body to POST."""
     decode: Decoder
