@@ -54,7 +54,7 @@ from minipi.assemble import DEFAULT_INSTRUCTIONS, GUIDED_OPENING
 from minipi.files import ProjectFiles, create_project_tools
 from minipi.local.client import EngineClient
 from minipi.local.engine import Engine, require_local_extra
-from minipi.local.guided import ANSWER_FORMS, FACTS_HEADINGS, AnswerForm, GuidedClient
+from minipi.local.guided import ANSWER_FORMS, AnswerForm, GuidedClient
 from minipi.local.models import ModelChoice, resolve_model
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -136,11 +136,28 @@ def _yes(request: ApprovalRequest) -> bool:
     return True
 
 
-def own_text(answer: str) -> str:
-    """The model's own text: a composed guided answer without its facts."""
-    for heading in FACTS_HEADINGS.values():
-        answer = answer.split(f"\n\n{heading}\n", 1)[0]
-    return answer
+def run_in(
+    client: ModelClient,
+    root: Path,
+    question: str,
+    writes: bool,
+    evidence: EvidenceMode,
+    max_turns: int,
+) -> tuple[RunResult, float]:
+    """One run on ``root`` as ``minipi ask`` assembles it (a guided run opens with the
+    listing; move_file, auto-approved, only when ``writes``): its result and seconds."""
+    config = AgentConfig(
+        instructions=DEFAULT_INSTRUCTIONS,
+        max_turns=max_turns,
+        request_options={"temperature": 0, "max_output_tokens": 256},
+        evidence=evidence,
+        opening_calls=GUIDED_OPENING if isinstance(client, GuidedClient) else (),
+    )
+    started = time.perf_counter()
+    with ProjectFiles(root) as files:
+        tools = create_project_tools(files, _yes if writes else None)
+        result = run_agent(client, tools, config, question)
+    return result, time.perf_counter() - started
 
 
 def shown_texts(result: RunResult) -> list[str]:
@@ -167,18 +184,8 @@ def run_task(
     with tempfile.TemporaryDirectory() as temp:
         root = Path(temp) / task.project
         shutil.copytree(EXAMPLES / task.project, root)
-        config = AgentConfig(
-            instructions=DEFAULT_INSTRUCTIONS,
-            max_turns=max_turns,
-            request_options={"temperature": 0, "max_output_tokens": 256},
-            evidence=evidence,
-            opening_calls=GUIDED_OPENING if isinstance(client, GuidedClient) else (),
-        )
-        started = time.perf_counter()
-        with ProjectFiles(root) as files:
-            tools = create_project_tools(files, _yes if task.writes else None)
-            result = run_agent(client, tools, config, task.question)
-        tally.seconds.append(time.perf_counter() - started)
+        result, seconds = run_in(client, root, task.question, task.writes, evidence, max_turns)
+        tally.seconds.append(seconds)
         done = result.status == "succeeded" and task.check(root)
     if show:
         calls = [f"{i.name}{i.arguments}" for i in result.items if isinstance(i, FunctionCall)]
@@ -197,7 +204,7 @@ def run_task(
     tally.answer_correct += done and all(
         e in "\n".join([result.answer, *result.facts]) for e in task.expected
     )
-    tally.text_correct += done and all(e in own_text(result.answer) for e in task.expected)
+    tally.text_correct += done and all(e in result.answer for e in task.expected)
     tally.shown_correct += done and all(any(e in t for t in shown) for e in task.expected)
     unsupported = result.evidence.unsupported if result.evidence is not None else None
     tally.traced += unsupported == 0
@@ -229,23 +236,13 @@ def run_suite_task(
     with tempfile.TemporaryDirectory() as temp:
         write_suite([task], Path(temp))
         root = Path(temp) / task.id
-        config = AgentConfig(
-            instructions=DEFAULT_INSTRUCTIONS,
-            max_turns=max_turns,
-            request_options={"temperature": 0, "max_output_tokens": 256},
-            evidence=evidence,
-            opening_calls=GUIDED_OPENING if isinstance(client, GuidedClient) else (),
-        )
-        started = time.perf_counter()
-        with ProjectFiles(root) as files:
-            tools = create_project_tools(files, _yes if task.moved else None)
-            result = run_agent(client, tools, config, task.question)
-        seconds = time.perf_counter() - started
+        writes = task.moved is not None
+        result, seconds = run_in(client, root, task.question, writes, evidence, max_turns)
         moved = task.check(root)
     ok = result.status == "succeeded"
     shown = "\n".join([result.answer, *result.facts])  # the answer and the facts it cites
     right = ok and moved and answer_right(shown, task.expect)
-    own = ok and moved and answer_right(own_text(result.answer), task.expect)
+    own = ok and moved and answer_right(result.answer, task.expect)
     if show:
         calls = [f"{i.name}{i.arguments}" for i in result.items if isinstance(i, FunctionCall)]
         mark = "ok " if right else "BAD" if ok else "---"

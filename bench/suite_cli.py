@@ -34,7 +34,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from task_suite import SuiteTask, answer_right, generate, write_suite
 
-from minipi.local.guided import FACTS_HEADINGS
+FACTS_HEADINGS = {"zh": "摘自工具结果：", "en": "From the tool results:"}
+"""The heading under which minipi before a77f346's successor composed cited facts into the
+answer text (to judge an older version's own sentence)."""
 
 
 def own_text(answer: str) -> str:

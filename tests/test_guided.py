@@ -38,10 +38,8 @@ from minipi.files import ProjectFiles, create_project_tools
 from minipi.local.guided import (
     ANSWER_BRANCH,
     ANSWER_FORMS,
-    FACTS_HEADINGS,
     AnswerForm,
     GuidedClient,
-    compose_answer,
     guided_instructions,
     guided_schema,
 )
@@ -884,7 +882,7 @@ def test_a_resumed_answer_is_shown_to_the_model_without_minipis_facts(
     GuidedClient(inner).create(ModelRequest([*saved, Message("user", "再说一遍")]))
     shown = [i.text for i in inner.requests[0].items if isinstance(i, Message)]
     assert shown[-2] == '{"answer": "订单 128 笔，营收 9600 元"}'
-    assert not any(FACTS_HEADINGS["zh"] in text or "orders: 128 (" in text for text in shown)
+    assert not any("摘自工具结果" in text or "orders: 128 (" in text for text in shown)
 
 
 def test_later_turns_show_the_model_its_reply_as_written(files: ProjectFiles) -> None:
@@ -896,21 +894,6 @@ def test_later_turns_show_the_model_its_reply_as_written(files: ProjectFiles) ->
     shown = [i.text for i in inner.requests[-1].items if isinstance(i, Message)]
     assert shown[-2:] == [FACTS_REPLY, "再说一遍"]  # the model's reply, as it wrote it
     assert first.answer in [i.text for i in first.items if isinstance(i, Message)]
-
-
-def test_compose_answer_follows_the_question_language() -> None:
-    assert compose_answer("x", (), "q") == "x"
-    english = compose_answer("It is 9600.", ["revenue_yuan: 9600"], "What revenue?")
-    assert english == f"It is 9600.\n\n{FACTS_HEADINGS['en']}\n- revenue_yuan: 9600"
-    origins = {"名字：猫咪小花": "inbox/猫咪小花.txt"}
-    nudged = compose_answer("营收 9600 元", ["revenue_yuan: 9600"], "These figures in your")
-    named = compose_answer("It likes the sun.", ["a: b"], "Which pet in 猫咪小花.txt likes sun?")
-    assert FACTS_HEADINGS["en"] in named  # a Chinese file name does not make it Chinese
-    assert nudged.startswith(f"营收 9600 元\n\n{FACTS_HEADINGS['zh']}\n")
-    chinese = compose_answer("是它", ["名字：猫咪小花", "a.txt"], "哪只？", origins)
-    assert (
-        chinese == f"是它\n\n{FACTS_HEADINGS['zh']}\n- 名字：猫咪小花 (inbox/猫咪小花.txt)\n- a.txt"
-    )
 
 
 def test_answer_forms_and_reserved_grammar(files: ProjectFiles) -> None:

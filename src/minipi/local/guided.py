@@ -38,8 +38,7 @@ back to the model as its own text (a later request renders the answer as ``{"ans
 or within the client's life as the reply the model wrote). The evidence check reads the text
 only, so an answer whose own sentence states none of the figures is not backed by the facts
 it cites (``minipi.agent.verdict``: ``facts_only``). A fact the client did not offer (a server
-that ignored the grammar) is dropped, never shown. ``compose_answer`` writes text and facts as
-one text (what a benchmark judges as shown to the user).
+that ignored the grammar) is dropped, never shown.
 
 Styles of ``response_format``: ``"json_object"`` (``{"type": "json_object", "schema": S}``,
 what llama-cpp-python's server accepts; its 0.3.x refuses ``json_schema`` with an error) and
@@ -72,7 +71,6 @@ from minipi.ai.types import (
     ToolSpec,
 )
 from minipi.errors import ConfigError
-from minipi.language import written_in_chinese
 from minipi.local.guided_grammar import AnswerForm, Facts, guided_facts, guided_grammar
 from minipi.local.guided_reply import (
     Cited,
@@ -93,12 +91,10 @@ from minipi.local.guided_schema import (
 __all__ = [
     "ANSWER_BRANCH",
     "ANSWER_FORMS",
-    "FACTS_HEADINGS",
     "AnswerForm",
     "GuidedClient",
     "ResponseFormatStyle",
     "cited_lines",
-    "compose_answer",
     "guided_instructions",
     "guided_schema",
     "response_format",
@@ -127,8 +123,6 @@ _PROTOCOLS: Mapping[AnswerForm, str] = {
     "facts": _PROTOCOL + _FACTS,
     "facts_digits": _PROTOCOL + _FACTS + _DIGITS,
 }
-FACTS_HEADINGS = {"zh": "摘自工具结果：", "en": "From the tool results:"}
-"""The heading of the facts under a composed answer, by the question's language."""
 
 
 class GuidedClient:
@@ -283,20 +277,6 @@ def guided_instructions(
     tools_text = "\n".join(lines) if tools else "You have no tools."
     head = f"{instructions.strip()}\n\n" if instructions and instructions.strip() else ""
     return f"{head}{tools_text}\n\n{_PROTOCOLS[answer]}"
-
-
-def compose_answer(
-    text: str, facts: Sequence[str], question: str, origins: Mapping[str, str] | None = None
-) -> str:
-    """``text``, then ``facts`` one a line (``cited_lines``) under ``FACTS_HEADINGS`` in the
-    question's language (``minipi.language``, the CLI's rule; Chinese also when the text is:
-    the last user message may be the loop's English nudge): an answer and its cited facts as
-    one text."""
-    if not facts:
-        return text
-    chinese = written_in_chinese(question) or written_in_chinese(text)
-    heading = FACTS_HEADINGS["zh" if chinese else "en"]
-    return "\n".join((text, "", heading, *(f"- {line}" for line in cited_lines(facts, origins))))
 
 
 def _without_answer(schema: JsonObject) -> JsonObject:
