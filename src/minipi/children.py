@@ -127,6 +127,12 @@ def stop(process: subprocess.Popen[bytes], grace: float = GRACE) -> None:
         stop_group(group, lambda: process.poll() is not None and not group_alive(group), grace)
     with contextlib.suppress(subprocess.TimeoutExpired):
         process.wait(grace)
+    # SIGKILL is delivered, not yet done: a member killed a moment ago may still be running.
+    # Wait (bounded: an unreaped zombie keeps a group "alive") until the group is gone, so
+    # that nothing of it outlives this call.
+    deadline = time.monotonic() + grace
+    while group_alive(group) and time.monotonic() < deadline:
+        time.sleep(_STEP)
 
 
 def stop_group(group: int, done: Callable[[], bool], grace: float = GRACE) -> None:
