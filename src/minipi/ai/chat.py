@@ -103,6 +103,7 @@ def decode(
     choice = _first_choice(data)
     message: JsonObject = choice["message"]
     raw, calls = _decode_calls(message, taken)
+    raw = _replayable(raw)  # kept as it will be replayed: the same dict every turn
     items: list[Item] = []
     reasoning = message.get("reasoning_content") or message.get("reasoning")
     if isinstance(reasoning, str) and reasoning:
@@ -157,11 +158,25 @@ def _messages(items: Sequence[Item]) -> list[JsonObject]:
     neutral: list[Item] = []  # the current run of assistant items without a chat raw
     sent: JsonObject | None = None  # the chat raw just sent (None after any other item)
     for item in items:
-        raw = None if isinstance(item, FunctionCallOutput) or item.wire != "chat" else item.raw
-        if _same_raw(raw, sent):
-            continue  # the rest of the message just sent
-        sent = raw
-        message = _message(item, raw)
+        if isinstance(item, FunctionCallOutput):
+            message: JsonObject | None = {
+                "role": "tool",
+                "tool_call_id": item.call_id,
+                "content": item.output,
+            }
+            sent = None
+        elif item.wire == "chat" and item.raw is not None:
+            raw = item.raw
+            if raw is sent or (sent is not None and raw == sent):
+                continue  # the rest of the message just sent
+            message = sent = raw
+            if raw.get("content", "") is None:
+                message = _replayable(raw)
+        else:
+            sent = None
+            message = None
+            if isinstance(item, Message) and item.role != "assistant":
+                message = {"role": item.role, "content": item.text}
         if message is None:
             neutral.append(item)
             continue
@@ -172,22 +187,6 @@ def _messages(items: Sequence[Item]) -> list[JsonObject]:
     if neutral:
         messages.append(_assistant_message(neutral))
     return messages
-
-
-def _same_raw(raw: JsonObject | None, sent: JsonObject | None) -> bool:
-    return raw is not None and sent is not None and (raw is sent or raw == sent)
-
-
-def _message(item: Item, raw: JsonObject | None) -> JsonObject | None:
-    """The message of ``item`` alone (``raw``: its chat raw); None for an assistant item that
-    has no message of its own."""
-    if raw is not None:
-        return _replayable(raw)
-    if isinstance(item, FunctionCallOutput):
-        return {"role": "tool", "tool_call_id": item.call_id, "content": item.output}
-    if isinstance(item, Message) and item.role != "assistant":
-        return {"role": item.role, "content": item.text}
-    return None
 
 
 def _decode_calls(message: JsonObject, taken: frozenset[str]) -> tuple[JsonObject, list[_Call]]:
@@ -235,7 +234,9 @@ def _finish(reason: object, has_calls: bool) -> FinishReason:
 def _replayable(raw: JsonObject) -> JsonObject:
     """The assistant message as the server sent it, but with ``"content": null`` as ``""``:
     llama-cpp-python's chat templates fail (HTTP 500) on a null content, and every server
-    accepts an empty one."""
+    accepts an empty one. ``decode`` keeps the raw in this form, so that replaying it is the
+    same dict every turn (``client._HistoryJson`` then reuses its bytes by identity); items
+    read back from an older session are patched as they are sent."""
     if "content" in raw and raw["content"] is None:
         return {**raw, "content": ""}
     return raw
