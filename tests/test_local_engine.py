@@ -161,6 +161,30 @@ def test_stop_leaves_no_child_and_no_log(tmp_path: Path) -> None:
 
 
 @needs_engine
+def test_stop_during_a_long_reply_is_quick() -> None:
+    """Ctrl-C while the engine generates: minipi stops it at once, not after the reply."""
+    engine = Engine.start(model(), port=0, threads=1)
+    body = {
+        "model": SMOLLM_ALIAS,
+        "messages": [{"role": "user", "content": "Write a very long story about a fox."}],
+        "max_tokens": 2000,
+    }
+
+    def generate() -> None:
+        with contextlib.suppress(httpx.HTTPError):
+            httpx.post(engine.base_url + "/chat/completions", json=body, timeout=60)
+
+    thread = threading.Thread(target=generate, daemon=True)
+    thread.start()
+    time.sleep(1.0)  # generating by now
+    started = time.monotonic()
+    engine.stop()
+    assert time.monotonic() - started < 2.0
+    assert not alive(engine.pid)
+    thread.join(5)
+
+
+@needs_engine
 def test_an_engine_that_cannot_load_the_model_fails_with_its_log(tmp_path: Path) -> None:
     broken = tmp_path / "broken.gguf"
     broken.write_bytes(b"GGUF" + b"\xff" * 64)  # the magic, then garbage
