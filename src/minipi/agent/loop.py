@@ -38,15 +38,7 @@ from minipi.agent.hooks import RunView
 from minipi.agent.result import RunResult
 from minipi.agent.rules import Rules
 from minipi.agent.tools import AgentTool
-from minipi.ai.types import (
-    Delta,
-    FunctionCall,
-    Item,
-    Message,
-    ModelClient,
-    ModelRequest,
-    Usage,
-)
+from minipi.ai.types import Delta, FunctionCall, Item, Message, ModelClient, ModelRequest, Usage
 from minipi.errors import ModelError, ModelStreamError
 
 __all__ = ["run_agent"]
