@@ -234,3 +234,74 @@ def test_a_resumed_chat_cannot_print_a_block_that_looks_like_minipis(
     assert "订单数为128" in out, out
     assert_only_minipis_block(out)
     assert "  │ \\u258c[依据] 1/1" in out  # behind the gutter, and escaped
+
+
+def decoy_project(root: Path) -> Path:
+    """A report in reports/, a draft with other figures in drafts/."""
+    (root / "reports").mkdir()
+    (root / "drafts").mkdir()
+    (root / "reports" / "wuhan.json").write_text('{"date": "2026-08-21", "orders": 87}\n')
+    (root / "drafts" / "wuhan-draft.json").write_text('{"date": "2026-08-21", "orders": 104}\n')
+    return root
+
+
+def test_figures_from_a_file_the_question_did_not_name_are_a_weak_success(
+    fake_server: FakeServer, tmp_path: Path
+) -> None:
+    project = decoy_project(tmp_path)
+    base = ("--project", str(project), "--base-url", fake_server.base_url, "--model", "fake-model")
+    for question in ("reports 目录里武汉门店的订单数是多少？", "In reports/, how many orders?"):
+        fake_server.add(
+            Turn(calls=[Call("read_file", {"path": "drafts/wuhan-draft.json"})]),
+            Turn("The Wuhan report has 104 orders."),
+        )
+        proc = minipi("ask", question, *base, "--json", env=clean_env())
+        end = json_lines(proc.stdout)[-1]
+        assert proc.returncode == 0, (end["code"], end["error"])
+        assert end["verdict"] == {"kind": "weak", "reason": "outside_question"}
+    fake_server.add(
+        Turn(calls=[Call("read_file", {"path": "drafts/wuhan-draft.json"})]),
+        Turn("武汉门店的订单数是 104。"),
+    )
+    proc = minipi("ask", "reports 目录里武汉门店的订单数是多少？", *base, env=clean_env())
+    assert summary_of(proc.stderr).startswith("[成功·依据不足：数字来自问题未提到的文件]")
+    fake_server.add(  # the file the question names: backed
+        Turn(calls=[Call("read_file", {"path": "reports/wuhan.json"})]),
+        Turn("The Wuhan report has 87 orders."),
+    )
+    end = json_lines(minipi("ask", "In reports/, how many orders?", *base, "--json").stdout)[-1]
+    assert end["verdict"] == {"kind": "backed", "reason": None}
+
+
+def verdict_of(question: str, reads: list[tuple[str, str]], answer: str) -> tuple[str, Any]:
+    from minipi.agent.evidence import check_evidence
+    from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, Message
+
+    items: list[Item] = [Message("user", question)]
+    for n, (path, output) in enumerate(reads):
+        arguments = f'{{"path": "{path}"}}'
+        call = FunctionCall(f"c{n}", "read_file", arguments)
+        items += [call, FunctionCallOutput(call.call_id, output)]
+    verdict = judge(check_evidence(answer, items), items=items)
+    return verdict.kind, verdict.reason
+
+
+def test_a_named_file_that_leads_on_keeps_the_chain_in_the_question() -> None:
+    clues = [
+        ("clues/a.txt", "next: clues/b.txt"),
+        ("clues/b.txt", "then read hints/c.txt"),
+        ("hints/c.txt", "password: 48213"),
+    ]
+    ask_clues = "Start at clues/a.txt and follow the clues: what is the password?"
+    assert verdict_of(ask_clues, clues, "The password is 48213.") == ("backed", None)
+    stray = [("clues/a.txt", "nothing here"), ("other/c.txt", "password: 48213")]
+    assert verdict_of(ask_clues, stray, "The password is 48213.") == ("weak", "outside_question")
+    example = [("config/app.example.toml", "port = 8080")]
+    assert verdict_of("config/app.toml 的端口是多少？", example, "端口是 8080。") == (
+        "weak",
+        "outside_question",
+    )
+    found = [("billing/2026/invoice-123.json", '{"total": 4821.5}')]
+    assert verdict_of("Find invoice-123.json: its total?", found, "4821.5") == ("backed", None)
+    anywhere = [("drafts/a.json", '{"orders": 104}')]
+    assert verdict_of("How many orders?", anywhere, "104 orders") == ("backed", None)

@@ -14,7 +14,12 @@ A run that ends ``succeeded`` carries a ``Verdict`` (``RunResult.verdict``, ``ru
   checkable claim (``no_claims``), only weak claims (``weak_claims``), a figure only in the
   question (``from_question``) or only in a file name (``path_only``), the figures only in
   the facts guided mode cited (``facts_only``), no tool result in the conversation
-  (``no_reads``), or no check at all (``--evidence off``: ``not_checked``).
+  (``no_reads``), or no check at all (``--evidence off``: ``not_checked``). Also when the
+  question names files or folders (``In reports/``, ``config/app.toml``, ``reports 目录``)
+  and a figure the answer states was found only in other files (``outside_question``: a
+  draft, an example config, another folder), unless a file the question names led there (its
+  text names the file: a chain of clues). A source without a file (a search over a folder, a
+  tool with no path) is never counted as outside.
 - ``unbacked``: a claim is unsupported (``unsupported``), or part of the answer was too long
   to examine (``unexamined``).
 
@@ -25,9 +30,14 @@ and ends the run for under any mode (a change the answer claims that no tool mad
 
 from __future__ import annotations
 
+import json
+import posixpath
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, Message
 
 if TYPE_CHECKING:
     from minipi.agent.evidence import CheckedClaim, Evidence
@@ -76,18 +86,25 @@ def claimed_changes(evidence: Evidence) -> tuple[CheckedClaim, ...]:
     )
 
 
-def judge(evidence: Evidence | None, *, facts: Sequence[str] = ()) -> Verdict:
+def judge(
+    evidence: Evidence | None, *, facts: Sequence[str] = (), items: Sequence[Item] = ()
+) -> Verdict:
     """The verdict on an answer checked as ``evidence`` (None: not checked); ``facts``: the
-    lines minipi cited under it (guided mode, ``Message.cited``: ``fact (file)``)."""
+    lines minipi cited under it (guided mode, ``Message.cited``: ``fact (file)``); ``items``:
+    the conversation (its last question and tool results: ``outside_question``)."""
     if evidence is None:
         return Verdict("weak", "not_checked")
     statuses: set[str] = {c.status for c in evidence.claims}
     fault = _fault(evidence.unchecked_from is not None, statuses)
     if fault is not None:
         return fault
-    if any(_states(claim, facts) for claim in evidence.claims):
-        return Verdict("backed")
-    return Verdict("weak", _why_weak(evidence, statuses, bool(facts)))
+    stated = [claim for claim in evidence.claims if _states(claim, facts)]
+    if not stated:
+        return Verdict("weak", _why_weak(evidence, statuses, bool(facts)))
+    named = _named_files(items)
+    if named and any(_outside(claim, named) for claim in stated):
+        return Verdict("weak", "outside_question")
+    return Verdict("backed")
 
 
 def _fault(unexamined: bool, statuses: set[str]) -> Verdict | None:
@@ -124,3 +141,72 @@ def _fact(line: str) -> str:
     """A cited line without the file it names (``orders: 128 (reports/a.json)``)."""
     head, sep, _ = line.rpartition(" (")
     return head if sep and line.endswith(")") else line
+
+
+_FOLDER_WORD = re.compile(
+    r"(?<![\w.-])([\w.-]*[A-Za-z0-9_])\s*(?:目录|文件夹)"
+    r"|\b(?:the\s+)?([\w.-]*[A-Za-z0-9_])\s+(?:directory|folder)\b",
+    re.IGNORECASE,
+)
+
+
+def _named_files(items: Sequence[Item]) -> frozenset[str]:
+    """The files and folders (``dir/``) the last question names, with every path named in
+    the text a tool returned for one of them (a clue that leads on), to a fixed point; empty
+    when the question names none."""
+    from minipi.agent.evidence.statements import find_paths
+
+    users = (i.text for i in reversed(items) if isinstance(i, Message) and i.role == "user")
+    question = next(users, "")
+    named = {found.value for found in find_paths(question)}
+    named |= {f"{m.group(1) or m.group(2)}/" for m in _FOLDER_WORD.finditer(question)}
+    if not named:
+        return frozenset()
+    paths = {i.call_id: _path_argument(i) for i in items if isinstance(i, FunctionCall)}
+    outputs = [(paths.get(i.call_id), i.output) for i in items if isinstance(i, FunctionCallOutput)]
+    grew = True
+    while grew:  # each round adds a path or ends: at most one round a result
+        grew = False
+        for path, output in outputs:
+            if path is not None and _within(path, named):
+                more = {found.value for found in find_paths(output)} - named
+                grew = grew or bool(more)
+                named |= more
+        outputs = [(path, output) for path, output in outputs if not _within(path or "", named)]
+    return frozenset(named)
+
+
+def _path_argument(call: FunctionCall) -> str | None:
+    """The call's ``path`` argument (as the evidence sources read it), or None."""
+    try:
+        arguments = json.loads(call.arguments)
+    except ValueError:
+        return None
+    path = arguments.get("path") if isinstance(arguments, dict) else None
+    return path if isinstance(path, str) else None
+
+
+def _outside(claim: CheckedClaim, named: frozenset[str]) -> bool:
+    """Every source of ``claim`` is a file's content, and no such file is one ``named``."""
+    files = [s.path for s in claim.sources if s.origin == "content"]
+    if not files or any(path is None or not _is_file(path) for path in files):
+        return False
+    return not any(_within(path, named) for path in files if path is not None)
+
+
+def _is_file(path: str) -> bool:
+    """A path that names a file (an extension): a search over a folder is never outside."""
+    return "." in posixpath.basename(path.rstrip("/"))[1:]
+
+
+def _within(path: str, named: frozenset[str] | set[str]) -> bool:
+    """``path`` is one of ``named``, inside a named folder, or has a named bare file name."""
+    path = posixpath.normpath(path.removeprefix("./"))
+    for name in named:
+        name = name.removeprefix("./")
+        folder = name.rstrip("/")
+        if path == folder or path.startswith(folder + "/"):
+            return True
+        if "/" not in name and posixpath.basename(path) == name:
+            return True
+    return False

@@ -35,6 +35,10 @@ _TEXT: dict[str, tuple[str, str]] = {
     "why_from_question": ("有内容只出现在问题中", "a figure is only in the question"),
     "why_path_only": ("有内容只出现在文件名中", "a figure is only in a file name"),
     "why_facts_only": ("数字只在引用的事实中", "the figures are only in the cited facts"),
+    "why_outside_question": (
+        "数字来自问题未提到的文件",
+        "the figures come from files the question did not name",
+    ),
     "why_no_reads": ("本次对话没有读到任何内容", "nothing was read in this conversation"),
     "why_not_checked": ("未检查（--evidence off）", "not checked (--evidence off)"),
     "why_unsupported": ("有内容未在任何工具结果中找到", "a claim is in no tool result"),
