@@ -342,7 +342,7 @@ def test_shelter_in_a_read_only_run_changes_nothing_and_says_so(
     summary = next(line for line in proc.stderr.splitlines() if line.startswith("[失败"))
     assert "未做改动：本次运行只读（加 --approve ask 才能改动）" in summary
     assert "1 处改动" not in summary
-    assert "\nchange_not_made: " in proc.stderr
+    assert "\nchange_not_made：答案说做了改动，但没有任何工具做过" in proc.stderr
 
 
 @pytest.mark.parametrize(("approve", "offered"), [("all", True), ("deny", False)])

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from minipi.agent.decisions import End
-from minipi.agent.ends import END_CODES, EXIT_CODES, status_of
+from minipi.agent.ends import END_CODES, EXIT_CODES, RunStatus, status_of
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 ROW = re.compile(r"^\| `(\w+)` \| `(\w+)` \| (\d+) \| (.+) \|$")
@@ -27,3 +27,23 @@ def test_an_unknown_code_fails_and_a_known_one_has_its_status() -> None:
     assert End("max_turns", "").status == "budget_exhausted"
     assert End("cancelled", "").status == "cancelled"
     assert {status for status, _ in END_CODES.values()} <= set(EXIT_CODES) - {"succeeded"}
+
+
+def test_a_run_in_chinese_says_every_end_in_chinese() -> None:
+    """One language per run: each end code has its Chinese meaning (a new code without one
+    fails here); a Chinese run's end line quotes a server's words only in brackets."""
+    from minipi.agent.result import RunResult
+    from minipi.ai.types import Usage
+    from minipi.cli.words import _END_ZH, Words
+
+    assert set(_END_ZH) == set(END_CODES) - {"cancelled"}
+
+    def ran(status: RunStatus, code: str, error: str) -> RunResult:
+        return RunResult(status, "", (), Usage(), 8, 3, code=code, error=error)
+
+    result = ran("budget_exhausted", "max_turns", "no final answer")
+    chinese, english = Words(True).summary(result), Words(False).summary(result)
+    assert chinese.endswith("\nmax_turns：模型请求次数已用完，仍未作答（可用 --max-turns 调高）")
+    assert english.endswith("\nmax_turns: no final answer (raise it with --max-turns)")
+    cancelled = ran("cancelled", "cancelled", "cancelled by the user")
+    assert "\n" not in Words(True).summary(cancelled)  # [已取消] says it all

@@ -163,12 +163,15 @@ def _start(
     stack.callback(session.close)
     session.mcp = mcp
     if mcp is not None:
-        _say_left_out(session.client, mcp)
-        _say_offered(mcp, session.settings.approve)
+        from minipi.cli.mcp import offer_lines
+
+        _say_left_out(session.client, mcp, words)
+        for line in offer_lines(mcp, session.settings.approve, words):
+            _note(line)
     return book, session, _resume(book, session, options, stdin)
 
 
-def _say_left_out(client: ModelClient, mcp: McpTools) -> None:
+def _say_left_out(client: ModelClient, mcp: McpTools, words: Words) -> None:
     """Guided mode offers the MCP tools whose arguments its grammar can constrain: say which
     it leaves out, and how to offer them."""
     from minipi.local.guided import GuidedClient
@@ -177,17 +180,8 @@ def _say_left_out(client: ModelClient, mcp: McpTools) -> None:
         return
     names = client.left_out([tool.spec() for tool in mcp.tools])
     if names:
-        _note(
-            f"minipi: guided mode leaves out {plural(len(names), 'MCP tool')} with free-text "
-            f"arguments: {', '.join(names)} (--no-guided offers them)"
-        )
-
-
-def _say_offered(mcp: McpTools, approve: str) -> None:
-    from minipi.cli.mcp import offer_lines
-
-    for line in offer_lines(mcp, approve):
-        _note(line)
+        tools = plural(len(names), "MCP tool")
+        _note(words("guided_left_out", n=len(names), tools=tools, names=", ".join(names)))
 
 
 def _start_mcp(options: RunOptions, stack: ExitStack) -> McpTools | None:
@@ -270,12 +264,17 @@ def ask(question: str | None, options: RunOptions) -> int:
     """Answer one question (None or ``-``: read from stdin); print the answer on stdout
     (unless --json); return the exit code."""
     question = _read_question(question)
+    words = words_for(question)
     options, by_default = _rooted(options)
-    with ExitStack() as stack:
-        book, session, history = _start(options, stack, None, words_for(question))
-        _say_root(options, words_for(question), by_default)
-        result = _run(session, options, question, history, book=book)
-        _show(result, options, words_for(question))  # before MCP servers and the model stop
+    try:
+        with ExitStack() as stack:
+            book, session, history = _start(options, stack, None, words)
+            _say_root(options, words, by_default)
+            result = _run(session, options, question, history, book=book)
+            _show(result, options, words)  # before MCP servers and the model stop
+    except KeyboardInterrupt:  # before the run began (the engine starting), in its language
+        _note(words("cancelled_start"))
+        return EXIT_CODES["cancelled"]
     return EXIT_CODES[result.status]
 
 

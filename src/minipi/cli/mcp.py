@@ -31,6 +31,7 @@ from minipi.mcp.config import (
 )
 
 if TYPE_CHECKING:
+    from minipi.cli.words import Words
     from minipi.mcp import McpTools, ServerTools, ToolInfo
 
 __all__ = [
@@ -130,41 +131,28 @@ def open_for_run(
         yield tools
 
 
-def offer_lines(mcp: McpTools, approve: str) -> list[str]:
+def offer_lines(mcp: McpTools, approve: str, words: Words) -> list[str]:
     """What the run's start says about each server whose tools are not all offered: which
     are, and why each other one is not, naming the flag that changes it (nothing when all
-    are offered)."""
-    return [line for server in mcp.servers for line in _offer(server, approve)]
+    are offered), in the run's language."""
+    return [line for server in mcp.servers for line in _offer(server, approve, words)]
 
 
-def _offer(server: ServerTools, approve: str) -> list[str]:
+def _offer(server: ServerTools, approve: str, words: Words) -> list[str]:
     withheld = [t for t in server.tools if t.mutating] if approve == "deny" else []
     if not (withheld or server.left_out):
         return []
     offered = [t.name for t in server.tools if t not in withheld]
     total = len(server.tools) + len(server.left_out)
-    lines = [
-        f"minipi: MCP server {server.server.name!r} offers {len(offered)} of {total} tools "
-        f"to this run: {', '.join(offered) or 'none'}"
-    ]
-    lines += _withheld(server, withheld)
-    lines.extend(f"  left out: {name}: {why}" for name, why in server.left_out)
-    return lines
-
-
-def _withheld(server: ServerTools, withheld: Sequence[ToolInfo]) -> list[str]:
-    """One line per reason a tool is not offered, naming the flag that offers it."""
-    reasons = {
-        False: "may change things, and this run is read-only; --approve ask offers them, "
-        "asking first",
-        True: f"marked read-only, but the server is not trusted; --mcp-trust "
-        f"{server.server.name} offers them",
-    }
-    lines = []
-    for hint, why in reasons.items():
-        names = [t.name for t in withheld if t.read_only_hint == hint]
-        if names:
-            lines.append(f"  not offered: {', '.join(names)} ({why})")
+    names = ", ".join(offered) or words("mcp_none")
+    name = repr(server.server.name)
+    lines = [words("mcp_offers", name=name, offered=len(offered), total=total, names=names)]
+    for hint, why in ((False, "mcp_mutating"), (True, "mcp_untrusted")):
+        named = [t.name for t in withheld if t.read_only_hint == hint]
+        if named:  # one line per reason, naming the flag that offers them
+            reason = words(why, server=server.server.name)
+            lines.append(words("mcp_not_offered", names=", ".join(named), why=reason))
+    lines.extend(words("mcp_left_out", name=tool, why=why) for tool, why in server.left_out)
     return lines
 
 

@@ -96,6 +96,28 @@ _TEXT: dict[str, tuple[str, str]] = {
     "status_ambiguous": ("（多处都有）", "(found in several places)"),
     "traced": ("，依据 {done}/{wanted}", ", {done}/{wanted} figures traced"),
     "raise_budget": ("（可用 {flag} 调高）", " (raise it with {flag})"),
+    "cancelled_start": ("minipi：已取消", "minipi: cancelled"),
+    # the tools a run's MCP servers offer, said at its start
+    "mcp_offers": (
+        "minipi：MCP 服务器 {name} 向本次运行提供 {offered}/{total} 个工具：{names}",
+        "minipi: MCP server {name} offers {offered} of {total} tools to this run: {names}",
+    ),
+    "mcp_none": ("无", "none"),
+    "mcp_not_offered": ("  未提供：{names}（{why}）", "  not offered: {names} ({why})"),
+    "mcp_mutating": (
+        "可能改动内容，而本次运行只读；--approve ask 会先询问再提供",
+        "may change things, and this run is read-only; --approve ask offers them, asking first",
+    ),
+    "mcp_untrusted": (
+        "标为只读，但此服务器不受信任；--mcp-trust {server} 会提供",
+        "marked read-only, but the server is not trusted; --mcp-trust {server} offers them",
+    ),
+    "mcp_left_out": ("  未采用：{name}：{why}", "  left out: {name}: {why}"),
+    "guided_left_out": (
+        "minipi：引导模式不提供 {n} 个参数为自由文本的 MCP 工具：{names}（--no-guided 可提供）",
+        "minipi: guided mode leaves out {tools} with free-text arguments: {names} "
+        "(--no-guided offers them)",
+    ),
     # approvals
     "approval": ("[需要确认]", "[approval needed]"),
     "allowed_all": ("已自动允许", "allowed by --approve all"),
@@ -110,6 +132,54 @@ _TEXT: dict[str, tuple[str, str]] = {
     "said_no": ("未运行：你拒绝了", "not run: you said no"),
     "denied_result": ("[你已拒绝]", "[you said no]"),
 }
+
+_END_ZH: dict[str, str] = {
+    "max_turns": "模型请求次数已用完，仍未作答",
+    "max_tool_calls": "工具调用次数已用完，模型还要调用",
+    "max_seconds": "时间已用完，仍未作答",
+    "interrupted": "进程在运行中结束；会话恢复时已修复",
+    "user_denied": "你拒绝了模型要求的改动，未做任何改动",
+    "change_failed": "模型要求的改动没有完成",
+    "change_not_made": "答案说做了改动，但没有任何工具做过",
+    "stuck_loop": "模型在被提醒后仍重复同一个调用",
+    "repeated_tool_error": "同一个工具错误接连出现",
+    "context_exhausted": "对话已超出模型的上下文长度",
+    "truncated": "回复连续两次在输出上限处被截断",
+    "unfinished": "回复连续两次没有说明已结束",
+    "empty_output": "回复连续两次既无文本也无调用",
+    "calls_missing": "回复连续两次说有工具调用，却没有调用",
+    "stream_stalled": "流式回复连续两次在 --timeout 秒内没有动静",
+    "stream_incomplete": "流式回复连续两次在结束前中断",
+    "content_filter": "服务端过滤了回复",
+    "unsupported_figures": "--evidence require：答案有内容不在任何工具结果中",
+    "answer_unexamined": "--evidence require：答案太长，无法全部检查",
+    "malformed_call": "有工具调用没有名称，无法执行",
+    "endpoint_unreachable": "连不上服务端，或连接中断（已重试）",
+    "timeout": "在 --timeout 内没有回复（已重试）",
+    "rate_limited": "服务端限流（429，已重试）",
+    "endpoint_unavailable": "服务端不可用（5xx，已重试）",
+    "unauthorized": "API 密钥被拒绝或缺失（401/403）",
+    "model_not_found": "服务端没有这个模型（404）",
+    "not_found": "这个地址不是 OpenAI 兼容的 API（404）",
+    "bad_request": "服务端拒绝了请求（400）",
+    "redirected": "服务端要求重定向，minipi 不跟随",
+    "protocol_error": "服务端的回复无法使用",
+    "malformed_stream": "流式回复中有一帧不是 JSON",
+    "response_too_large": "回复超过 --max-response-mb",
+    "model_error": "服务端在回复中报告了错误",
+    "guided_invalid_json": "引导模式：回复不是 JSON",
+    "guided_invalid_reply": "引导模式：回复既不是调用也不是答案",
+    "session_write_failed": "有一步无法保存（磁盘已满？）；稍后可恢复会话",
+    "session_unsavable": "有一步无法存为 JSON；可恢复会话",
+}
+"""What each end code means, for a run in Chinese (an English run shows the run's own detail;
+``cancelled`` says nothing more than its status). A test keeps it equal to ``END_CODES``."""
+
+_QUOTED = frozenset(
+    {"change_failed", "endpoint_unavailable", "bad_request", "not_found", "model_error"}
+    | {"protocol_error", "malformed_call", "session_write_failed", "unauthorized"}
+)
+"""Codes whose detail quotes words not minipi's (the server's, the tool's): kept as said."""
 
 _BUDGET_FLAGS = {
     "max_turns": "--max-turns",
@@ -174,12 +244,20 @@ class Words:
             line += self("read_only_refused")
         if result.succeeded and all_failed:
             line += self("all_failed")
-        if result.status != "succeeded":  # one line: the detail may quote a tool or model
-            line += f"\n{result.code}: " + str(result.error).replace("\n", "\\n")
-            flag = _BUDGET_FLAGS.get(result.code or "")
-            if flag is not None:
-                line += self("raise_budget", flag=flag)
+        if result.status != "succeeded" and result.code != "cancelled":  # said by the status
+            line += "\n" + self._end(result.code or "", str(result.error))
         return line
+
+    def _end(self, code: str, detail: str) -> str:
+        """The end code and what happened, on one line (the detail may quote a tool or a
+        model), in the run's language; a budget names the flag that raises it."""
+        one_line = detail.replace("\n", "\\n")
+        if not self.chinese or code not in _END_ZH:
+            line = f"{code}: {one_line}"
+        else:
+            line = f"{code}：{_END_ZH[code]}" + (f"（{one_line}）" if code in _QUOTED else "")
+        flag = _BUDGET_FLAGS.get(code)
+        return line + self("raise_budget", flag=flag) if flag is not None else line
 
     def _status(self, result: RunResult) -> str:
         """The status as the summary names it: a succeeded run with its verdict when the
