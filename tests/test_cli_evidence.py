@@ -8,6 +8,7 @@ request), so the figures are the files' own, or deliberately not.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -159,10 +160,10 @@ def test_require_fails_a_second_unsupported_answer(fake_server: FakeServer) -> N
     proc = ask(fake_server, SAMPLE, QUESTION, "--evidence", "require")
     assert proc.returncode == 1
     assert proc.stdout == ""  # no answer shown as one
-    assert "unsupported_figures: the answer still has claims no tool result backs: 140 笔" in (
-        proc.stderr
-    )
+    refused = "\nunsupported_figures：--evidence require：答案有内容不在任何工具结果中\n"
+    assert refused in proc.stderr
     assert "[依据] 2/3" in proc.stderr  # which figure, shown
+    assert re.search(r"\n  140 笔 +x 未在任何工具结果中找到", proc.stderr)
 
 
 def test_require_comes_from_the_environment_too(fake_server: FakeServer) -> None:

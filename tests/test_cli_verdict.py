@@ -88,9 +88,9 @@ def test_a_figure_only_in_the_question_is_weak_and_require_refuses_it(
     assert proc.returncode == 1
     assert proc.stdout == ""
     assert "7000 (only in the question)" in told[0]  # the retry names it, and why
-    assert "unsupported_figures: the answer still has claims no tool result backs: 7000" in (
-        proc.stderr
-    )
+    refused = "\nunsupported_figures：--evidence require：答案有内容不在任何工具结果中\n"
+    assert refused in proc.stderr
+    assert "\n  7000  出自问题本身" in proc.stderr  # which figure, and why
 
 
 def test_require_refuses_an_answer_too_long_to_examine_whole(fake_server: FakeServer) -> None:
