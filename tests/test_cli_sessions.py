@@ -318,6 +318,30 @@ def test_ctrl_c_in_ask_ends_the_run_cancelled_and_saved(
     assert "left open" not in again.stderr  # closed when cancelled: nothing to repair
 
 
+@pytest.mark.parametrize(
+    ("question", "said"),
+    [("现在有什么？", "minipi：已取消"), ("what is there?", "minipi: cancelled")],
+)
+def test_ctrl_c_before_the_run_began_is_said_in_the_questions_language(
+    fake_server: FakeServer, data: Path, project: Path, question: str, said: str
+) -> None:
+    """Ctrl-C while an MCP server starts (or the engine loads): the one line it prints is in
+    the question's language, and nothing was asked of the model."""
+    mark = data / "started"
+    server = f"{sys.executable} -c \"open('{mark}', 'w'); import time; time.sleep(60)\""
+    proc = start(fake_server, data, project, "ask", question, "--mcp", server)
+    try:
+        wait_for(mark.exists)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)  # it hung for ever inside anyio's portal start
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert err.rstrip("\n").splitlines()[-1] == said
+    assert "Traceback" not in err
+    assert fake_server.requests == []
+
+
 def test_ctrl_c_in_chat_cancels_the_question_not_the_session(
     fake_server: FakeServer, data: Path, project: Path
 ) -> None:

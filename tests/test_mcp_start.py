@@ -121,6 +121,25 @@ def test_a_read_only_run_says_which_mcp_tools_it_offers_and_why_not_the_others(
     assert "--mcp-trust" not in proc.stderr
 
 
+def test_a_run_in_chinese_says_which_mcp_tools_it_offers_in_chinese(
+    fake_server: FakeServer, tmp_path: Path
+) -> None:
+    """One language per run: the start's notices, the summary and its end line."""
+    fake_server.add(Turn("没什么可做"))
+    project = tmp_path / "project"
+    project.mkdir()
+    base = ("--project", str(project), "--base-url", fake_server.base_url, "--model", "fake")
+    env = clean_env(MINIPI_DATA_DIR=str(tmp_path / "data"))
+    proc = minipi("ask", "现在几点？", *base, "--mcp", BOX, "--max-turns", "1", env=env)
+    lines = proc.stderr.splitlines()
+    assert "minipi：MCP 服务器 'toolbox' 向本次运行提供 0/14 个工具：无" in lines
+    assert any(
+        line.startswith("  未提供：") and "--approve ask 会先询问再提供" in line for line in lines
+    )
+    assert any("--mcp-trust toolbox 会提供" in line for line in lines)
+    assert not [line for line in lines if "offers" in line or "not offered" in line]
+
+
 def test_schema_defaults_the_model_did_not_send_are_not_added(
     fake_server: FakeServer, tmp_path: Path
 ) -> None:

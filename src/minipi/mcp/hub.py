@@ -188,9 +188,12 @@ class Hub:
     def _connect_all(self) -> None:
         import anyio.from_thread
 
-        portal = self._stack.enter_context(
-            anyio.from_thread.start_blocking_portal("asyncio", name="minipi-mcp")
-        )
+        from minipi.threads import sigint_deferred
+
+        with sigint_deferred():  # an interrupted start never returns: Ctrl-C once it has
+            portal = self._stack.enter_context(
+                anyio.from_thread.start_blocking_portal("asyncio", name="minipi-mcp")
+            )
         self._portal = portal
         portal.call(_leave_sigint_to_main)  # its thread starts no process: ours are spawned here
         links = [link for name, link in self.links.items() if name not in self.failures]
