@@ -165,6 +165,18 @@ def _big() -> list[Item]:
     return build_run(200, 20)[0]  # 4 MB
 
 
+def _other_digits(items: list[Item]) -> list[Item]:
+    """The same run, its results written in Arabic-Indic digits with zero-width characters
+    after every comma: each output is read a second time, in the usual forms."""
+    table = str.maketrans("0123456789", "٠١٢٣٤٥٦٧٨٩")
+    return [
+        FunctionCallOutput(i.call_id, i.output.translate(table).replace(",", ",\u200b"))
+        if isinstance(i, FunctionCallOutput)
+        else i
+        for i in items
+    ]
+
+
 def _joined(figures: list[str]) -> str:
     return "，".join(figures)
 
@@ -194,6 +206,10 @@ WORST: dict[str, Callable[[], tuple[str, list[Item]]]] = {
         _big(),
     ),
     "100 unsupported numbers, 4 MB": lambda: (_joined(_NUMBERS), _big()),
+    "100 unsupported numbers, 4 MB in Arabic-Indic and zero-width": lambda: (
+        _joined(_NUMBERS),
+        _other_digits(_big()),
+    ),
     "100 unsupported identifiers, 4 MB": lambda: (
         _joined([f"ZQ-{i}X{i}" for i in range(100)]),
         _big(),

@@ -214,6 +214,41 @@ def test_every_numeral_form_is_read_and_traced(shop: Path, written: str) -> None
     assert [(c.claim.value, c.supported) for c in claims] == [(expected, expected == "128")]
 
 
+@pytest.mark.parametrize(
+    ("written", "status"),
+    [
+        ("玖仟陆佰", "normalized"),
+        ("九六〇〇", "normalized"),
+        ("九六零零", "normalized"),
+        ("٩٦٠٠", "normalized"),
+        ("۹۶۰۰", "normalized"),
+        ("९६००", "normalized"),
+        ("9\u200b600", "normalized"),
+        ("9\u200b\u200d6,00\ufeff0", "unsupported"),  # 96,000: another number
+        ("96\u200d00", "normalized"),
+    ],
+)
+def test_a_file_writes_its_numerals_in_every_form_and_they_are_read(
+    shop: Path, written: str, status: str
+) -> None:
+    """The output side reads what the answer side reads: a report whose revenue is written
+    玖仟陆佰 or ٩٦٠٠ backs "9600", pointing at the characters the file holds."""
+    (shop / "r.txt").write_text(f"营收：{written} 元\n订单：128\n", encoding="utf-8")
+    items = tool_run(shop, "营收？", [("read_file", {"path": "r.txt"})])
+    (claim,) = check_evidence("营收 9600 元", items).claims
+    assert claim.status == status
+    if status != "unsupported":
+        (source,) = claim.sources
+        assert (source.path, source.line, source.text) == ("r.txt", 1, written)
+
+
+def test_a_number_next_to_another_in_another_form_is_not_read_into_it(shop: Path) -> None:
+    (shop / "r.txt").write_text("营收：٩٦٠٠٠ 元\n编号 9\u200b6001\n", encoding="utf-8")
+    items = tool_run(shop, "营收？", [("read_file", {"path": "r.txt"})])
+    (claim,) = check_evidence("营收 9600 元", items).claims
+    assert claim.status == "unsupported"  # 96000 and 96001, not 9600
+
+
 def test_a_date_in_chinese_digits_with_zeros_is_read(shop: Path) -> None:
     items = tool_run(shop, "日期？", [("read_file", {"path": "reports/daily.json"})])
     (claim,) = check_evidence("日期是二〇二六年九月六日", items).claims

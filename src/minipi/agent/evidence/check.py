@@ -21,7 +21,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from minipi.agent.evidence.claims import extract_claims
-from minipi.agent.evidence.locate import Locator, line_column
+from minipi.agent.evidence.elsewhere import argument_hits, question_hits
+from minipi.agent.evidence.locate import Locator
 from minipi.agent.evidence.match import (
     Hit,
     HitTier,
@@ -33,6 +34,7 @@ from minipi.agent.evidence.match import (
 )
 from minipi.agent.evidence.match_dates import DateMatcher, TimeMatcher
 from minipi.agent.evidence.match_numbers import NumberMatcher, nearest
+from minipi.agent.evidence.source_digits import Rereads
 from minipi.agent.evidence.sources import Change, Output, RunSources, collect_sources
 from minipi.agent.evidence.types import (
     CheckedClaim,
@@ -164,6 +166,7 @@ class _Check:
         self.locator = Locator()
         self.views = Views()
         self.pieces: dict[str, list[Piece]] = {}
+        self.rereads = Rereads(run.outputs)
         self._verdicts: dict[tuple[str, Figure, bool], Verdict] = {}
         self._texts = [o.text for o in run.outputs] + [a.path for a in run.path_arguments]
         self._texts += [run.question] if run.question else []
@@ -183,10 +186,11 @@ class _Check:
             for text in self._texts:
                 a, b = matcher.cost(text)
                 usual, rest = usual + a * len(text), rest + b * len(text)
-            if self._work + usual + rest > MAX_WORK:
+            if self._work + usual + rest + self.rereads.cost(matcher) > MAX_WORK:
                 return None
+            spent = self.rereads.spent
             verdict, further = _judge(claim, self, matcher)
-            self._work += usual + (rest if further else 0)
+            self._work += usual + (rest if further else 0) + self.rereads.spent - spent
             self._verdicts[key] = verdict
         return verdict
 
@@ -210,6 +214,9 @@ def _judge(claim: Claim, check: _Check, matcher: Matcher) -> tuple[Verdict, bool
     further = not _content(places)
     if further:
         places += _scan(matcher.more_hits, run)
+    if not _content(places):  # the outputs in the usual forms (玖仟陆佰, ٩٦٠٠, 9\u200b600)
+        again = ((o, h, o.origin_at(h.start)) for o, h in check.rereads.hits(matcher))
+        places += [_Place(o, h, origin) for o, h, origin in again if origin is not None]
     content = _content(places)
     if content:
         return _supported(content, locator), further
@@ -220,10 +227,10 @@ def _judge(claim: Claim, check: _Check, matcher: Matcher) -> tuple[Verdict, bool
         if derived is not None:
             return derived, further
     paths = [locator.source(p.output, p.hit, p.origin) for p in places if p.origin == "path"]
-    paths += _argument_hits(matcher, run)
+    paths += argument_hits(matcher, run)
     if paths:
         return Verdict("path", _unique_paths(paths)), further
-    asked = list(_question_hits(matcher, run.question))
+    asked = list(question_hits(matcher, run.question))
     if asked:
         return Verdict("from_question", tuple(asked[:MAX_SOURCES])), further
     return Verdict("unsupported", (), _hint(claim, places, locator)), further
@@ -268,7 +275,7 @@ def _judge_path(claim: Claim, check: _Check, matcher: Matcher) -> Verdict:
     whose last name the claim ends with after Chinese text it is glued to."""
     places = _scan(matcher.hits, check.run)
     shown = [check.locator.source(p.output, p.hit, p.origin) for p in places]
-    shown += _argument_hits(matcher, check.run)
+    shown += argument_hits(matcher, check.run)
     shown = shown or list(_glued(claim.value, check))
     if not shown:
         return Verdict("unsupported")
@@ -339,52 +346,12 @@ def _derived(claim: Claim, check: _Check) -> Verdict | None:
     return Verdict("derived", sources)
 
 
-def _argument_hits(matcher: Matcher, run: RunSources) -> Iterator[Source]:
-    for argument in run.path_arguments:
-        for hit in _all_hits(matcher, argument.path):
-            yield Source(
-                call_id=argument.call_id,
-                tool=argument.tool,
-                path=argument.path,
-                origin="path",
-                pointer=None,
-                line=None,
-                column=None,
-                range=(hit.start, hit.end),
-                text=argument.path[hit.start : hit.end],
-                question=argument.question,
-            )
-
-
-def _all_hits(matcher: Matcher, text: str) -> Iterator[Hit]:
-    found = [h for h in matcher.hits(text) if h.tier != "near"]
-    yield from found or [h for h in matcher.more_hits(text) if h.tier != "near"]
-
-
 def _unique_paths(sources: list[Source]) -> tuple[Source, ...]:
     """The path sources, once each (the same directory listed twice is one place)."""
     seen: dict[tuple[object, ...], Source] = {}
     for s in sources:
         seen.setdefault((s.tool, s.path, s.line, s.column, s.range), s)
     return tuple(seen.values())[:MAX_SOURCES]
-
-
-def _question_hits(matcher: Matcher, question: str | None) -> Iterator[Source]:
-    if not question:
-        return
-    for hit in _all_hits(matcher, question):
-        line, column = line_column(question, hit.start)
-        yield Source(
-            call_id=None,
-            tool=None,
-            path=None,
-            origin="question",
-            pointer=None,
-            line=line,
-            column=column,
-            range=(hit.start, hit.end),
-            text=question[hit.start : hit.end],
-        )
 
 
 def _hint(claim: Claim, places: list[_Place], locator: Locator) -> Nearest | None:

@@ -34,6 +34,7 @@ __all__ = [
 ]
 
 _FULLWIDTH = str.maketrans("0123456789,.", "０１２３４５６７８９，．")
+_CN_DIGIT_BY_DIGIT = str.maketrans("0123456789", "〇一二三四五六七八九")
 
 
 def _grouped(plain: str) -> str:
@@ -310,6 +311,9 @@ def _other_scripts(figure: NumberFigure, known: tuple[Needle, ...]) -> tuple[Nee
     texts.append(canonical(magnitude).translate(_FULLWIDTH))
     if magnitude == magnitude.to_integral_value() and 10 < magnitude < 10**12:
         texts.append(render_chinese(int(magnitude)))
+        if "0" in str(int(magnitude)):  # digit by digit: 九六〇〇 (read so only with a zero)
+            by_digit = str(int(magnitude)).translate(_CN_DIGIT_BY_DIGIT)
+            texts += [by_digit, by_digit.replace("〇", "零")]
     texts = [t for t in dict.fromkeys(texts) if t not in {n.text for n in known}]
     return tuple(Needle(t) for t in texts)
 

@@ -393,8 +393,8 @@ def read_chinese(text: str, at: int) -> SourceNumber | None:
         a -= 1
     while b < len(text) and text[b] in _CN_CHARS:
         b += 1
-    value = parse_chinese(text[a:b])
-    if value is None:
+    num = text[a:b]  # 九六〇〇 as an answer's is read (``_chinese_value``)
+    value = digit_string(num) if len(num) > 1 and set(num).isdisjoint(CN_UNITS) else None
+    if value is None and (value := parse_chinese(num)) is None:
         return None
-    percent = text[max(0, a - 3) : a] == "百分之"
-    return SourceNumber(a, b, text[a:b], Decimal(value), percent, False, 0)
+    return SourceNumber(a, b, num, Decimal(value), text[max(0, a - 3) : a] == "百分之", False, 0)

@@ -14,6 +14,8 @@ __all__ = [
     "APPROX_BEFORE",
     "CN_DIGITS",
     "CN_UNITS",
+    "FINANCIAL",
+    "INVISIBLE",
     "MAGNITUDES",
     "MONTHS",
     "MONTH_NAMES",
@@ -52,11 +54,10 @@ _SPECIAL = {
     "\u301c": "~",  # wave dash, a range or "about"
     "\uff0c": "、",  # full-width comma: see fold()
 }
-_FINANCIAL = str.maketrans(
-    "壹贰貳叁參叄肆伍陆陸柒捌玖拾佰仟萬億", "一二二三三三四五六六七八九十百千万亿"
-)
+FINANCIAL = "壹贰貳叁參叄肆伍陆陸柒捌玖拾佰仟萬億", "一二二三三三四五六六七八九十百千万亿"
+_FINANCIAL = str.maketrans(*FINANCIAL)
 """The financial numerals (大写数字: 玖仟陆佰) as the everyday ones."""
-_INVISIBLE = frozenset("\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e")
+INVISIBLE = frozenset("\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e")
 """Zero-width characters: dropped, so that ``9\u200b600`` is read as 9600, never as 9 and 600."""
 _FULLWIDTH_DIGITS = "０１２３４５６７８９"
 _TO_ASCII = str.maketrans(_FULLWIDTH_DIGITS + "，．－", "0123456789,.-")
@@ -109,7 +110,7 @@ def _fold_char(text: str, index: int, char: str) -> str:
     special = _SPECIAL.get(char)
     if special is not None:
         return special
-    if char in _INVISIBLE:
+    if char in INVISIBLE:
         return ""
     digit = unicodedata.decimal(char, None)  # ٩٦٠٠, ۹۶۰۰, ९६००: NFKC keeps them
     if digit is not None:
