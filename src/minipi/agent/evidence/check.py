@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from minipi.agent.evidence.claims import extract_claims
-from minipi.agent.evidence.elsewhere import argument_hits, question_hits
+from minipi.agent.evidence.elsewhere import Rereads, argument_hits, question_hits
 from minipi.agent.evidence.locate import Locator
 from minipi.agent.evidence.match import (
     Hit,
@@ -34,7 +34,6 @@ from minipi.agent.evidence.match import (
 )
 from minipi.agent.evidence.match_dates import DateMatcher, TimeMatcher
 from minipi.agent.evidence.match_numbers import NumberMatcher, nearest
-from minipi.agent.evidence.source_digits import Rereads
 from minipi.agent.evidence.sources import Change, Output, RunSources, collect_sources
 from minipi.agent.evidence.types import (
     CheckedClaim,
