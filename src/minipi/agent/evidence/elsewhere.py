@@ -30,8 +30,9 @@ _INVISIBLE_CHAR = re.compile("[" + "".join(INVISIBLE) + "]")
 _REPLACES = 32
 """Distinct characters replaced one ``str.replace`` each (C speed: about 70 ms for 3 MB of
 Arabic-Indic report text); a text with more takes ``str.translate`` (4x slower)."""
-FOLD_COST = 100
-"""Reading a text again costs at most this, in ns a character (bench/perf_evidence.py)..."""
+FOLD_COST = 40
+"""Reading a text again costs at most this, in ns a character (about 21 measured on 3.3 MB of
+Arabic-Indic reports, bench/perf_evidence.py; twice that for a slower machine)..."""
 LOOK_COST = 10
 """... and finding that it holds nothing to read so, this."""
 
