@@ -37,13 +37,17 @@ def mcp_list(tmp_path: Path, *flags: str, **env: str) -> subprocess.CompletedPro
 
 
 def ask(
-    server: FakeServer, tmp_path: Path, *flags: str, data: Path | None = None
+    server: FakeServer,
+    tmp_path: Path,
+    *flags: str,
+    data: Path | None = None,
+    question: str = "what?",
 ) -> subprocess.CompletedProcess[str]:
     project = tmp_path / "project"
     project.mkdir(exist_ok=True)
     base = ("--project", str(project), "--base-url", server.base_url, "--model", "fake-model")
     env = clean_env(MINIPI_DATA_DIR=str(data or tmp_path / "data"))
-    return minipi("ask", "what?", *base, *flags, env=env, timeout=120)
+    return minipi("ask", question, *base, *flags, env=env, timeout=120)
 
 
 def config_file(tmp_path: Path, **servers: dict[str, Any]) -> Path:
@@ -124,13 +128,9 @@ def test_a_read_only_run_says_which_mcp_tools_it_offers_and_why_not_the_others(
 def test_a_run_in_chinese_says_which_mcp_tools_it_offers_in_chinese(
     fake_server: FakeServer, tmp_path: Path
 ) -> None:
-    """One language per run: the start's notices, the summary and its end line."""
+    """One language per run: what the start says of the tools offered and left out."""
     fake_server.add(Turn("没什么可做"))
-    project = tmp_path / "project"
-    project.mkdir()
-    base = ("--project", str(project), "--base-url", fake_server.base_url, "--model", "fake")
-    env = clean_env(MINIPI_DATA_DIR=str(tmp_path / "data"))
-    proc = minipi("ask", "现在几点？", *base, "--mcp", BOX, "--max-turns", "1", env=env)
+    proc = ask(fake_server, tmp_path, "--mcp", BOX, question="现在几点？")
     lines = proc.stderr.splitlines()
     assert "minipi：MCP 服务器 'toolbox' 向本次运行提供 0/14 个工具：无" in lines
     assert any(
