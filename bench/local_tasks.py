@@ -10,7 +10,8 @@ One engine (``--model-file``; ``--qwen`` assembles a Qwen2.5-Coder-Instruct GGUF
 ``bench/qwen_gguf.py``; else the model ``minipi ask`` would pick) serves every run; each task
 runs ``--reps`` times in each mode (a guided answer form of ``GuidedClient``, or ``unguided``)
 under each evidence policy, alternated; as ``minipi ask`` does, a guided run opens with the
-project's top-level listing (``GUIDED_OPENING``). Printed per model, mode and policy:
+project's top-level listing and the paths the question names (``guided_opening``). Printed
+per model, mode and policy:
 
 - success: the run ended ``succeeded``;
 - answer-correct: succeeded, and every expected figure is in the answer (as the loop has it:
@@ -50,7 +51,7 @@ from minipi.agent import AgentConfig, ApprovalRequest, RunResult, run_agent
 from minipi.agent.config import EvidenceMode
 from minipi.ai import ClientConfig, Endpoint, connect
 from minipi.ai.types import FunctionCall, ModelClient
-from minipi.assemble import DEFAULT_INSTRUCTIONS, GUIDED_OPENING
+from minipi.assemble import DEFAULT_INSTRUCTIONS, guided_opening
 from minipi.files import ProjectFiles, create_project_tools
 from minipi.local.client import EngineClient
 from minipi.local.engine import Engine, require_local_extra
@@ -145,17 +146,21 @@ def run_in(
     max_turns: int,
 ) -> tuple[RunResult, float]:
     """One run on ``root`` as ``minipi ask`` assembles it (a guided run opens with the
-    listing; move_file, auto-approved, only when ``writes``): its result and seconds."""
-    config = AgentConfig(
-        instructions=DEFAULT_INSTRUCTIONS,
-        max_turns=max_turns,
-        request_options={"temperature": 0, "max_output_tokens": 256},
-        evidence=evidence,
-        opening_calls=GUIDED_OPENING if isinstance(client, GuidedClient) else (),
-    )
+    listing and the named paths; move_file, auto-approved, only when ``writes``): its result
+    and seconds."""
     started = time.perf_counter()
     with ProjectFiles(root) as files:
         tools = create_project_tools(files, _yes if writes else None)
+        offered = {tool.name for tool in tools}
+        config = AgentConfig(
+            instructions=DEFAULT_INSTRUCTIONS,
+            max_turns=max_turns,
+            request_options={"temperature": 0, "max_output_tokens": 256},
+            evidence=evidence,
+            opening_calls=(
+                guided_opening(offered, question, files) if isinstance(client, GuidedClient) else ()
+            ),
+        )
         result = run_agent(client, tools, config, question)
     return result, time.perf_counter() - started
 
@@ -248,7 +253,7 @@ def run_suite_task(
         mark = "ok " if right else "BAD" if ok else "---"
         print(
             f"\n{mark} {task.id} {result.status}/{result.code} {seconds:.0f}s calls={calls}\n"
-            f"  answer={result.answer[:300]!r}",
+            f"  answer={result.answer[:300]!r}\n  facts={list(result.facts)[:5]!r}",
             file=sys.stderr,
         )
     return ok, right, own, seconds

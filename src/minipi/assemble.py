@@ -19,7 +19,7 @@ Guided tool calling wraps the client here, outside the loop: the loop never know
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal, TypeAlias
 
@@ -30,6 +30,7 @@ from minipi.ai.endpoint import Pacer
 from minipi.ai.types import ModelClient, Wire
 from minipi.errors import ConfigError
 from minipi.files import ProjectFiles, create_project_tools
+from minipi.files.named import named_in_project
 
 __all__ = [
     "DEFAULT_INSTRUCTIONS",
@@ -224,26 +225,49 @@ def _local(
 
 
 def agent_config(
-    settings: Settings, model: ModelHandle, tools: Sequence[AgentTool] = ()
+    settings: Settings,
+    model: ModelHandle,
+    tools: Sequence[AgentTool] = (),
+    *,
+    question: str | None = None,
+    files: ProjectFiles | None = None,
 ) -> AgentConfig:
     """The loop's configuration for ``settings`` on ``model`` with ``tools``: the settings of
     the loop's own (same names), the engine's context window when none is set, and for a
-    guided run the opening listing (``GUIDED_OPENING``) when ``list_files`` is among
-    ``tools`` (so a caller with other tools, or none named, gets no call it never asked for)."""
+    guided run the opening calls (``guided_opening``) of the offered ``tools`` (so a caller
+    with other tools, or none named, gets no call it never asked for)."""
     request_options = dict(settings.request_options)
     if model.embedded:
         request_options.setdefault("temperature", 0)  # a local demo should be repeatable
     offered = {tool.name for tool in tools if tool.offered}
-    opening = tuple((name, arguments) for name, arguments in GUIDED_OPENING if name in offered)
+    opening = guided_opening(offered, question, files) if model.guided else ()
     shared = {name: getattr(settings, name) for name in _SHARED}
     return AgentConfig(
         **{
             **shared,
             "request_options": request_options,
             "context_tokens": settings.context_tokens or model.context_tokens,
-            "opening_calls": opening if model.guided else (),
+            "opening_calls": opening,
         }
     )
+
+
+def guided_opening(
+    offered: Collection[str], question: str | None = None, files: ProjectFiles | None = None
+) -> tuple[tuple[str, Mapping[str, Any]], ...]:
+    """A guided run's first calls, of the ``offered`` tools: the project's top level
+    (``GUIDED_OPENING``), then, given the ``question`` and its ``files``, each folder the
+    question names listed and each file it names read (``files.named``: found as written or
+    by name; SmolLM2-135M and both Qwen2.5-Coder models spent turns finding, or did not
+    find, a file the question named)."""
+    opening = [(name, arguments) for name, arguments in GUIDED_OPENING if name in offered]
+    if question is not None and files is not None:
+        from minipi.local.guided_rank import Question
+
+        asked = Question.of(question)
+        named = named_in_project(files, asked.named_files, asked.named_dirs)
+        opening += [(tool, {"path": path}) for tool, path in named if tool in offered]
+    return tuple(opening)
 
 
 GUIDED_OPENING = (("list_files", {"path": "."}),)

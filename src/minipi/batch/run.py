@@ -118,7 +118,8 @@ def run_task(
         recorder = book.recorder if book is not None else None  # first: saved before shown
         sink = fan_out(*(s for s in (recorder, traced, on_event) if s is not None))
         client = GatedClient(model.client, gate)
-        result = run_agent(client, tools, agent_config(settings, model, tools), asked, sink)
+        config = agent_config(settings, model, tools, question=task.question, files=files)
+        result = run_agent(client, tools, config, asked, sink)
     shown = f"traces/{trace.name}" if traced is not None and trace is not None else None
     return record_of(task, result, time.perf_counter() - started, shown)
 

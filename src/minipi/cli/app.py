@@ -137,7 +137,9 @@ def _run(
     tools = _tools(session, options, words, stdin, book)
     emit = _sinks(options, words, session, tools, book)
     items = [*history, Message("user", question)]
-    config = agent_config(session.settings, session.model, tools)
+    config = agent_config(
+        session.settings, session.model, tools, question=question, files=session.files
+    )
     if session.mcp is not None and config.max_seconds is not None:  # also during MCP calls
         session.mcp.set_deadline(time.monotonic() + config.max_seconds)
     if book is None:
