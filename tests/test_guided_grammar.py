@@ -105,7 +105,9 @@ def test_the_daily_report_gives_its_leaves_then_the_listed_paths() -> None:
     facts = guided_facts(daily())
     assert facts.content == ("date: 2026-09-06", "orders: 128", "revenue_yuan: 9600")
     assert facts.paths == (REPORT, "reports/")  # newest listing first
-    assert facts.leading == 3  # 日期, 订单, 营收: date, orders, revenue (the glossary)
+    # 日期, 订单, 营收 (date, orders, revenue: the glossary) each share a word; the date also
+    # answers the question's date cue, so it alone leads: the first pick, the others after it
+    assert facts.leading == 1
     assert dict(facts.origins) == dict.fromkeys(facts.content, REPORT)
 
 
@@ -234,8 +236,8 @@ def test_facts_are_an_ordered_subset(specs: Sequence[ToolSpec]) -> None:
     grammar = facts_grammar(specs, daily())
     date, orders, revenue = "date: 2026-09-06", "orders: 128", "revenue_yuan: 9600"
     assert matches(grammar, answer([date, orders, revenue], "9600 元"))
-    assert matches(grammar, answer([orders, REPORT], "x"))  # a path may follow content
-    assert matches(grammar, answer([revenue], "x"))
+    assert matches(grammar, answer([date, revenue, REPORT], "x"))  # a path may follow content
+    assert not matches(grammar, answer([revenue], "x"))  # the first pick leads: the date
     assert not matches(grammar, answer([revenue, date], "x"))  # out of order
     assert not matches(grammar, answer([date, date], "x"))  # twice
     assert not matches(grammar, answer([date, orders, date], "x"))
@@ -243,7 +245,7 @@ def test_facts_are_an_ordered_subset(specs: Sequence[ToolSpec]) -> None:
     assert not matches(grammar, answer([], "x"))  # at least one
     assert not matches(grammar, answer([REPORT], "x"))  # the first pick is content
     assert not matches(grammar, answer(["orders: 129"], "x"))  # never a fact not offered
-    assert not matches(grammar, answer([orders], ""))  # the text is not empty
+    assert not matches(grammar, answer([date], ""))  # the text is not empty
     assert not matches(grammar, '{"answer": "x"}')  # facts come first
 
 
@@ -260,8 +262,30 @@ def test_at_most_max_picks_facts(specs: Sequence[ToolSpec]) -> None:
 def test_the_first_pick_comes_from_the_leading_facts(specs: Sequence[ToolSpec]) -> None:
     items = daily("What revenue does the daily report in reports/ show?")
     grammar = facts_grammar(specs, items)
-    assert matches(grammar, answer(["revenue_yuan: 9600", "date: 2026-09-06"], "x"))
+    assert matches(grammar, answer(["revenue_yuan: 9600", REPORT], "x"))
     assert not matches(grammar, answer(["date: 2026-09-06"], "x"))
+    # only what bears on the question is cited: the date and orders do not, here
+    assert not matches(grammar, answer(["revenue_yuan: 9600", "date: 2026-09-06"], "x"))
+
+
+def test_the_latest_or_first_stamp_the_question_asks_for_ranks_first() -> None:
+    log = "\n".join(
+        [
+            "2026-01-14 08:01:00 INFO ok",
+            "2026-01-14 08:07:00 ERROR job failed code=E1",
+            "2026-01-14 08:09:00 ERROR job failed code=E2",
+        ]
+    )
+    first = guided_facts(
+        [Message("user", "When did the first ERROR happen?"), *read("w.log", log, "c")]
+    )
+    assert first.content[0] == "2026-01-14 08:07:00 ERROR job failed code=E1"
+    assert "2026-01-14 08:01:00 INFO ok" not in first.citable  # shares no word, no cue
+    changes = "# Changelog\n## 1.2.0 - 2026-03-01\n## 1.10.0 - 2026-05-02\n## 1.9.1 - 2026-04-01"
+    latest = guided_facts(
+        [Message("user", "CHANGELOG.md 里最新的版本是多少?"), *read("CHANGELOG.md", changes, "c")]
+    )
+    assert latest.content[0] == "## 1.10.0 - 2026-05-02"  # dates compared first, then versions
 
 
 def test_the_tool_branches_allow_what_the_schema_allows(specs: Sequence[ToolSpec]) -> None:
@@ -305,8 +329,8 @@ def test_digits_come_only_from_the_results(specs: Sequence[ToolSpec]) -> None:
     assert not matches(grammar, '{"answer": "９６００"}')  # full-width digits are digits
     assert not matches(grammar, '{"answer": "\\u0039600"}')  # nor hidden in an escape
     both = facts_grammar(specs, daily(), "facts_digits")
-    assert matches(both, answer(["orders: 128"], "128 笔"))
-    assert not matches(both, answer(["orders: 128"], "129 笔"))
+    assert matches(both, answer(["date: 2026-09-06", "orders: 128"], "128 笔"))
+    assert not matches(both, answer(["date: 2026-09-06", "orders: 128"], "129 笔"))
     no_results = guided_grammar(
         guided_schema(specs, [Message("user", "q")], "none"), Facts(), "digits"
     )

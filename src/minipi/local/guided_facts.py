@@ -43,16 +43,25 @@ class Facts:
     comes from the ``leading`` first facts (those that share a word with the question), or
     from all of ``content`` when none does, or from all when there is no content: measured
     with SmolLM2-135M, a tiny model otherwise picks the path it has seen most, or a line of
-    the wrong file. ``origins``: the file a content fact was read from."""
+    the wrong file. Only the ``bearing`` first content facts (those that bear on the
+    question, ``guided_rank.Ranked``; all when 0) may be cited (``citable``); the others
+    stay offered to a digits answer. ``origins``: the file a content fact was read from."""
 
     content: tuple[str, ...] = ()
     paths: tuple[str, ...] = ()
     leading: int = 0
     origins: Mapping[str, str] = field(default_factory=dict)
+    bearing: int = 0
 
     @property
     def all(self) -> tuple[str, ...]:
         return (*self.content, *self.paths)
+
+    @property
+    def citable(self) -> tuple[str, ...]:
+        """What an answer may cite: the ``bearing`` first content facts (all when 0), then
+        the paths."""
+        return (*self.content[: self.bearing or len(self.content)], *self.paths)
 
 
 def guided_facts(
@@ -81,10 +90,11 @@ def guided_facts(
                 content.setdefault(fact, origin_path)
             else:
                 paths.setdefault(fact, None)
-    ranked, leading = rank_facts(tuple(content), content, Question.of(run.question or ""))
-    kept, leading = ranked[:limit], min(leading, limit)
+    ranked = rank_facts(tuple(content), content, Question.of(run.question or ""))
+    kept, bearing = ranked.facts[:limit], min(ranked.bearing, limit)
+    leading = min(ranked.leading, bearing or limit)
     origins = {fact: path for fact in kept if (path := content[fact]) is not None}
-    return Facts(kept, tuple(paths)[: limit - len(kept)], leading, origins)
+    return Facts(kept, tuple(paths)[: limit - len(kept)], leading, origins, bearing)
 
 
 def _newest_first(outputs: Sequence[Output]) -> list[Output]:

@@ -154,8 +154,8 @@ def _answer(rules: Rules, facts: Facts, form: AnswerForm) -> tuple[Symbol, ...]:
     digits = form in ("digits", "facts_digits")
     text = _digit_text(rules, digit_literals(facts.all)) if digits else (Ref("string1"),)
     if form in ("facts", "facts_digits") and facts.all:
-        leading = facts.leading or len(facts.content)
-        chosen = _ordered_subset(rules, facts.all, MAX_PICKS, leading)
+        leading = facts.leading or facts.bearing or len(facts.content)
+        chosen = _ordered_subset(rules, facts.citable, MAX_PICKS, leading)
         return ('{"facts": [', chosen, '], "answer": ', *text, "}")
     return ('{"answer": ', *text, "}")
 

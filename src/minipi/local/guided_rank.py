@@ -22,8 +22,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
-__all__ = ["Question", "rank_facts", "words_of"]
+__all__ = ["Question", "Ranked", "rank_facts", "words_of"]
 
 _WORD = re.compile(r"[a-z]{3,}|[\u4e00-\u9fff]{2,}")
 _PATH = re.compile(r"[\w\u4e00-\u9fff.\-]*(?:/[\w\u4e00-\u9fff.\-]*)+|[\w\-]+\.[A-Za-z]\w{0,5}\b")
@@ -59,6 +60,9 @@ _GLOSSARY = {
 _DATE_CUES = frozenset({"date", "when", "time", "day"})
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}")
 _VERSION = re.compile(r"\d+\.\d+\.\d+")
+_STAMP = re.compile(r"\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?")
+_LATEST = frozenset({"latest", "newest", "last", "recent", "最新", "最近", "最后"})
+_EARLIEST = frozenset({"first", "earliest", "oldest", "第一", "最早", "首次"})
 _NUMBER_CUES = frozenset({"many", "much", "total", "count", "number", "多少", "几个"})
 _MOST = frozenset({"highest", "largest", "most", "biggest", "maximum", "最高", "最大", "最多"})
 _LEAST = frozenset({"lowest", "smallest", "least", "fewest", "minimum", "最少", "最低", "最小"})
@@ -92,9 +96,12 @@ class Question:
         return cls(text, frozenset(words), tuple(p for p in paths if p), tokens)
 
     def names(self, path: str) -> bool:
-        """Whether the question names ``path`` (whole, or its file name)."""
+        """Whether the question names ``path`` (whole, or its file name) or a folder it is in."""
         name = path.rsplit("/", 1)[-1]
-        return any(p.rstrip("/") in (path, name) for p in self.paths)
+        folders = (f"{d}/" for d in self.named_dirs)
+        return any(p.rstrip("/") in (path, name) for p in self.paths) or any(
+            path.startswith(f) for f in folders
+        )
 
     @property
     def named_files(self) -> tuple[str, ...]:
@@ -114,22 +121,76 @@ def _searchable(token: str) -> bool:
     return len(token) >= 6 or marked
 
 
+class Ranked(NamedTuple):
+    """Facts best first: the ``bearing`` first ones bear on the question (they share a word
+    with it, hold a value of the kind it asks for, or are the row it asks for; 0: none
+    does), the ``leading`` first ones of those are where an answer's first pick comes from."""
+
+    facts: tuple[str, ...]
+    leading: int
+    bearing: int
+
+
 def rank_facts(
     facts: Sequence[str], origins: Mapping[str, str | None], question: Question
-) -> tuple[tuple[str, ...], int]:
-    """``facts`` best first (stable), and how many share a word with the question or come
-    from a file it names."""
+) -> Ranked:
+    """``facts`` ranked (stable: ties keep their order): those that bear on the question
+    first, each part by score; leading, those within one point of the best score of the
+    facts that bear on the question or come from a file it names (0 when none does).
+
+    A score: the question's words the fact shares, 2 for a file (or a folder) the question
+    names, the cues (``_cued``, ``_stamps``), 3 for the largest or smallest row asked for.
+    Measured with Qwen2.5-Coder-0.5B: counting every fact of a named file as leading let it
+    cite a log's ``INFO ok`` lines for its first ERROR, and offering every fact of it let it
+    cite ``retries = 2`` for the SMTP host and timeout."""
     rows = _extreme_rows(facts, origins, question)
     named = {o for o in origins.values() if o is not None and question.names(o)}
+    shares = {f for f in facts if question.words & words_of(f)}
+    dated = [f for f in facts if f in shares and (_STAMP.search(f) or _VERSION.search(f))]
+    stamped = _stamps(dated or facts, question)  # the first ERROR, not the first line
+    cues = {f: _cued(f, question.words) for f in facts}
+    # a cue alone makes a fact bear on the question only when no fact sharing a word holds
+    # that kind of value (a changelog's "## 1.2.0 - 2026-03-01" lines, under "# Changelog")
+    widened = {f for f in facts if cues[f]} if not any(cues[f] for f in shares) else set()
+    bears = shares | rows | stamped | widened
     scores: dict[str, float] = {}
     for fact in facts:
-        shared = len(question.words & words_of(fact))
+        bonus = cues[fact] + (3.0 if fact in rows else 0.0) + (1.0 if fact in stamped else 0.0)
         origin = origins.get(fact)
-        score = shared + (2.0 if origin in named else 0.0) + _cued(fact, question.words)
-        scores[fact] = score + (3.0 if fact in rows else 0.0)
-    kept = sorted(facts, key=lambda fact: -scores[fact])
-    relevant = sum(1 for f in kept if question.words & words_of(f) or origins.get(f) in named)
-    return tuple(kept), relevant
+        named_bonus = 2.0 if origin in named else 0.0
+        scores[fact] = len(question.words & words_of(fact)) + named_bonus + bonus
+    kept = sorted(facts, key=lambda fact: (fact not in bears, -scores[fact]))
+    relevant = [f for f in kept if f in shares or origins.get(f) in named]
+    if not relevant:
+        return Ranked(tuple(kept), 0, len(bears))
+    best = max(scores[f] for f in relevant)
+    leading = [f for f in kept if f in relevant and scores[f] > best - 1.0]
+    # the leading facts come first among the facts an answer may cite
+    return Ranked(tuple(kept), kept.index(leading[-1]) + 1, len(bears))
+
+
+def _stamps(facts: Sequence[str], question: Question) -> set[str]:
+    """The facts holding the latest (``latest``, ``最新``) or earliest (``first``, ``最早``)
+    date-time or version, of ``facts``, when the question asks for one."""
+    latest, earliest = question.words & _LATEST, question.words & _EARLIEST
+    if not latest and not earliest:
+        return set()
+    found: dict[str, tuple[int, ...] | str] = {}
+    for fact in facts:
+        stamp = _STAMP.search(fact)
+        version = _VERSION.search(fact)
+        if stamp is not None:
+            found[fact] = stamp.group()
+        elif version is not None:
+            found[fact] = tuple(int(part) for part in version.group().split("."))
+    picked: set[str] = set()
+    for kind in (str, tuple):
+        values = {f: v for f, v in found.items() if isinstance(v, kind)}
+        if values:
+            pick = max if latest else min
+            top = pick(values.values())
+            picked.update(f for f, v in values.items() if v == top)
+    return picked
 
 
 def _cued(fact: str, words: frozenset[str]) -> float:

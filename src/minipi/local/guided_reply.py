@@ -88,7 +88,7 @@ def _answer(value: Any, cited: Cited) -> Message | None:
         return Message("assistant", text)
     if set(value) != {"facts", "answer"} or not isinstance(facts, list):
         return None
-    offered = cited.offered.all
+    offered = cited.offered.citable
     kept = tuple(dict.fromkeys(f for f in facts if isinstance(f, str) and f in offered))
     if not kept or not text.strip():
         return Message("assistant", text)
