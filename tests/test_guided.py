@@ -240,6 +240,31 @@ def test_several_choice_parameters_list_the_unused_combinations(
     ]
 
 
+@pytest.mark.parametrize(
+    ("question", "sources"),
+    [
+        ("请把 inbox 里狗狗阿黄的档案移到 archive 目录。", {"inbox/狗狗阿黄.txt"}),
+        ("Please move the file of 狗狗阿黄 from inbox/ to archive/.", {"inbox/狗狗阿黄.txt"}),
+        ("Tidy up the inbox.", {"inbox/狗狗阿黄.txt", "inbox/狗狗团子.txt", "inbox/兔子豆豆.txt"}),
+    ],
+)
+def test_a_change_is_offered_of_the_files_the_question_names(
+    specs: Sequence[ToolSpec], question: str, sources: set[str]
+) -> None:
+    """The move's sources are the files whose names share the most words with the question
+    (狗狗阿黄: three pairs of Han characters; 狗狗团子 shares one), when one shares any; reads
+    stay offered of every file (a clue may be in a file the question does not name)."""
+    pets = ("inbox/兔子豆豆.txt", "inbox/狗狗团子.txt", "inbox/狗狗阿黄.txt")
+    items: list[Item] = [
+        Message("user", question),
+        call("list_files", {"path": "inbox"}, "c1"),
+        result("c1", "", file=pets, dir=("archive",)),
+    ]
+    schema = guided_schema(specs, items)
+    assert {option["source"] for option in move_options(schema)} == sources
+    assert set(enum(schema, "read_file")) >= set(pets)
+
+
 def test_a_single_unused_combination_is_one_object_and_none_drops_the_tool(
     specs: Sequence[ToolSpec],
 ) -> None:
@@ -730,7 +755,8 @@ def test_after_a_move_through_the_real_loop_the_file_is_offered_where_it_is(
     assert enum(schemas[2], "read_file") == [DOG, CAT]  # as listed: sorted by name
     assert schemas[3] == ANSWER_BRANCH  # after the change: the answer
     assert enum(schemas[4], "read_file") == [DOG, ADOPTED]
-    assert {option["source"] for option in move_options(schemas[4])} == {DOG, ADOPTED}
+    # a change is of what the question names: 小花's file alone (guided_schema._State.offered)
+    assert {option["source"] for option in move_options(schemas[4])} == {ADOPTED}
     outputs = [i for i in outcome.items if isinstance(i, FunctionCallOutput)]
     assert outputs[-1].output == "名字：小花\n"  # the offered path is where the file really is
 

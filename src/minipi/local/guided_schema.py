@@ -65,7 +65,7 @@ from minipi.ai.types import (
     Message,
     ToolSpec,
 )
-from minipi.local.guided_rank import Question
+from minipi.local.guided_rank import Question, words_of
 
 __all__ = [
     "ANSWER_BRANCH",
@@ -235,20 +235,34 @@ class _State:
             read,
         )
 
-    def offered(self, spec: ChoiceSpec) -> list[str]:
+    def offered(self, spec: ChoiceSpec, change: bool = False) -> list[str]:
         """The values of ``spec``: its ``always`` ones, those results showed, and those the
-        question names (a path for ``file``/``dir``, its words for ``question``)."""
+        question names (a path for ``file``/``dir``, its words for ``question``). For a
+        change (``change``), the files whose names share the most words with the question,
+        when one does: Qwen2.5-Coder-0.5B, asked to move 狗狗阿黄's file, moved 兔子豆豆's."""
         named = {
             "file": self.question.named_files,
             "dir": self.question.named_dirs,
             "question": self.question.tokens,
         }.get(spec.kind, ())
-        return list(dict.fromkeys((*spec.always, *self.shown.get(spec.kind, ()), *named)))
+        values = list(dict.fromkeys((*spec.always, *self.shown.get(spec.kind, ()), *named)))
+        if not change or spec.kind != "file":
+            return values
+        shared = {v: len(self.question.words & words_of(v.rsplit("/", 1)[-1])) for v in values}
+        most = max(shared.values(), default=0)
+        return [v for v in values if shared[v] == most] if most else values
 
     @property
     def unread(self) -> tuple[str, ...]:
-        """The files the question names that no call since it has named."""
-        return tuple(p for p in self.question.named_files if p not in self.asked)
+        """The files the question names that no call since it has named (as written, or a
+        bare file name within a path: ``invoice-4821.json`` read as ``archive/…/invoice-4821.json``
+        counts)."""
+        return tuple(p for p in self.question.named_files if not self._asked_for(p))
+
+    def _asked_for(self, path: str) -> bool:
+        if path in self.asked:
+            return True
+        return "/" not in path and any(a.endswith(f"/{path}") for a in self.asked)
 
     def asks_change(self, tools: Sequence[ToolSpec]) -> bool:
         """Whether the question asks for what a mutating tool does (its name's first word,
@@ -308,8 +322,9 @@ def _tool_branch(tool: ToolSpec, state: _State, free_text: bool) -> JsonObject |
         chosen = {n: spec for n, spec in chosen.items() if spec.kind != "question"}
     guided = {name: chosen[name] for name in required if name in chosen}
     if guided and len(guided) == len(required):
-        return _enumerated_branch(tool.name, guided, state)
-    arguments = {n: _argument(s, guided.get(n), state) for n, s in required.items()}
+        return _enumerated_branch(tool, guided, state)
+    change = tool.mutating
+    arguments = {n: _argument(s, guided.get(n), state, change) for n, s in required.items()}
     if any(argument is None for argument in arguments.values()):
         return None
     return _call_branch(tool.name, _object(arguments))
@@ -325,12 +340,14 @@ def _may_call(tool: ToolSpec, required: JsonObject, state: _State, free_text: bo
     return bool(required) or _call_key(tool.name, {}) not in state.made
 
 
-def _argument(schema: JsonObject, spec: ChoiceSpec | None, state: _State) -> JsonObject | None:
+def _argument(
+    schema: JsonObject, spec: ChoiceSpec | None, state: _State, change: bool
+) -> JsonObject | None:
     """One argument's schema: its own (less the description) when it is not chosen from
     results, else an enum of the values offered (None when there are none)."""
     if spec is None:
         return {k: v for k, v in schema.items() if k != "description"}
-    values = state.offered(spec)
+    values = state.offered(spec, change)
     return {"type": "string", "enum": values} if values else None
 
 
@@ -338,13 +355,14 @@ _MAX_COMBINATIONS = 64
 
 
 def _enumerated_branch(
-    name: str, guided: Mapping[str, ChoiceSpec], state: _State
+    tool: ToolSpec, guided: Mapping[str, ChoiceSpec], state: _State
 ) -> JsonObject | None:
     """Arguments that all come from discovered values: every combination not yet used.
 
     One parameter: an enum without the used values. Several: the unused combinations as
     constants (the grammar has no "not"), unless there are too many to list."""
-    offered = {param: state.offered(spec) for param, spec in guided.items()}
+    name = tool.name
+    offered = {param: state.offered(spec, tool.mutating) for param, spec in guided.items()}
     combos = [dict(zip(offered, values, strict=True)) for values in product(*offered.values())]
     fresh = [c for c in combos if _call_key(name, c) not in state.made]
     if not fresh:
