@@ -169,6 +169,33 @@ def test_exit_budget_exhausted_after_last_turns_calls_run(files: ProjectFiles) -
     assert result.answer == ""
     assert result.tool_calls == 2
     assert isinstance(result.items[-1], FunctionCallOutput)
+    # the last request asked for the answer (a result followed the question); the model
+    # called a tool anyway: it ran, and the run ended max_turns all the same
+    assert [r.tool_choice for r in model.requests] == ["auto", "none"]
+
+
+def test_the_last_turn_asks_for_the_answer_only_after_a_result(files: ProjectFiles) -> None:
+    """Guided, the last request's grammar is the answer alone; with no result since the
+    question (nothing to answer from), the last request is left as it is."""
+    from minipi.local.guided import GuidedClient
+    from minipi.local.guided_schema import ANSWER_BRANCH
+
+    inner = ScriptedModel(
+        [
+            reply_text('{"tool": "list_files", "arguments": {"path": "reports"}}'),
+            reply_text('{"answer": "reports holds one report"}'),
+        ]
+    )
+    config = AgentConfig(max_turns=2)
+    result = run_agent(
+        GuidedClient(inner, answer="plain"), create_project_tools(files), config, "q"
+    )
+    assert result.status == "succeeded"
+    assert inner.requests[1].options["response_format"]["schema"] == ANSWER_BRANCH
+    lone = ScriptedModel([reply_calls(("list_files", {"path": "."}))])
+    ended = run_agent(lone, create_project_tools(files), AgentConfig(max_turns=1), "q")
+    assert ended.code == "max_turns"
+    assert [r.tool_choice for r in lone.requests] == ["auto"]
 
 
 def test_exit_failed_on_endpoint_error_keeps_history_valid(files: ProjectFiles) -> None:

@@ -32,6 +32,7 @@ from minipi.ai.types import (
     FunctionCallOutput,
     Item,
     JsonObject,
+    Message,
     ModelRequest,
     ModelResponse,
     ToolSpec,
@@ -65,7 +66,12 @@ def call_key(name: str, arguments: JsonObject) -> str:
 
 @dataclass
 class TurnLimit(Rule):
-    """At most ``max_turns`` model requests; then the run ends ``max_turns``."""
+    """At most ``max_turns`` model requests; then the run ends ``max_turns``. The last one
+    asks for the answer (``tool_choice`` ``none``, where it was ``auto``) once a tool result
+    follows the question: a call made then could never be read back, and the evidence
+    check still judges what the answer says (as smolagents asks for a final answer at its
+    step limit). Qwen2.5-Coder-0.5B, given the invoice it was asked about, listed folders
+    until its turns ran out."""
 
     max_turns: int
 
@@ -73,6 +79,21 @@ class TurnLimit(Rule):
         if view.turns >= self.max_turns:
             return End("max_turns", f"no final answer after {self.max_turns} model requests")
         return None
+
+    def request(self, request: ModelRequest, view: RunView) -> ModelRequest:
+        if view.turns < self.max_turns or request.tool_choice != "auto" or not request.tools:
+            return request
+        return replace(request, tool_choice="none") if _has_result(view.history) else request
+
+
+def _has_result(history: Sequence[Item]) -> bool:
+    """Whether a tool result follows the last user message."""
+    for item in reversed(history):
+        if isinstance(item, FunctionCallOutput):
+            return True
+        if isinstance(item, Message) and item.role == "user":
+            return False
+    return False
 
 
 @dataclass
