@@ -160,6 +160,7 @@ def run_in(
             opening_calls=(
                 guided_opening(offered, question, files) if isinstance(client, GuidedClient) else ()
             ),
+            answer_on_last_turn=isinstance(client, GuidedClient),
         )
         result = run_agent(client, tools, config, question)
     return result, time.perf_counter() - started

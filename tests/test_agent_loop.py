@@ -157,21 +157,25 @@ def test_too_large_and_not_utf8_are_tool_errors(project: Path) -> None:
 
 
 def test_exit_budget_exhausted_after_last_turns_calls_run(files: ProjectFiles) -> None:
-    model = ScriptedModel(
-        [
-            reply_calls(("list_files", {"path": "reports"})),
-            reply_calls(("read_file", {"path": "reports/daily-2026-09-06.json"})),
-        ]
-    )
+    script = [
+        reply_calls(("list_files", {"path": "reports"})),
+        reply_calls(("read_file", {"path": "reports/daily-2026-09-06.json"})),
+    ]
+    model = ScriptedModel(script)
     result = run_agent(model, create_project_tools(files), AgentConfig(max_turns=2), "q")
     assert result.status == "budget_exhausted"
     assert result.code == "max_turns"
     assert result.answer == ""
     assert result.tool_calls == 2
     assert isinstance(result.items[-1], FunctionCallOutput)
+    assert [r.tool_choice for r in model.requests] == ["auto", "auto"]  # the seed's experiment
+    told = ScriptedModel(script)
+    config = AgentConfig(max_turns=2, answer_on_last_turn=True)
+    again = run_agent(told, create_project_tools(files), config, "q")
     # the last request asked for the answer (a result followed the question); the model
     # called a tool anyway: it ran, and the run ended max_turns all the same
-    assert [r.tool_choice for r in model.requests] == ["auto", "none"]
+    assert [r.tool_choice for r in told.requests] == ["auto", "none"]
+    assert again.code == "max_turns"
 
 
 def test_the_last_turn_asks_for_the_answer_only_after_a_result(files: ProjectFiles) -> None:
@@ -186,14 +190,15 @@ def test_the_last_turn_asks_for_the_answer_only_after_a_result(files: ProjectFil
             reply_text('{"answer": "reports holds one report"}'),
         ]
     )
-    config = AgentConfig(max_turns=2)
+    config = AgentConfig(max_turns=2, answer_on_last_turn=True)
     result = run_agent(
         GuidedClient(inner, answer="plain"), create_project_tools(files), config, "q"
     )
     assert result.status == "succeeded"
     assert inner.requests[1].options["response_format"]["schema"] == ANSWER_BRANCH
     lone = ScriptedModel([reply_calls(("list_files", {"path": "."}))])
-    ended = run_agent(lone, create_project_tools(files), AgentConfig(max_turns=1), "q")
+    once = AgentConfig(max_turns=1, answer_on_last_turn=True)
+    ended = run_agent(lone, create_project_tools(files), once, "q")
     assert ended.code == "max_turns"
     assert [r.tool_choice for r in lone.requests] == ["auto"]
 

@@ -161,5 +161,8 @@ def test_a_guided_run_without_list_files_gets_no_opening_call() -> None:
     handle = ModelHandle(model, "http://127.0.0.1:9/v1", embedded=False, guided=True)
     config = agent_config(Settings(), handle, [tool])
     assert config.opening_calls == ()
+    assert config.answer_on_last_turn  # guided: the last request asks for the answer
+    unguided = ModelHandle(model, "http://127.0.0.1:9/v1", embedded=False)
+    assert not agent_config(Settings(), unguided, [tool]).answer_on_last_turn  # the seed's way
     result = run_agent(model, [tool], config, "q")
     assert result.succeeded, result.error

@@ -248,6 +248,7 @@ def agent_config(
             "request_options": request_options,
             "context_tokens": settings.context_tokens or model.context_tokens,
             "opening_calls": opening,
+            "answer_on_last_turn": model.guided,
         }
     )
 

@@ -27,6 +27,10 @@ class AgentConfig:
     """System instructions (the seed's ``instructions``)."""
     max_turns: int = 8
     """Model requests allowed (the seed's meaning). The calls of the last turn still run."""
+    answer_on_last_turn: bool = False
+    """The last request ``max_turns`` allows asks for the answer (``tool_choice`` ``none``)
+    once a tool result follows the question; off, it is a request like the others, as the
+    seed's ``--max-turns 2`` experiment shows. The CLI turns it on for guided runs."""
     max_tool_calls: int | None = None
     """Tool calls allowed in the whole run; calls beyond it are answered, not executed."""
     max_calls_per_reply: int = 32

@@ -66,14 +66,15 @@ def call_key(name: str, arguments: JsonObject) -> str:
 
 @dataclass
 class TurnLimit(Rule):
-    """At most ``max_turns`` model requests; then the run ends ``max_turns``. The last one
-    asks for the answer (``tool_choice`` ``none``, where it was ``auto``) once a tool result
-    follows the question: a call made then could never be read back, and the evidence
-    check still judges what the answer says (as smolagents asks for a final answer at its
-    step limit). Qwen2.5-Coder-0.5B, given the invoice it was asked about, listed folders
-    until its turns ran out."""
+    """At most ``max_turns`` model requests; then the run ends ``max_turns``. With
+    ``answer_last``, the last one asks for the answer (``tool_choice`` ``none``, where it
+    was ``auto``) once a tool result follows the question: a call made then could never be
+    read back, and the evidence check still judges what the answer says (as smolagents asks
+    for a final answer at its step limit). Qwen2.5-Coder-0.5B, guided, given the invoice it
+    was asked about, listed folders until its turns ran out."""
 
     max_turns: int
+    answer_last: bool = False
 
     def before_request(self, view: RunView) -> End | None:
         if view.turns >= self.max_turns:
@@ -81,7 +82,8 @@ class TurnLimit(Rule):
         return None
 
     def request(self, request: ModelRequest, view: RunView) -> ModelRequest:
-        if view.turns < self.max_turns or request.tool_choice != "auto" or not request.tools:
+        last = self.answer_last and view.turns >= self.max_turns
+        if not last or request.tool_choice != "auto" or not request.tools:
             return request
         return replace(request, tool_choice="none") if _has_result(view.history) else request
 
@@ -301,7 +303,7 @@ class Rules:
         deadline, retry = Deadline(config.max_seconds), ReplyRetry()
         policy = EvidencePolicy(config.evidence)
         built_in = (
-            TurnLimit(config.max_turns),
+            TurnLimit(config.max_turns, config.answer_on_last_turn),
             deadline,
             context,
             retry,
