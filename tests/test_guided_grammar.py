@@ -359,3 +359,15 @@ def test_the_gbnf_rendering(specs: Sequence[ToolSpec]) -> None:
     # Special characters are hex escapes in classes and literals (llama.cpp has no \- or \^).
     grammar = Grammar({"root": (('a"b\\c\n',), (Chars((("-", "-"), ("^", "^"), ("]", "]"))),))})
     assert grammar.gbnf() == 'root ::= "a\\x22b\\x5Cc\\x0A" | [\\x2D\\x5E\\x5D]\n'
+
+
+def test_a_fact_from_a_folder_the_question_names_ranks_first() -> None:
+    """``In reports/``: the report's orders lead, the draft's (read last, so newest) follow."""
+    items = [
+        Message("user", "In reports/, how many orders are there?"),
+        *read("reports/wuhan.json", '{"orders": 128}', "c1"),
+        *read("drafts/wuhan.json", '{"orders": 145}', "c2"),
+    ]
+    facts = guided_facts(items)
+    assert facts.content == ("orders: 128", "orders: 145")
+    assert facts.leading == 1

@@ -64,6 +64,9 @@ def _file(files: ProjectFiles, path: str) -> str | None:
 
 
 def _readable(files: ProjectFiles, path: str) -> str | None:
+    """The path ``read_file`` would read, or None. The file is read here and again by the
+    opening call: only a read knows (``not_utf8``, ``too_large``, ``sensitive_path``), and
+    it is at most three files of ``max_bytes`` once a run, against a model request a turn."""
     try:
         return files.read_text(path).path
     except FileAccessError:

@@ -145,7 +145,8 @@ def rank_facts(
     cite ``retries = 2`` for the SMTP host and timeout."""
     rows = _extreme_rows(facts, origins, question)
     named = {o for o in origins.values() if o is not None and question.names(o)}
-    shares = {f for f in facts if question.words & words_of(f)}
+    shared = {f: len(question.words & words_of(f)) for f in facts}  # once a fact: per turn
+    shares = {f for f in facts if shared[f]}
     dated = [f for f in facts if f in shares and (_STAMP.search(f) or _VERSION.search(f))]
     stamped = _stamps(dated or facts, question)  # the first ERROR, not the first line
     cues = {f: _cued(f, question.words) for f in facts}
@@ -153,20 +154,22 @@ def rank_facts(
     # that kind of value (a changelog's "## 1.2.0 - 2026-03-01" lines, under "# Changelog")
     widened = {f for f in facts if cues[f]} if not any(cues[f] for f in shares) else set()
     bears = shares | rows | stamped | widened
-    scores: dict[str, float] = {}
-    for fact in facts:
-        bonus = cues[fact] + (3.0 if fact in rows else 0.0) + (1.0 if fact in stamped else 0.0)
-        origin = origins.get(fact)
-        named_bonus = 2.0 if origin in named else 0.0
-        scores[fact] = len(question.words & words_of(fact)) + named_bonus + bonus
+    scores = {
+        f: shared[f]
+        + (2.0 if origins.get(f) in named else 0.0)
+        + cues[f]
+        + (3.0 if f in rows else 0.0)
+        + (1.0 if f in stamped else 0.0)
+        for f in facts
+    }
     kept = sorted(facts, key=lambda fact: (fact not in bears, -scores[fact]))
-    relevant = [f for f in kept if f in shares or origins.get(f) in named]
+    relevant = {f for f in facts if f in shares or origins.get(f) in named}
     if not relevant:
         return Ranked(tuple(kept), 0, len(bears))
     best = max(scores[f] for f in relevant)
-    leading = [f for f in kept if f in relevant and scores[f] > best - 1.0]
-    # the leading facts come first among the facts an answer may cite
-    return Ranked(tuple(kept), kept.index(leading[-1]) + 1, len(bears))
+    # the leading facts come first among the facts an answer may cite: up to the last one
+    last = max(i for i, f in enumerate(kept) if f in relevant and scores[f] > best - 1.0)
+    return Ranked(tuple(kept), last + 1, len(bears))
 
 
 def _stamps(facts: Sequence[str], question: Question) -> set[str]:

@@ -323,8 +323,7 @@ def _tool_branch(tool: ToolSpec, state: _State, free_text: bool) -> JsonObject |
     guided = {name: chosen[name] for name in required if name in chosen}
     if guided and len(guided) == len(required):
         return _enumerated_branch(tool, guided, state)
-    change = tool.mutating
-    arguments = {n: _argument(s, guided.get(n), state, change) for n, s in required.items()}
+    arguments = {n: _argument(s, guided.get(n), state, tool.mutating) for n, s in required.items()}
     if any(argument is None for argument in arguments.values()):
         return None
     return _call_branch(tool.name, _object(arguments))
