@@ -81,9 +81,11 @@ def test_an_untrusted_server_asks_and_a_pipe_cannot_approve(
     assert "Traceback" not in proc.stderr
 
 
-def test_guided_mode_offers_the_tools_it_can_constrain_and_names_the_others(
+def test_guided_mode_offers_every_tool_with_free_text_bounded(
     fake_server: FakeServer, tmp_path: Path
 ) -> None:
+    """A free-text argument (``echo``'s ``text``) is offered as text of bounded length, a
+    number as a number; a tool that may change things stays out of a read-only run."""
     schemas: list[str] = []
 
     def guided(reply: str) -> Any:
@@ -94,17 +96,16 @@ def test_guided_mode_offers_the_tools_it_can_constrain_and_names_the_others(
         return answer
 
     fake_server.add(
-        guided('{"tool": "nap", "arguments": {"seconds": 0}}'),
-        guided('{"answer": "slept"}'),
+        guided('{"tool": "echo", "arguments": {"text": "hi"}}'),
+        guided('{"answer": "echoed hi"}'),
     )
-    proc = ask(fake_server, tmp_path, "--mcp-trust", "toolbox", "--guided", question="nap?")
+    proc = ask(fake_server, tmp_path, "--mcp-trust", "toolbox", "--guided", question="echo hi?")
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "slept"
-    note = next(line for line in proc.stderr.splitlines() if "guided mode leaves out" in line)
-    assert "echo" in note  # a free-text argument
-    assert "fail" not in note  # may change things: withheld from a read-only run anyway
-    assert "--no-guided" in note
-    assert "nap" not in note.split(":", 2)[2]  # a number: the grammar writes it
+    assert proc.stdout.strip() == "echoed hi"
+    assert "leaves out" not in proc.stderr
     assert '"const": "nap"' in schemas[0]
     assert '"const": "whoami"' in schemas[0]  # no arguments at all
-    assert '"const": "echo"' not in schemas[0]
+    assert '"const": "echo"' in schemas[0]
+    assert '"text": {"type": "string", "maxLength": 160}' in schemas[0]
+    assert '"const": "fail"' not in schemas[0]  # may change things: not in a read-only run
+    assert "│ hi" in proc.stderr  # the tool really ran with the model's text

@@ -43,6 +43,7 @@ from minipi.local.guided import (
     guided_instructions,
     guided_schema,
 )
+from minipi.local.guided_arguments import MAX_TEXT
 from minipi.local.guided_grammar import guided_facts, guided_grammar
 from support.fake import FakeServer, Turn
 
@@ -136,7 +137,7 @@ def test_free_text_tools_are_offered_only_when_asked_for(specs: Sequence[ToolSpe
     assert enum(schema, "list_files") == ["."]
     assert branches(schema)["search_files"] == {
         "type": "object",
-        "properties": {"query": {"type": "string"}},
+        "properties": {"query": {"type": "string", "maxLength": MAX_TEXT}},
         "required": ["query"],
         "additionalProperties": False,
     }
@@ -1004,27 +1005,32 @@ def test_an_answer_with_facts_waits_for_a_fact_that_bears_on_the_question(
     assert answer_offered([*asked, *unrelated])  # nothing left to read
 
 
-def test_tools_whose_arguments_the_grammar_cannot_constrain_are_left_out_and_named() -> None:
-    """An MCP tool with a number, a boolean or an enum is offered (the grammar writes the
-    value); one with a free string is not, and ``left_out`` names it."""
+def test_a_tool_that_does_not_explore_is_offered_with_its_arguments_as_declared() -> None:
+    """An MCP tool's arguments: a number, a boolean, an enum written by the grammar, a free
+    string as bounded text; the optional ones may be left out, nothing else may be added."""
 
     def tool(name: str, schema: dict[str, Any], mutating: bool = False) -> ToolSpec:
-        parameters = {"type": "object", "properties": {"x": schema}, "required": ["x"]}
+        parameters = {
+            "type": "object",
+            "properties": {"x": schema, "unit": {"type": "string", "enum": ["c", "f"]}},
+            "required": ["x"],
+        }
         return ToolSpec(name, name, parameters, mutating=mutating)
 
     tools = [
         tool("nap", {"type": "number"}),
         tool("flag", {"type": "boolean"}),
         tool("pick", {"type": "string", "enum": ["a", "b"]}),
-        tool("say", {"type": "string"}),
-        tool("post", {"type": "string"}, mutating=True),
+        tool("say", {"type": "string", "description": "what to say"}),
     ]
-    schema = json.dumps(guided_schema(tools, [Message("user", "q")]))
-    for name in ("nap", "flag", "pick"):
-        assert f'"const": "{name}"' in schema
-    assert '"const": "say"' not in schema
-    assert '"enum": ["a", "b"]' in schema
-    inner = ScriptedModel([])
-    assert GuidedClient(inner).left_out(tools) == ["say", "post"]
-    assert GuidedClient(inner, offer_mutating=False).left_out(tools) == ["say"]
-    assert GuidedClient(inner, free_text=True).left_out(tools) == []
+    schema = guided_schema(tools, [Message("user", "q")])
+    assert set(branches(schema)) == {"nap", "flag", "pick", "say"}
+    assert branches(schema)["say"]["properties"]["x"] == {"type": "string", "maxLength": MAX_TEXT}
+    assert allows(schema, {"tool": "say", "arguments": {"x": "hello"}})
+    assert allows(schema, {"tool": "say", "arguments": {"x": "hello", "unit": "c"}})
+    assert not allows(schema, {"tool": "say", "arguments": {"x": "hello", "unit": "k"}})
+    assert not allows(schema, {"tool": "say", "arguments": {"x": "h" * (MAX_TEXT + 1)}})
+    assert not allows(schema, {"tool": "say", "arguments": {"unit": "c"}})
+    assert not allows(schema, {"tool": "say", "arguments": {"x": "hi", "extra": 1}})
+    assert allows(schema, {"tool": "pick", "arguments": {"x": "a"}})
+    assert not allows(schema, {"tool": "nap", "arguments": {"x": "soon"}})

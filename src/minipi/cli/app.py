@@ -167,23 +167,9 @@ def _start(
     if mcp is not None:
         from minipi.cli.mcp import offer_lines
 
-        _say_left_out(session.client, mcp, words)
         for line in offer_lines(mcp, session.settings.approve, words):
             _note(line)
     return book, session, _resume(book, session, options, stdin)
-
-
-def _say_left_out(client: ModelClient, mcp: McpTools, words: Words) -> None:
-    """Guided mode offers the MCP tools whose arguments its grammar can constrain: say which
-    it leaves out, and how to offer them."""
-    from minipi.local.guided import GuidedClient
-
-    if not isinstance(client, GuidedClient):
-        return
-    names = client.left_out([tool.spec() for tool in mcp.tools])
-    if names:
-        tools = plural(len(names), "MCP tool")
-        _note(words("guided_left_out", n=len(names), tools=tools, names=", ".join(names)))
 
 
 def _start_mcp(options: RunOptions, stack: ExitStack) -> McpTools | None:

@@ -113,11 +113,6 @@ _TEXT: dict[str, tuple[str, str]] = {
         "marked read-only, but the server is not trusted; --mcp-trust {server} offers them",
     ),
     "mcp_left_out": ("  未采用：{name}：{why}", "  left out: {name}: {why}"),
-    "guided_left_out": (
-        "minipi：引导模式不提供 {n} 个参数为自由文本的 MCP 工具：{names}（--no-guided 可提供）",
-        "minipi: guided mode leaves out {tools} with free-text arguments: {names} "
-        "(--no-guided offers them)",
-    ),
     # approvals
     "approval": ("[需要确认]", "[approval needed]"),
     "allowed_all": ("已自动允许", "allowed by --approve all"),

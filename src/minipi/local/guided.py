@@ -81,7 +81,7 @@ from minipi.local.guided_reply import (
 )
 from minipi.local.guided_schema import (
     ANSWER_BRANCH,
-    can_constrain,
+    explores,
     guided_schema,
     loads_or_none,
     required_parameters,
@@ -123,6 +123,19 @@ _PROTOCOLS: Mapping[AnswerForm, str] = {
     "facts": _PROTOCOL + _FACTS,
     "facts_digits": _PROTOCOL + _FACTS + _DIGITS,
 }
+# With tools that take their arguments from the question (not only the file tools): several
+# calls in one reply, and an answer without a call when no tool fits.
+_CALLS = """Reply with exactly one JSON object, or a JSON list of calls, and nothing else:
+{"tool": "<tool name>", "arguments": {...}} calls a tool; its result comes back to you.
+[{"tool": ...}, {"tool": ...}] calls several tools at once.
+"""
+_ANSWER_FORMS: Mapping[AnswerForm, str] = {
+    "plain": '{"answer": "<your answer>"} is your final answer to the user.',
+    "digits": '{"answer": "<your answer>"} is your final answer to the user.' + _DIGITS,
+    "facts": '{"facts": [...], "answer": "..."} is your final answer to the user: the facts '
+    "are copied from the tool results, the answer is your reply in the question's language.",
+}
+_DECLINE = "\nCall the tools the question needs. If no tool fits the question, answer it directly."
 
 
 class GuidedClient:
@@ -182,6 +195,7 @@ class GuidedClient:
             mutating=mutating,
             answer_needs_evidence=self.answer_needs_evidence,
             free_text=self.free_text,
+            parallel=request.parallel_tool_calls and not all(explores(t) for t in tools),
         )
         constraint, facts = self._constraint(schema, request.items, tools)
         guided = ModelRequest(
@@ -210,18 +224,12 @@ class GuidedClient:
         an English JSON file shares no word with it; a search for the question's words does
         not count as a tool left (``searches_only``)."""
         facts = guided_facts(items) if _offers_answer(schema) else Facts()
-        if not facts.leading and self.answer_needs_evidence and not searches_only(schema, tools):
+        held = self.answer_needs_evidence and _result_follows_question(items)
+        if held and not facts.leading and not searches_only(schema, tools):
             schema = _without_answer(schema)
         if self.answer == "plain":
             return {"response_format": response_format(schema, self.style)}, Facts()
         return {"grammar": guided_grammar(schema, facts, self.answer).gbnf()}, facts
-
-    def left_out(self, tools: Sequence[ToolSpec]) -> list[str]:
-        """The names of ``tools`` guided replies can never call because a required argument
-        is free text (``guided_schema.can_constrain``); tools left out because no approval
-        can be given (``offer_mutating``) are not named. The CLI names them for MCP tools."""
-        offered = (t for t in tools if self.offer_mutating or not t.mutating)
-        return [tool.name for tool in offered if not can_constrain(tool, self.free_text)]
 
     @property
     def model(self) -> str:
@@ -238,9 +246,12 @@ class GuidedClient:
         calls = {i.call_id: i for i in items if isinstance(i, FunctionCall)}
         previous, current = self._rendered, {}
         rendered: list[Item] = []
-        for item in items:
+        for index, item in enumerate(items):
             hit = previous.get(id(item))
-            message = hit[1] if hit is not None and hit[0] is item else _render(item, calls)
+            if hit is not None and hit[0] is item:
+                message = hit[1]
+            else:
+                message = _render(item, calls, _reply_calls(items, index))
             current[id(item)] = (item, message)
             if message is not None:
                 rendered.append(message)
@@ -266,17 +277,46 @@ def guided_instructions(
     given tool list."""
     lines = ["You can use these tools:"]
     for tool in tools:
-        required = required_parameters(tool.parameters)
-        signature = ", ".join(f"{n}: {s.get('type', 'value')}" for n, s in required.items())
-        lines.append(f"- {tool.name}({signature}): {tool.description}")
-        lines.extend(
-            f"  {name}: {schema['description']}"
-            for name, schema in required.items()
-            if schema.get("description")
-        )
+        lines.extend(_declaration(tool))
     tools_text = "\n".join(lines) if tools else "You have no tools."
     head = f"{instructions.strip()}\n\n" if instructions and instructions.strip() else ""
-    return f"{head}{tools_text}\n\n{_PROTOCOLS[answer]}"
+    return f"{head}{tools_text}\n\n{_protocol(tools, answer)}"
+
+
+def _declaration(tool: ToolSpec) -> list[str]:
+    """A tool as the system prompt declares it: ``- name(a: string, b?: integer): what it
+    does``, then each parameter's description. An exploring tool's required parameters
+    only (as its grammar has them); another tool's all, ``?`` marking the optional ones."""
+    properties = tool.parameters.get("properties")
+    shown = required_parameters(tool.parameters)
+    if not explores(tool) and isinstance(properties, dict):
+        shown = {n: s for n, s in properties.items() if isinstance(s, dict)}
+    needed = set(required_parameters(tool.parameters))
+    signature = ", ".join(
+        f"{name}{'' if name in needed else '?'}: {_type_name(schema)}"
+        for name, schema in shown.items()
+    )
+    described = (
+        f"  {name}: {' '.join(str(schema['description']).split())}"
+        for name, schema in shown.items()
+        if schema.get("description")
+    )
+    return [f"- {tool.name}({signature}): {tool.description}", *described]
+
+
+def _type_name(schema: JsonObject) -> str:
+    kind = schema.get("type", "value")
+    return "|".join(map(str, kind)) if isinstance(kind, list) else str(kind)
+
+
+def _protocol(tools: Sequence[ToolSpec], answer: AnswerForm) -> str:
+    """The reply protocol: the file tools' (measured with them) when every tool explores,
+    else with lists of calls and answers without a call."""
+    if all(explores(tool) for tool in tools):
+        return _PROTOCOLS[answer]
+    form = _ANSWER_FORMS["facts" if answer == "facts_digits" else answer]
+    digits = _DIGITS if answer == "facts_digits" else ""
+    return _CALLS + form + digits + _DECLINE
 
 
 def _without_answer(schema: JsonObject) -> JsonObject:
@@ -291,20 +331,50 @@ def _offers_answer(schema: JsonObject) -> bool:
     return schema == ANSWER_BRANCH or ANSWER_BRANCH in schema.get("anyOf", ())
 
 
+def _result_follows_question(items: Sequence[Item]) -> bool:
+    """Whether a tool result follows the last user message (before it, an answer the schema
+    allows is the question's own: no tool fits it)."""
+    for item in reversed(items):
+        if isinstance(item, FunctionCallOutput):
+            return True
+        if isinstance(item, Message) and item.role == "user":
+            return False
+    return False
+
+
 def _question(items: Sequence[Item]) -> str:
     users = (i.text for i in reversed(items) if isinstance(i, Message) and i.role == "user")
     return next(users, "")
 
 
-def _render(item: Item, calls: Mapping[str, FunctionCall]) -> Message | None:
-    """One history item as a plain message (None for reasoning and empty messages)."""
+def _reply_calls(items: Sequence[Item], index: int) -> list[FunctionCall]:
+    """The calls of one reply, when ``items[index]`` is the first of them (consecutive
+    calls); none for a call that follows another (its reply is rendered with the first)."""
+    if index and isinstance(items[index - 1], FunctionCall):
+        return []
+    reply: list[FunctionCall] = []
+    for item in items[index:]:
+        if not isinstance(item, FunctionCall):
+            break
+        reply.append(item)
+    return reply
+
+
+def _render(
+    item: Item, calls: Mapping[str, FunctionCall], reply: Sequence[FunctionCall] = ()
+) -> Message | None:
+    """One history item as a plain message (None for reasoning and empty messages); the
+    calls of one reply as one message (``reply``: a JSON list when there are several)."""
     if isinstance(item, Message):
         if item.role != "assistant":
             return item
         text = strip_think(item.text).strip()
         return Message("assistant", dumps_json({"answer": text})) if text else None
     if isinstance(item, FunctionCall):
-        return Message("assistant", dumps_json({"tool": item.name, "arguments": _shown(item)}))
+        shown = [{"tool": call.name, "arguments": _shown(call)} for call in reply]
+        if not shown:
+            return None  # rendered with the reply's first call
+        return Message("assistant", dumps_json(shown if len(shown) > 1 else shown[0]))
     if isinstance(item, FunctionCallOutput):
         call = calls.get(item.call_id)
         head = f"Result of {call.name} {dumps_json(_shown(call))}" if call else "Result"

@@ -31,6 +31,7 @@ _PATH = re.compile(r"[\w\u4e00-\u9fff.\-]*(?:/[\w\u4e00-\u9fff.\-]*)+|[\w\-]+\.[
 _TOKEN = re.compile(
     r"[A-Za-z0-9_\-./]{3,}|[A-Z]{2,}|(?<![\u4e00-\u9fff])[\u4e00-\u9fff]{2,4}(?![\u4e00-\u9fff])"
 )
+_BARE = re.compile(r"[\w.\-/]+", re.ASCII)
 _GLOSSARY = {
     "日期": "date",
     "哪天": "date",
@@ -102,6 +103,16 @@ class Question:
         return any(p.rstrip("/") in (path, name) for p in self.paths) or any(
             path.startswith(f) for f in folders
         )
+
+    def says(self, path: str) -> bool:
+        """Whether the question names ``path`` (``names``) or says its last part as a word
+        (``reports 目录``, ``the inbox folder``; a Han name anywhere in it)."""
+        name = path.rstrip("/").rsplit("/", 1)[-1]
+        if self.names(path):
+            return True
+        if not name.isascii():
+            return bool(name) and name in self.text
+        return name.casefold() in {w.strip("/").casefold() for w in _BARE.findall(self.text)}
 
     @property
     def named_files(self) -> tuple[str, ...]:

@@ -1,5 +1,5 @@
-"""A guided reply read back: the JSON the grammar allowed becomes one neutral item, a
-``FunctionCall`` or the answer ``Message``, whose cited facts ride on ``Message.cited``
+"""A guided reply read back: the JSON the grammar allowed becomes neutral items, its
+``FunctionCall``s or the answer ``Message``, whose cited facts ride on ``Message.cited``
 (minipi's words, shown in minipi's block, never sent back as the model's text)."""
 
 from __future__ import annotations
@@ -45,8 +45,8 @@ class Cited:
 def translate(
     response: ModelResponse, style: ResponseFormatStyle, cited: Cited | None = None
 ) -> ModelResponse:
-    """The guided JSON reply as neutral items: one ``FunctionCall`` or an answer ``Message``
-    (composed with the facts it cites, of those ``cited`` offered)."""
+    """The guided JSON reply as neutral items: its ``FunctionCall``s (one, or a list) or an
+    answer ``Message`` (composed with the facts it cites, of those ``cited`` offered)."""
     if response.finish_reason in ("length", "content_filter"):
         return response  # cut or filtered: the loop ends the run, nothing here is executed
     text = output_text(response.items)
@@ -62,11 +62,9 @@ def translate(
             code="guided_invalid_json",
         ) from None
     finish = response.finish_reason
-    if isinstance(value, dict) and set(value) == {"tool", "arguments"}:
-        name, arguments = value["tool"], value["arguments"]
-        if isinstance(name, str) and name and isinstance(arguments, dict):
-            call = FunctionCall(f"call_guided_{uuid.uuid4().hex[:12]}", name, dumps_json(arguments))
-            return replace(response, items=(call,), finish_reason=_finish(finish, "tool_calls"))
+    calls = _calls(value)
+    if calls:
+        return replace(response, items=calls, finish_reason=_finish(finish, "tool_calls"))
     answer = _answer(value, cited or Cited(Facts(), ""))
     if answer is not None:
         if not answer.text.strip():
@@ -77,6 +75,25 @@ def translate(
         "the server may not enforce the response_format schema",
         code="guided_invalid_reply",
     )
+
+
+def _calls(value: Any) -> tuple[FunctionCall, ...]:
+    """``{"tool": NAME, "arguments": {...}}``, or a list of such objects, as calls (none when
+    ``value`` is not that)."""
+    listed = value if isinstance(value, list) else [value]
+    calls = [_call(item) for item in listed]
+    if not calls or any(call is None for call in calls):
+        return ()
+    return tuple(call for call in calls if call is not None)
+
+
+def _call(value: Any) -> FunctionCall | None:
+    if not isinstance(value, dict) or set(value) != {"tool", "arguments"}:
+        return None
+    name, arguments = value["tool"], value["arguments"]
+    if not isinstance(name, str) or not name or not isinstance(arguments, dict):
+        return None
+    return FunctionCall(f"call_guided_{uuid.uuid4().hex[:12]}", name, dumps_json(arguments))
 
 
 def _answer(value: Any, cited: Cited) -> Message | None:

@@ -1,0 +1,243 @@
+"""Guided replies for tools that do not explore the project (an MCP server's, a library
+user's, a benchmark's functions): their declared arguments, a question no tool fits, and
+several calls in one reply.
+
+The grammar is checked with ``test_guided_grammar.matches`` (the same rules llama.cpp reads)
+against what JSON Schema accepts; the loop and the client are the real ones, the model the
+library's ``ScriptedModel``. That llama.cpp takes these grammars is in ``test_guided_engine``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from minipi.agent import AgentConfig, AgentTool, run_agent
+from minipi.ai.testing import ScriptedModel
+from minipi.ai.types import (
+    FunctionCall,
+    FunctionCallOutput,
+    JsonObject,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    ToolSpec,
+)
+from minipi.local.guided import GuidedClient, guided_instructions
+from minipi.local.guided_arguments import MAX_TEXT, offered_arguments
+from minipi.local.guided_fit import fit, question_words, tool_words
+from minipi.local.guided_grammar import Facts, guided_grammar
+from minipi.local.guided_schema import ANSWER_BRANCH, MAX_CALLS, guided_schema
+from test_guided_grammar import matches
+
+WEATHER: JsonObject = {
+    "type": "object",
+    "properties": {
+        "city": {"type": "string", "description": "The city, e.g. San Francisco, CA."},
+        "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+        "days": {"type": "integer", "description": "Days ahead."},
+        "details": {"type": "array", "items": {"type": "string", "enum": ["wind", "rain"]}},
+        "where": {
+            "type": "object",
+            "properties": {"lat": {"type": "number"}, "lon": {"type": "number"}},
+            "required": ["lat", "lon"],
+        },
+    },
+    "required": ["city"],
+}
+TRIANGLE: JsonObject = {
+    "type": "object",
+    "properties": {"base": {"type": "number"}, "height": {"type": "number"}},
+    "required": ["base", "height"],
+}
+
+
+def spec(name: str, description: str, parameters: JsonObject) -> ToolSpec:
+    return ToolSpec(name, description, parameters)
+
+
+def weather() -> ToolSpec:
+    return spec("get_weather", "Get the weather forecast of a city.", WEATHER)
+
+
+def triangle() -> ToolSpec:
+    return spec("triangle_area", "Calculate the area of a triangle.", TRIANGLE)
+
+
+def grammar_of(schema: JsonObject) -> Any:
+    return guided_grammar(schema, Facts(), "facts")
+
+
+def reply(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+# --- the arguments as declared -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("arguments", "valid"),
+    [
+        ({"city": "Paris"}, True),
+        ({"city": "Paris", "unit": "celsius"}, True),
+        ({"city": "Paris", "days": 3, "details": ["wind", "rain"]}, True),
+        ({"city": "Paris", "where": {"lat": 48.85, "lon": 2.35}}, True),
+        ({"city": "Paris", "details": []}, True),
+        ({"unit": "celsius"}, False),  # the required city is missing
+        ({"city": "Paris", "unit": "kelvin"}, False),  # not one of the enum
+        ({"city": "Paris", "days": "3"}, False),  # a string for an integer
+        ({"city": "Paris", "details": ["snow"]}, False),  # an item outside its enum
+        ({"city": "Paris", "where": {"lat": 1}}, False),  # a required member missing
+        ({"city": "Paris", "mood": "sunny"}, False),  # not declared
+        ({"city": "P" * (MAX_TEXT + 1)}, False),  # longer than the bound
+        ({"unit": "celsius", "city": "Paris"}, False),  # not in the declared order
+    ],
+)
+def test_the_grammar_writes_the_declared_arguments_and_only_them(
+    arguments: JsonObject, valid: bool
+) -> None:
+    schema = guided_schema([weather()], [Message("user", "weather in Paris?")])
+    text = reply({"tool": "get_weather", "arguments": arguments})
+    assert matches(grammar_of(schema), text) is valid
+    if valid:  # what the grammar writes, the tool's own schema accepts
+        assert Draft202012Validator(WEATHER).is_valid(arguments)
+
+
+def test_hostile_schemas_stay_small_and_open_where_they_cannot_be_read() -> None:
+    deep: JsonObject = {"type": "string"}
+    for _ in range(40):
+        deep = {"type": "object", "properties": {"x": deep}, "required": ["x"]}
+    offered = offered_arguments(deep)
+    assert "{}" in json.dumps(offered)  # deeper than the bound: any value
+    assert offered_arguments({"type": "object", "properties": {"r": {"$ref": "#/x"}}}) == {
+        "type": "object",
+        "properties": {"r": {}},
+        "required": [],
+        "additionalProperties": False,
+    }
+    assert offered_arguments({"type": "string"}) == {"type": "object"}  # not an object
+    either = offered_arguments(
+        {"type": "object", "properties": {"v": {"type": ["integer", "null"]}}, "required": ["v"]}
+    )
+    grammar = grammar_of(
+        {
+            "type": "object",
+            "properties": {"a": either},
+            "required": ["a"],
+            "additionalProperties": False,
+        }
+    )
+    assert matches(grammar, '{"a": {"v": null}}')
+    assert matches(grammar, '{"a": {"v": 3}}')
+    assert not matches(grammar, '{"a": {"v": "3"}}')
+
+
+# --- a question no tool fits -----------------------------------------------------------------
+
+
+def test_fit_counts_shared_content_words_and_says_when_words_cannot_tell() -> None:
+    words = question_words("Calculate the area of a triangle with base 10 and height 5.")
+    assert fit(words, tool_words(triangle())) == 5  # calculate, area, triangle, base, height
+    assert fit(words, tool_words(weather())) == 0
+    assert fit(question_words("东京现在几点？"), tool_words(weather())) is None  # no shared script
+    assert fit(question_words("q"), tool_words(weather())) is None  # no content word
+
+
+def test_a_question_no_tool_fits_is_answered_without_a_call() -> None:
+    tools = [triangle(), weather()]
+    question = [Message("user", "Who wrote Pride and Prejudice?")]
+    assert guided_schema(tools, question) == ANSWER_BRANCH
+
+
+def test_only_the_tools_the_question_fits_are_offered_before_a_result() -> None:
+    tools = [triangle(), weather()]
+    asked = [Message("user", "What is the weather forecast for the city of Paris?")]
+    schema = guided_schema(tools, asked)
+    text = json.dumps(schema)
+    assert '"const": "get_weather"' in text
+    assert '"const": "triangle_area"' not in text
+    assert ANSWER_BRANCH not in schema.get("anyOf", [schema])  # it fits: call first
+    after = [
+        *asked,
+        FunctionCall("c1", "get_weather", '{"city": "Paris"}'),
+        FunctionCallOutput("c1", "ok"),
+    ]
+    later = json.dumps(guided_schema(tools, after))
+    assert '"const": "triangle_area"' in later  # once a result is in, every tool again
+
+
+def test_a_question_that_shares_one_word_may_be_answered_or_call() -> None:
+    schema = guided_schema([weather()], [Message("user", "Which city has the most museums?")])
+    assert ANSWER_BRANCH in schema["anyOf"]
+    assert any(b.get("properties", {}).get("tool") for b in schema["anyOf"])
+
+
+def test_the_file_tools_fit_every_question(specs_of_files: list[ToolSpec]) -> None:
+    schema = guided_schema(specs_of_files, [Message("user", "Who wrote Pride and Prejudice?")])
+    assert ANSWER_BRANCH not in schema.get("anyOf", [schema])
+
+
+@pytest.fixture
+def specs_of_files(tmp_path: Any) -> list[ToolSpec]:
+    from minipi.files import ProjectFiles, create_project_tools
+
+    with ProjectFiles(tmp_path) as files:
+        return [t.spec() for t in create_project_tools(files)]
+
+
+# --- several calls in one reply --------------------------------------------------------------
+
+
+def test_a_reply_may_list_several_calls_when_parallel() -> None:
+    asked = [Message("user", "Area of triangles with base 3 height 4, and base 5 height 6?")]
+    schema = guided_schema([triangle()], asked, parallel=True)
+    grammar = grammar_of(schema)
+    one = {"tool": "triangle_area", "arguments": {"base": 3, "height": 4}}
+    two = {"tool": "triangle_area", "arguments": {"base": 5, "height": 6}}
+    assert matches(grammar, reply(one))
+    assert matches(grammar, reply([one, two]))
+    assert not matches(grammar, reply([one]))  # a list is two calls or more
+    assert not matches(grammar, reply([one] * (MAX_CALLS + 1)))
+    assert not matches(grammar_of(guided_schema([triangle()], asked)), reply([one, two]))
+
+
+def test_several_calls_run_and_go_back_to_the_model_as_one_reply() -> None:
+    areas: list[JsonObject] = []
+
+    def area(arguments: JsonObject) -> str:
+        areas.append(dict(arguments))
+        return str(arguments["base"] * arguments["height"] / 2)
+
+    tool = AgentTool("triangle_area", "Calculate the area of a triangle.", TRIANGLE, area)
+    one = {"tool": "triangle_area", "arguments": {"base": 3, "height": 4}}
+    two = {"tool": "triangle_area", "arguments": {"base": 5, "height": 6}}
+    seen: list[ModelRequest] = []
+
+    def answer(request: ModelRequest) -> ModelResponse:
+        seen.append(request)
+        return ModelResponse((Message("assistant", reply({"answer": "6 and 15"})),))
+
+    inner = ScriptedModel([ModelResponse((Message("assistant", reply([one, two])),)), answer])
+    client = GuidedClient(inner)
+    question = "What are the areas of the triangles with base 3 height 4 and base 5 height 6?"
+    result = run_agent(client, [tool], AgentConfig(max_turns=2), question)
+    assert result.status == "succeeded", result.error
+    assert areas == [{"base": 3, "height": 4}, {"base": 5, "height": 6}]
+    assistant = [m.text for m in seen[0].items if isinstance(m, Message) and m.role == "assistant"]
+    assert assistant == [reply([one, two])]  # one reply, as the model wrote it
+    results = [m.text for m in seen[0].items if isinstance(m, Message) and m.role == "user"]
+    assert results[1:] == [
+        'Result of triangle_area {"base": 3, "height": 4}:\n6.0',
+        'Result of triangle_area {"base": 5, "height": 6}:\n15.0',
+    ]
+
+
+def test_the_prompt_declares_optional_parameters_and_the_list_form() -> None:
+    text = guided_instructions(None, [weather()])
+    assert "- get_weather(city: string, unit?: string, days?: integer, details?: array," in text
+    assert "  days: Days ahead." in text
+    assert '[{"tool": ...}, {"tool": ...}] calls several tools at once.' in text
+    assert "If no tool fits the question, answer it directly." in text
