@@ -30,7 +30,7 @@ from minipi.ai.endpoint import Pacer
 from minipi.ai.types import ModelClient, Wire
 from minipi.errors import ConfigError
 from minipi.files import ProjectFiles, create_project_tools
-from minipi.files.named import named_in_project
+from minipi.files.named import folders_said, named_in_project
 
 __all__ = [
     "DEFAULT_INSTRUCTIONS",
@@ -258,15 +258,16 @@ def guided_opening(
 ) -> tuple[tuple[str, Mapping[str, Any]], ...]:
     """A guided run's first calls, of the ``offered`` tools: the project's top level
     (``GUIDED_OPENING``), then, given the ``question`` and its ``files``, each folder the
-    question names listed and each file it names read (``files.named``: found as written or
-    by name; SmolLM2-135M and both Qwen2.5-Coder models spent turns finding, or did not
-    find, a file the question named)."""
+    question names listed (as a path, or a top-level folder by its bare name) and each file
+    it names read (``files.named``: found as written or by name; SmolLM2-135M and both
+    Qwen2.5-Coder models spent turns finding, or did not find, a file the question named)."""
     opening = [(name, arguments) for name, arguments in GUIDED_OPENING if name in offered]
     if question is not None and files is not None:
         from minipi.local.guided_rank import Question
 
         asked = Question.of(question)
-        named = named_in_project(files, asked.named_files, asked.named_dirs)
+        dirs = tuple(dict.fromkeys((*asked.named_dirs, *folders_said(files, question))))
+        named = named_in_project(files, asked.named_files, dirs)
         opening += [(tool, {"path": path}) for tool, path in named if tool in offered]
     return tuple(opening)
 
