@@ -130,6 +130,24 @@ def test_turn_one_offers_only_the_root_and_no_answer(specs: Sequence[ToolSpec]) 
     assert set(branches(bare)) == {"list_files"}
 
 
+def test_no_search_once_what_the_question_names_was_looked_at(specs: Sequence[ToolSpec]) -> None:
+    """Qwen2.5-Coder-1.5B, shown the reports folder the question names, searched "reports"."""
+    asked: list[Item] = [
+        Message("user", QUESTION),
+        call("list_files", {"path": "."}, "c1"),
+        result("c1", "reports/", dir=("reports",)),
+    ]
+    assert "search_files" in branches(guided_schema(specs, asked))  # not looked at yet
+    looked = [
+        *asked,
+        call("list_files", {"path": "reports"}, "c2"),
+        result("c2", REPORT, file=(REPORT,)),
+    ]
+    offered = branches(guided_schema(specs, looked))
+    assert "search_files" not in offered
+    assert "read_file" in offered
+
+
 def test_free_text_tools_are_offered_only_when_asked_for(specs: Sequence[ToolSpec]) -> None:
     first: list[Item] = [Message("user", QUESTION)]
     schema = guided_schema(specs, first, free_text=True)

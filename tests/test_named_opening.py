@@ -36,6 +36,30 @@ def test_a_named_file_is_read_and_a_named_folder_listed(tmp_path: Path) -> None:
     )
 
 
+def test_a_top_level_folder_said_by_its_bare_name_is_listed(tmp_path: Path) -> None:
+    root = project(
+        tmp_path,
+        {
+            "reports/daily.json": "{}",
+            "inbox/a.txt": "a",
+            "config/app.toml": "port = 1\n",
+            ".cache/x": "x",
+            "人事/名单.txt": "王伟",
+            "data/deep/reports/x.txt": "x",
+        },
+    )
+    with ProjectFiles(root) as files:
+        zh = guided_opening(TOOLS, "帮我看看 reports 目录里的日报", files)
+        en = guided_opening(TOOLS, "What is in the Inbox folder? And .cache?", files)
+        han = guided_opening(TOOLS, "人事部的名单里有谁？", files)
+        path = guided_opening(TOOLS, "What port does config/app.toml set?", files)
+    assert zh == (("list_files", {"path": "."}), ("list_files", {"path": "reports"}))
+    assert en == (("list_files", {"path": "."}), ("list_files", {"path": "inbox"}))  # not hidden
+    assert han == (("list_files", {"path": "."}), ("list_files", {"path": "人事"}))
+    # a path's folder is not said alone: the file is read, the folder not listed
+    assert path == (("list_files", {"path": "."}), ("read_file", {"path": "config/app.toml"}))
+
+
 def test_a_bare_file_name_is_found_anywhere_once(tmp_path: Path) -> None:
     root = project(
         tmp_path,
