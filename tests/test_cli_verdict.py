@@ -305,3 +305,34 @@ def test_a_named_file_that_leads_on_keeps_the_chain_in_the_question() -> None:
     assert verdict_of("Find invoice-123.json: its total?", found, "4821.5") == ("backed", None)
     anywhere = [("drafts/a.json", '{"orders": 104}')]
     assert verdict_of("How many orders?", anywhere, "104 orders") == ("backed", None)
+
+
+def test_an_answer_that_only_repeats_lines_of_a_file_is_weak(
+    fake_server: FakeServer, tmp_path: Path
+) -> None:
+    """Asked how many ERROR lines a log has, Qwen2.5-Coder-0.5B answered with one of them:
+    every figure of it is in the file, but it does not answer; a sentence that quotes the
+    line does (a copy is only whole lines, of two words or more, and punctuation)."""
+    (tmp_path / "logs").mkdir()
+    log = "2026-11-03 10:21:00 ERROR step 21\n2026-11-04 10:22:00 ERROR step 22\n10:23 ok\n"
+    (tmp_path / "logs" / "build.log").write_text(log, encoding="utf-8")
+    base = ("--project", str(tmp_path), "--base-url", fake_server.base_url, "--model", "fake-model")
+    question = "How many ERROR lines are there in logs/build.log?"
+    read = Turn(
+        calls=[Call("list_files", {"path": "."}), Call("read_file", {"path": "logs/build.log"})]
+    )
+    for answer, verdict in (
+        ("2026-11-03 10:21:00 ERROR step 21, logs/", {"kind": "weak", "reason": "copied"}),
+        (
+            "2026-11-03 10:21:00 ERROR step 21\n2026-11-04 10:22:00 ERROR step 22",
+            {"kind": "weak", "reason": "copied"},
+        ),
+        ("There are 2: 2026-11-03 10:21:00 ERROR step 21 and one more.", None),
+    ):
+        fake_server.add(read, Turn(answer))
+        proc = minipi("ask", question, *base, "--json", env=clean_env())
+        end = json_lines(proc.stdout)[-1]
+        assert end["verdict"] == (verdict or {"kind": "backed", "reason": None}), answer
+    fake_server.add(read, Turn("2026-11-03 10:21:00 ERROR step 21"))
+    proc = minipi("ask", question, *base, env=clean_env())
+    assert "[succeeded, weak: the answer only repeats lines of the tool results]" in proc.stderr

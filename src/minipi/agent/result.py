@@ -61,7 +61,7 @@ class RunResult:
         ``counts`` (turns, tool calls)."""
         if isinstance(by, FinalAnswer):
             facts = _cited(items)
-            verdict = judge(evidence, facts=facts, items=items)
+            verdict = judge(evidence, facts=facts, items=items, answer=by.text)
             return cls(
                 "succeeded", by.text, items, usage, *counts, None, None, evidence, facts, verdict
             )

@@ -19,7 +19,11 @@ A run that ends ``succeeded`` carries a ``Verdict`` (``RunResult.verdict``, ``ru
   and a figure the answer states was found only in other files (``outside_question``: a
   draft, an example config, another folder), unless a file the question names led there (its
   text names the file: a chain of clues). A source without a file (a search over a folder, a
-  tool with no path) is never counted as outside.
+  tool with no path) is never counted as outside. Also when the answer is only lines the
+  tool results hold, copied whole (``copied``: a log line, a table row, a heading; lines of
+  two words or more, listed paths, joined by punctuation): it says nothing of its own, so
+  minipi cannot tell it answers the question (asked how many ERROR lines a log has,
+  Qwen2.5-Coder-0.5B answered with one of them, and its date and step number are in the file).
 - ``unbacked``: a claim is unsupported (``unsupported``), or part of the answer was too long
   to examine (``unexamined``).
 
@@ -87,11 +91,15 @@ def claimed_changes(evidence: Evidence) -> tuple[CheckedClaim, ...]:
 
 
 def judge(
-    evidence: Evidence | None, *, facts: Sequence[str] = (), items: Sequence[Item] = ()
+    evidence: Evidence | None,
+    *,
+    facts: Sequence[str] = (),
+    items: Sequence[Item] = (),
+    answer: str = "",
 ) -> Verdict:
-    """The verdict on an answer checked as ``evidence`` (None: not checked); ``facts``: the
+    """The verdict on ``answer`` checked as ``evidence`` (None: not checked); ``facts``: the
     lines minipi cited under it (guided mode, ``Message.cited``: ``fact (file)``); ``items``:
-    the conversation (its last question and tool results: ``outside_question``)."""
+    the conversation (its last question and tool results: ``outside_question``, ``copied``)."""
     if evidence is None:
         return Verdict("weak", "not_checked")
     statuses: set[str] = {c.status for c in evidence.claims}
@@ -104,7 +112,36 @@ def judge(
     named = _named_files(items)
     if named and any(_outside(claim, named) for claim in stated):
         return Verdict("weak", "outside_question")
+    if _copied(answer, items):
+        return Verdict("weak", "copied")
     return Verdict("backed")
+
+
+_WORDS = re.compile(r"\w+")
+_MAX_COPIED = 4000
+"""Longer answers are not looked at as copies (an answer is short; the check stays cheap)."""
+
+
+def _copied(answer: str, items: Sequence[Item]) -> bool:
+    """Whether ``answer`` is only whole lines of this conversation's tool results (lines of
+    two words or more, or listed paths), joined by punctuation and white space."""
+    text = answer.strip()
+    if not text or len(text) > _MAX_COPIED:
+        return False
+    lines: set[str] = set()
+    for item in items:
+        if isinstance(item, FunctionCallOutput) and not item.is_error:
+            lines.update(line.strip() for line in item.output.splitlines())
+    copies = sorted(
+        (line for line in lines if line in text and (len(_WORDS.findall(line)) > 1 or "/" in line)),
+        key=len,
+        reverse=True,
+    )
+    if not any(len(_WORDS.findall(line)) > 1 for line in copies):
+        return False  # a path alone is path_only's to say
+    for line in copies:
+        text = text.replace(line, " ")
+    return not _WORDS.search(text)
 
 
 def _fault(unexamined: bool, statuses: set[str]) -> Verdict | None:

@@ -39,6 +39,10 @@ _TEXT: dict[str, tuple[str, str]] = {
         "数字来自问题未提到的文件",
         "the figures come from files the question did not name",
     ),
+    "why_copied": (
+        "答案只是照抄工具结果中的行",
+        "the answer only repeats lines of the tool results",
+    ),
     "why_no_reads": ("本次对话没有读到任何内容", "nothing was read in this conversation"),
     "why_not_checked": ("未检查（--evidence off）", "not checked (--evidence off)"),
     "why_unsupported": ("有内容未在任何工具结果中找到", "a claim is in no tool result"),
