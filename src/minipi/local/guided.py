@@ -1,4 +1,4 @@
-"""Guided tool calling for small local models: each reply is one valid call or an answer.
+"""Guided tool calling for small local models: each reply is valid calls or an answer.
 
 ``GuidedClient`` wraps a chat-wire ``ModelClient`` (a llama.cpp-compatible server) and
 constrains every reply with a JSON-Schema grammar sent as ``response_format``. The loop does
@@ -9,7 +9,9 @@ What the server sees instead of the neutral request:
 - no native tools; the tool declarations and the reply protocol are appended to the system
   instructions, which therefore never change during a run (the engine's prefix cache holds);
 - the history as plain messages (tiny models' chat templates do not know the tool role): an
-  earlier call as the assistant's ``{"tool": NAME, "arguments": {...}}``, an earlier answer as
+  earlier call as the assistant's ``{"tool": NAME, "arguments": {...}}`` (a reply's calls as
+  a list of those when the run has tools that do not explore the project: with them, a reply
+  lists its calls, one or several), an earlier answer as
   ``{"answer": TEXT}``, a tool result as a user message
   ``Result of list_files {"path": "reports"}:\\n<output>``; reasoning is left out. Each item is
   rendered once and the same ``Message`` object is reused on later turns, so the inner
@@ -125,9 +127,10 @@ _PROTOCOLS: Mapping[AnswerForm, str] = {
 }
 # With tools that take their arguments from the question (not only the file tools): several
 # calls in one reply, and an answer without a call when no tool fits.
-_CALLS = """Reply with exactly one JSON object, or a JSON list of calls, and nothing else:
-{"tool": "<tool name>", "arguments": {...}} calls a tool; its result comes back to you.
-[{"tool": ...}, {"tool": ...}] calls several tools at once.
+_CALLS = """Reply with exactly one JSON value and nothing else:
+[{"tool": "<tool name>", "arguments": {...}}] calls tools (one, or several at once, each its
+own object in the list); their results come back to you. When the question asks the same
+for several things (cities, years, values), make one call for each.
 """
 _ANSWER_FORMS: Mapping[AnswerForm, str] = {
     "plain": '{"answer": "<your answer>"} is your final answer to the user.',
@@ -188,6 +191,7 @@ class GuidedClient:
         tools = request.tools
         if not self.offer_mutating:
             tools = [t for t in tools if not t.mutating]
+        listing = request.parallel_tool_calls and not all(explores(t) for t in tools)
         schema = guided_schema(
             tools,
             request.items,
@@ -195,11 +199,11 @@ class GuidedClient:
             mutating=mutating,
             answer_needs_evidence=self.answer_needs_evidence,
             free_text=self.free_text,
-            parallel=request.parallel_tool_calls and not all(explores(t) for t in tools),
+            parallel=listing,
         )
         constraint, facts = self._constraint(schema, request.items, tools)
         guided = ModelRequest(
-            items=self._render(request.items),
+            items=self._render(request.items, listing),
             instructions=guided_instructions(request.instructions, request.tools, self.answer),
             parallel_tool_calls=request.parallel_tool_calls,
             options={**request.options, **constraint},
@@ -238,7 +242,7 @@ class GuidedClient:
     def close(self) -> None:
         self.inner.close()
 
-    def _render(self, items: Sequence[Item]) -> list[Item]:
+    def _render(self, items: Sequence[Item], listing: bool = False) -> list[Item]:
         """The history as plain messages, reusing each item's rendering from earlier turns.
 
         The cache is keyed by item identity (checked, so a reused id is never confused) and
@@ -251,7 +255,7 @@ class GuidedClient:
             if hit is not None and hit[0] is item:
                 message = hit[1]
             else:
-                message = _render(item, calls, _reply_calls(items, index))
+                message = _render(item, calls, _reply_calls(items, index), listing)
             current[id(item)] = (item, message)
             if message is not None:
                 rendered.append(message)
@@ -361,7 +365,10 @@ def _reply_calls(items: Sequence[Item], index: int) -> list[FunctionCall]:
 
 
 def _render(
-    item: Item, calls: Mapping[str, FunctionCall], reply: Sequence[FunctionCall] = ()
+    item: Item,
+    calls: Mapping[str, FunctionCall],
+    reply: Sequence[FunctionCall] = (),
+    listing: bool = False,
 ) -> Message | None:
     """One history item as a plain message (None for reasoning and empty messages); the
     calls of one reply as one message (``reply``: a JSON list when there are several)."""
@@ -374,7 +381,8 @@ def _render(
         shown = [{"tool": call.name, "arguments": _shown(call)} for call in reply]
         if not shown:
             return None  # rendered with the reply's first call
-        return Message("assistant", dumps_json(shown if len(shown) > 1 else shown[0]))
+        listed = listing or len(shown) > 1
+        return Message("assistant", dumps_json(shown if listed else shown[0]))
     if isinstance(item, FunctionCallOutput):
         call = calls.get(item.call_id)
         head = f"Result of {call.name} {dumps_json(_shown(call))}" if call else "Result"
