@@ -4,7 +4,7 @@
     python bench/local_tasks.py [--reps 1] [--model-file GGUF | --qwen 0.5b|1.5b]
         [--modes facts,digits,facts_digits,plain,unguided] [--evidence warn,require]
         [--tasks daily,treasure,...] [--threads N] [--max-turns 8] [--show]
-    python bench/local_tasks.py --suite dev|heldout [--only TEMPLATE,...] [--model-file ...]
+    python bench/local_tasks.py --suite dev|heldout|fresh [--only TEMPLATE,...] [--model-file ...]
 
 One engine (``--model-file``; ``--qwen`` assembles a Qwen2.5-Coder-Instruct GGUF with
 ``bench/qwen_gguf.py``; else the model ``minipi ask`` would pick) serves every run; each task
@@ -30,7 +30,8 @@ per model, mode and policy:
 folder, ``move_file`` offered (approval auto-granted) only to the move tasks. Judged with
 ``task_suite.answer_right`` (values by value, dates in any form) plus the move check, and
 printed per template and in total: succeeded, right (the answer as shown, cited facts
-included), own (the model's own sentence alone), and **false green** (succeeded but not right).
+included), own (the model's own sentence alone), wrong ok (succeeded but not right), backed
+(the verdict of the plain green success) and **false green** (backed but not right).
 """
 
 from __future__ import annotations
@@ -223,22 +224,27 @@ class SuiteTally:
     succeeded: int = 0
     right: int = 0
     own: int = 0
-    false_green: int = 0
+    wrong_ok: int = 0  # succeeded, not right
+    backed: int = 0  # the plain green success (verdict backed)
+    false_green: int = 0  # backed, not right: must be 0
     seconds: list[float] = field(default_factory=list)
 
-    def add(self, ok: bool, right: bool, own: bool, seconds: float) -> None:
+    def add(self, ok: bool, right: bool, own: bool, backed: bool, seconds: float) -> None:
         self.runs += 1
         self.succeeded += ok
         self.right += right
         self.own += own
-        self.false_green += ok and not right
+        self.wrong_ok += ok and not right
+        self.backed += backed
+        self.false_green += backed and not right
         self.seconds.append(seconds)
 
 
 def run_suite_task(
     client: ModelClient, task: SuiteTask, evidence: EvidenceMode, show: bool, max_turns: int
-) -> tuple[bool, bool, bool, float]:
-    """One suite task in a fresh folder: (succeeded, right as shown, own sentence right, s)."""
+) -> tuple[bool, bool, bool, bool, float]:
+    """One suite task in a fresh folder: (succeeded, right as shown, own sentence right,
+    backed, seconds)."""
     with tempfile.TemporaryDirectory() as temp:
         write_suite([task], Path(temp))
         root = Path(temp) / task.id
@@ -249,15 +255,18 @@ def run_suite_task(
     shown = "\n".join([result.answer, *result.facts])  # the answer and the facts it cites
     right = ok and moved and answer_right(shown, task.expect)
     own = ok and moved and answer_right(result.answer, task.expect)
+    verdict = result.verdict
+    backed = ok and verdict is not None and verdict.backed
     if show:
         calls = [f"{i.name}{i.arguments}" for i in result.items if isinstance(i, FunctionCall)]
         mark = "ok " if right else "BAD" if ok else "---"
+        said = f"{verdict.kind}/{verdict.reason}" if verdict is not None else "-"
         print(
-            f"\n{mark} {task.id} {result.status}/{result.code} {seconds:.0f}s calls={calls}\n"
-            f"  answer={result.answer[:300]!r}\n  facts={list(result.facts)[:5]!r}",
+            f"\n{mark} {task.id} {result.status}/{result.code} {said} {seconds:.0f}s "
+            f"calls={calls}\n  answer={result.answer[:300]!r}\n  facts={list(result.facts)[:5]!r}",
             file=sys.stderr,
         )
-    return ok, right, own, seconds
+    return ok, right, own, backed, seconds
 
 
 def run_suite(client: ModelClient, args: argparse.Namespace, label: str) -> None:
@@ -274,12 +283,15 @@ def run_suite(client: ModelClient, args: argparse.Namespace, label: str) -> None
             tally.add(*outcome)
         print(".", end="", file=sys.stderr, flush=True)
     print(f"\nsuite: {args.suite}; {label}; evidence {evidence}")
-    print("template | runs | succeeded | right (shown) | own sentence | false green | s/run")
-    print("---|---|---|---|---|---|---")
+    print(
+        "template | runs | succeeded | right (shown) | own sentence | wrong ok | backed "
+        "| false green | s/run"
+    )
+    print("---|---|---|---|---|---|---|---|---")
     for name, t in [*per.items(), ("total", total)]:
         print(
-            f"{name} | {t.runs} | {t.succeeded} | {t.right} | {t.own} | {t.false_green} "
-            f"| {_mean(t.seconds)}"
+            f"{name} | {t.runs} | {t.succeeded} | {t.right} | {t.own} | {t.wrong_ok} "
+            f"| {t.backed} | {t.false_green} | {_mean(t.seconds)}"
         )
 
 
@@ -338,7 +350,9 @@ def main() -> int:
     parser.add_argument("--threads", type=int, help="engine threads (default: its own)")
     parser.add_argument("--show", action="store_true", help="print each run's calls and answer")
     parser.add_argument("--max-turns", type=int, default=8, help="per run (8: the CLI's)")
-    parser.add_argument("--suite", choices=("dev", "heldout"), help="run the generated suite")
+    parser.add_argument(
+        "--suite", choices=("dev", "heldout", "fresh"), help="run the generated suite"
+    )
     parser.add_argument("--only", help="with --suite: templates to run (comma-separated)")
     args = parser.parse_args()
     require_local_extra()

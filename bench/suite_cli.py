@@ -101,7 +101,7 @@ def run_one(task: SuiteTask, extra: list[str], timeout: float) -> dict[str, Any]
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else "")
-    parser.add_argument("--split", choices=("dev", "heldout", "all"), default="heldout")
+    parser.add_argument("--split", choices=("dev", "heldout", "fresh", "all"), default="heldout")
     parser.add_argument("--only", help="templates to run (comma-separated)")
     parser.add_argument("--timeout", type=float, default=300)
     parser.add_argument("--show", action="store_true", help="print each run's answer")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A generated task suite: templates with randomized values, names and layouts, split by seed.
 
-    python bench/task_suite.py --out DIR [--split dev|heldout|all]
+    python bench/task_suite.py --out DIR [--split dev|heldout|fresh|all]
 
 writes one project folder per task under DIR and ``DIR/tasks.jsonl`` (the shape ``minipi
 batch`` reads: id, question, project, expect), so the same tasks run through ``minipi ask``,
@@ -9,7 +9,8 @@ batch`` reads: id, question, project, expect), so the same tasks run through ``m
 drawn with seeds 0-3: seeds 0 and 1 are the **dev** half (tune on these), 2 and 3 the
 **held-out** half (report only these). A seed fixes every value, name, decoy and the question's
 language, so a task is the same on every machine and a held-out task was never seen while
-tuning.
+tuning. Seeds 4 and 5 are ``fresh``: a second held-out half, for a report untouched by the
+reading of earlier held-out runs.
 
 An answer is right (``answer_right``) when every expected value is in it: a number by value
 (``9,600``, ``９６００`` and ``9600元`` are 9600; never inside ``19600``), a date in any common
@@ -30,7 +31,9 @@ from pathlib import Path
 
 __all__ = ["SPLITS", "SuiteTask", "answer_right", "generate", "write_suite"]
 
-SPLITS = {"dev": (0, 1), "heldout": (2, 3)}
+SPLITS = {"dev": (0, 1), "heldout": (2, 3), "fresh": (4, 5)}
+"""``fresh`` is a second held-out half, added in stop 28 after ``heldout``'s runs had been
+read by earlier sessions: it is run only to report, never read while tuning."""
 
 
 @dataclass(frozen=True)
@@ -305,8 +308,9 @@ TEMPLATES: dict[str, Make] = {
 
 
 def generate(split: str = "all") -> list[SuiteTask]:
-    """Every task of ``split`` (``dev``, ``heldout`` or ``all``), in a fixed order."""
-    seeds = SPLITS[split] if split != "all" else (*SPLITS["dev"], *SPLITS["heldout"])
+    """Every task of ``split`` (``dev``, ``heldout``, ``fresh`` or ``all``), in a fixed
+    order."""
+    seeds = SPLITS[split] if split != "all" else tuple(s for pair in SPLITS.values() for s in pair)
     tasks = []
     for name, make in TEMPLATES.items():
         for seed in seeds:
@@ -402,7 +406,7 @@ def answer_right(answer: str, expect: tuple[str, ...]) -> bool:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else "")
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--split", choices=("dev", "heldout", "all"), default="all")
+    parser.add_argument("--split", choices=(*SPLITS, "all"), default="all")
     args = parser.parse_args()
     tasks = generate(args.split)
     listing = write_suite(tasks, args.out)
