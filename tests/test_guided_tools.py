@@ -248,3 +248,42 @@ def test_the_prompt_declares_optional_parameters_and_the_list_form() -> None:
     assert "  days: Days ahead." in text
     assert '[{"tool": "<tool name>", "arguments": {...}}] calls tools (one, or several' in text
     assert "If no tool fits the question, answer it directly." in text
+
+
+def test_consecutive_calls_are_one_list_only_where_replies_are_lists() -> None:
+    """A file run's opening calls (list the root, read a named file) follow each other like
+    one reply's: each stays its own message there (one list of both cost Qwen2.5-Coder-1.5B
+    both clue hunts of the dev half); with a tool that does not explore, one list."""
+    from minipi.files import ProjectFiles, create_project_tools
+
+    seen: list[ModelRequest] = []
+
+    def answer(request: ModelRequest) -> ModelResponse:
+        seen.append(request)
+        return ModelResponse((Message("assistant", reply({"answer": "done"})),))
+
+    def assistant(request: ModelRequest) -> list[str]:
+        return [m.text for m in request.items if isinstance(m, Message) and m.role == "assistant"]
+
+    listed = {"tool": "list_files", "arguments": {"path": "."}}
+    read = {"tool": "read_file", "arguments": {"path": "a.txt"}}
+    with_tool = [AgentTool("triangle_area", "Area of a triangle.", TRIANGLE, lambda a: "1")]
+    for extra, expected in (
+        ([], [reply(listed), reply(read)]),
+        (with_tool, [reply([listed, read])]),
+    ):
+        with ProjectFiles(_project()) as files:
+            tools = [*create_project_tools(files), *extra]
+            opening = (("list_files", {"path": "."}), ("read_file", {"path": "a.txt"}))
+            config = AgentConfig(max_turns=1, opening_calls=opening)
+            run_agent(GuidedClient(ScriptedModel([answer])), tools, config, "What is in a.txt?")
+        assert assistant(seen[-1]) == expected
+
+
+def _project() -> Any:
+    import tempfile
+    from pathlib import Path
+
+    root = Path(tempfile.mkdtemp())
+    (root / "a.txt").write_text("alpha\n", encoding="utf-8")
+    return root

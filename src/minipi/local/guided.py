@@ -255,7 +255,9 @@ class GuidedClient:
             if hit is not None and hit[0] is item:
                 message = hit[1]
             else:
-                message = _render(item, calls, _reply_calls(items, index), listing)
+                alone = [item] if isinstance(item, FunctionCall) else []
+                reply = _reply_calls(items, index) if listing else alone
+                message = _render(item, calls, reply, listing)
             current[id(item)] = (item, message)
             if message is not None:
                 rendered.append(message)
