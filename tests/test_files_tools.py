@@ -176,6 +176,7 @@ def test_search_output_and_choices(project: Project, tools: dict[str, AgentTool]
         'reports/daily-2026-09-06.json:1: {"date": "2026-09-06", "orders": 128, '
         '"revenue_yuan": 9600}',
         'reports/weekly.json:1: {"orders": 900}',
+        "[2 matching lines in 2 files]",
     ]
     # its lines hold content after the path: not an output of paths
     assert result.details["choices"] == {

@@ -65,6 +65,10 @@ _STAMP = re.compile(r"\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?")
 _LATEST = frozenset({"latest", "newest", "last", "recent", "最新", "最近", "最后"})
 _EARLIEST = frozenset({"first", "earliest", "oldest", "第一", "最早", "首次"})
 _NUMBER_CUES = frozenset({"many", "much", "total", "count", "number", "多少", "几个"})
+_COUNTING = re.compile(
+    r"\bhow\s+many\b|\bcount\b|\bnumber\s+of\b|(?:多少|几)\s*(?:条|个|次|行|项|处|份)",
+    re.IGNORECASE,
+)
 _MOST = frozenset({"highest", "largest", "most", "biggest", "maximum", "最高", "最大", "最多"})
 _LEAST = frozenset({"lowest", "smallest", "least", "fewest", "minimum", "最少", "最低", "最小"})
 
@@ -103,6 +107,12 @@ class Question:
         return any(p.rstrip("/") in (path, name) for p in self.paths) or any(
             path.startswith(f) for f in folders
         )
+
+    @property
+    def counts(self) -> bool:
+        """Whether the question asks how many (``how many``, ``number of``, ``多少条``,
+        ``几个``): a search reports how many lines match."""
+        return _COUNTING.search(self.text) is not None
 
     def says(self, path: str) -> bool:
         """Whether the question names ``path`` (``names``) or says its last part as a word

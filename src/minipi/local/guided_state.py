@@ -56,16 +56,22 @@ class RunState:
     question: Question
     asked: frozenset[str]  # the argument values of calls since the question
     read: bool  # a result with content (not only paths) follows the question
+    searched: bool = False  # a search (one of ``of``'s ``searching``) answered since then
 
     @classmethod
-    def of(cls, items: Sequence[Item], mutating: frozenset[str]) -> RunState:
+    def of(
+        cls,
+        items: Sequence[Item],
+        mutating: frozenset[str],
+        searching: frozenset[str] = frozenset(),
+    ) -> RunState:
         shown: dict[str, dict[str, None]] = {}
         made: set[str] = set()
         repeated: set[str] = set()
         asked: set[str] = set()
         changes: set[str] = set()  # the changes made: never offered again
         names: dict[str, tuple[str, str]] = {}  # call_id -> (tool name, call key)
-        evidence = changed = read = False
+        evidence = changed = read = searched = False
         question = ""
         for item in items:
             if isinstance(item, FunctionCallOutput):
@@ -73,6 +79,7 @@ class RunState:
                 read = read or (not item.is_error and item.details.get("output") != "paths")
                 _show(shown, item)
                 name, change = names.get(item.call_id, ("", ""))
+                searched = searched or (name in searching and not item.is_error)
                 if name in mutating and not item.is_error:
                     made.clear()  # the world changed: earlier reads may differ now
                     changes.add(change)
@@ -90,7 +97,7 @@ class RunState:
                     asked.update(v for v in arguments.values() if isinstance(v, str))
             elif isinstance(item, Message) and item.role == "user":
                 # a new question: its reads are useful again, even those made before
-                evidence = changed = read = False
+                evidence = changed = read = searched = False
                 made = set(changes)
                 repeated.clear()
                 asked.clear()
@@ -105,6 +112,7 @@ class RunState:
             Question.of(question),
             frozenset(asked),
             read,
+            searched,
         )
 
     def offered(self, spec: ChoiceSpec, change: bool = False) -> list[str]:
@@ -112,10 +120,11 @@ class RunState:
         question names (a path for ``file``/``dir``, its words for ``question``). For a
         change (``change``), the files whose names share the most words with the question,
         when one does: Qwen2.5-Coder-0.5B, asked to move 狗狗阿黄's file, moved 兔子豆豆's."""
+        paths = set(self.question.paths)
         named = {
             "file": self.question.named_files,
             "dir": self.question.named_dirs,
-            "question": self.question.tokens,
+            "question": tuple(t for t in self.question.tokens if t not in paths),
         }.get(spec.kind, ())
         values = list(dict.fromkeys((*spec.always, *self.shown.get(spec.kind, ()), *named)))
         if not change or spec.kind != "file":
