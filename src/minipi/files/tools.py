@@ -1,6 +1,6 @@
 """The project file tools, each built by a factory bound to one ProjectFiles sandbox.
 
-Output formats (the CLI and tests rely on them):
+Output formats (the CLI and tests rely on them; written by ``minipi.files.output``):
 
 - ``list_files``: one root-relative entry per line; ``dir/``, ``link -> (symlink, not
   followed)``, ``pipe (fifo)``; ``(empty directory)``; last line
@@ -9,7 +9,8 @@ Output formats (the CLI and tests rely on them):
   ``[truncated: N more lines; call read_file again with offset=K]`` and
   ``[note: this file has 2 hard links]`` lines when they apply.
 - ``search_files``: ``path:line: text`` lines (``path (file name)`` for a file whose name
-  contains the query), then notices; ``no matches for 'q'``.
+  contains the query), then ``[N matching lines in M files]`` when every match is shown,
+  then notices; ``no matches for 'q'``.
 
 ``list_files`` and ``search_files`` skip what the repository ignores, as ripgrep and the coding
 agents do: hidden names (``.git/``, ``.venv/``, ``.keep``) and the root ``.gitignore``'s
@@ -54,8 +55,16 @@ from typing import Any
 from minipi.agent.tools import AgentTool, ApprovalRequest, Approver, ToolResult
 from minipi.ai.types import JsonObject
 from minipi.errors import FileAccessError
-from minipi.files.paths import escape_line, is_sensitive, quote_path
-from minipi.files.results import DirEntry, Listing, Match, SearchResult, TextFile
+from minipi.files.output import (
+    Mark,
+    format_listing,
+    format_search,
+    format_text,
+    marked_listing,
+    marked_search,
+)
+from minipi.files.paths import is_sensitive, quote_path
+from minipi.files.results import Listing
 from minipi.files.sandbox import ProjectFiles
 from minipi.files.walk import Ignore
 
@@ -83,15 +92,7 @@ MOVE_WORDS: JsonObject = {
     "zh": ["移动", "移到", "移至", "挪到", "转移", "归档", "放到", "放入", "移入"],
 }
 """How ``move_file`` calls its change (``details["change_words"]``)."""
-Mark = list[Any]  # [start, end, "content" | "path"]
 _ROOT_NOTE = "relative to the project root; use . for the root"
-_SKIP_LABELS = {
-    "not_utf8": "not UTF-8",
-    "too_large": "too large",
-    "not_regular_file": "fifo/socket/device",
-    "symlink": "symlink",
-    "sensitive": "sensitive",
-}
 
 
 def _schema(properties: JsonObject, required: list[str]) -> JsonObject:
@@ -108,7 +109,7 @@ def make_list_files_tool(files: ProjectFiles) -> AgentTool:
 
     def handler(arguments: Mapping[str, Any]) -> ToolResult:
         listing = _unignored(files.list_dir(arguments["path"]), files)
-        text, marks = _marked_listing(listing)
+        text, marks = marked_listing(listing)
         details = {"choices": _listed(listing, files), "output": _PATHS, "marks": marks}
         return ToolResult(text, details=details)
 
@@ -158,7 +159,7 @@ def make_search_files_tool(files: ProjectFiles) -> AgentTool:
     def handler(arguments: Mapping[str, Any]) -> ToolResult:
         result = files.search(arguments["query"], arguments.get("path", "."))
         paths = list(dict.fromkeys(m.path for m in result.matches if m.path.isprintable()))
-        text, marks = _marked_search(result)
+        text, marks = marked_search(result)
         return ToolResult(text, details={"choices": {"file": paths}, "marks": marks})
 
     return AgentTool(
@@ -258,55 +259,6 @@ def create_project_tools(files: ProjectFiles, approve: Approver | None = None) -
     return tools
 
 
-def format_listing(listing: Listing) -> str:
-    """One entry per line, root-relative, then the truncation notice if any."""
-    return _marked_listing(listing)[0]
-
-
-def _marked_listing(listing: Listing) -> tuple[str, list[Mark]]:
-    """``format_listing``'s text and its marks: each entry's path (a directory's with its
-    ``/``) is a path."""
-    lines = _Lines()
-    for entry in listing.entries:
-        shown = quote_path(entry.path) + ("/" if entry.type == "dir" else "")
-        lines.add((shown, "path"), (_entry_note(entry), None))
-    if listing.more:
-        lines.add((f"[truncated: {listing.more} more entries; list a subdirectory]", None))
-    if not lines.parts:
-        lines.add(("(empty directory)", None))
-    return lines.text(), lines.marks
-
-
-def _entry_note(entry: DirEntry) -> str:
-    if entry.type == "symlink":
-        return " -> (symlink, not followed)"
-    if entry.type == "other":
-        return f" ({entry.detail})"
-    return ""
-
-
-class _Lines:
-    """Output lines made of parts, each part content, a path, or the tool's words (None)."""
-
-    def __init__(self) -> None:
-        self.parts: list[str] = []
-        self.marks: list[Mark] = []
-        self._at = 0
-
-    def add(self, *parts: tuple[str, str | None]) -> None:
-        if self.parts:
-            self.parts.append("\n")
-            self._at += 1
-        for text, origin in parts:
-            if origin is not None and text:
-                self.marks.append([self._at, self._at + len(text), origin])
-            self.parts.append(text)
-            self._at += len(text)
-
-    def text(self) -> str:
-        return "".join(self.parts)
-
-
 def _unignored(listing: Listing, files: ProjectFiles) -> Listing:
     """``listing`` without its hidden and ``.gitignore``'d entries, unless the listed
     directory is itself one of them (it was asked for by name)."""
@@ -341,67 +293,3 @@ def _offerable(path: str, files: ProjectFiles) -> bool:
     """Whether a root-relative canonical path may be offered as a choice."""
     # Names that need escaping are not offered; sensitive ones would only be refused.
     return path.isprintable() and not is_sensitive(path.split("/"), files.allow)
-
-
-def format_text(text: TextFile) -> str:
-    """The text as read, plus notice lines for a cut range and for hard links."""
-    body = text.text if text.total_lines else f"(empty file, {text.size} bytes)"
-    notes = []
-    if text.next_offset is not None:
-        notes.append(
-            f"[truncated: {text.more_lines} more lines; "
-            f"call read_file again with offset={text.next_offset}]"
-        )
-    if text.nlink > 1:
-        notes.append(f"[note: this file has {text.nlink} hard links]")
-    if not notes:
-        return body
-    return body + ("" if body.endswith("\n") else "\n") + "\n".join(notes)
-
-
-def _match_parts(match: Match) -> tuple[tuple[str, str | None], ...]:
-    if match.line == 0:
-        return ((quote_path(match.path), "path"), (" (file name)", None))
-    path = quote_path(match.path, colon=True)
-    return ((path, "path"), (f":{match.line}: ", None), (match.text, "content"))
-
-
-def format_search(result: SearchResult) -> str:
-    """``path:line: text`` lines, then how many lines matched (when all were shown), notices
-    for more matches, a cut walk, skipped files."""
-    return _marked_search(result)[0]
-
-
-def _marked_search(result: SearchResult) -> tuple[str, list[Mark]]:
-    """``format_search``'s text and its marks: a hit's path is a path, its line's text
-    content; ``no matches for '…'`` (the query echoed) and the notices are neither."""
-    marked = _Lines()
-    for match in result.matches:
-        marked.add(*_match_parts(match))
-    lines = []
-    if not result.matches:
-        where = "" if result.path == "." else f" in {quote_path(result.path)}"
-        lines.append(f"no matches for '{escape_line(result.query)}'{where}")
-    hits = [m for m in result.matches if m.line]
-    if len(hits) > 1 and not result.more_matches and result.complete:
-        # counted, as `rg --count` does: asked how many ERROR lines a 20-line log has,
-        # Qwen2.5-Coder-1.5B counted 2 of 4 from the file's text
-        files = len({m.path for m in hits})
-        lines.append(f"[{len(hits)} matching lines in {files} file{'s' if files > 1 else ''}]")
-    if result.more_matches:
-        least = "" if result.complete else "at least "
-        lines.append(
-            f"[truncated: {least}{result.more_matches} more matches; "
-            "use a longer query or a narrower path]"
-        )
-    if not result.complete:
-        lines.append(
-            f"[search stopped after visiting {result.visited} entries; results are "
-            "incomplete: search a subdirectory with path]"
-        )
-    if result.skipped:
-        counts = ", ".join(f"{_SKIP_LABELS.get(k, k)}: {n}" for k, n in result.skipped.items())
-        lines.append(f"[not searched: {counts}]")
-    for line in lines:
-        marked.add((line, None))
-    return marked.text(), marked.marks
