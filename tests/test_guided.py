@@ -1052,3 +1052,29 @@ def test_a_tool_that_does_not_explore_is_offered_with_its_arguments_as_declared(
     assert not allows(schema, {"tool": "say", "arguments": {"x": "hi", "extra": 1}})
     assert allows(schema, {"tool": "pick", "arguments": {"x": "a"}})
     assert not allows(schema, {"tool": "nap", "arguments": {"x": "soon"}})
+
+
+def test_a_question_that_asks_how_many_is_answered_after_a_search_counted(
+    specs: Sequence[ToolSpec],
+) -> None:
+    """Qwen2.5-Coder-1.5B counted 2 and 3 ERROR lines of 4 and 6 from a log's text; a search
+    says how many lines match. The question's own path is no text to search for."""
+    log = "logs/build.log"
+    read: list[Item] = [
+        Message("user", f"How many ERROR lines are there in {log}?"),
+        call("read_file", {"path": log}, "c1"),
+        result("c1", "10:00 ERROR a\n10:01 INFO b\n10:02 ERROR c"),
+    ]
+    offered = branches(guided_schema(specs, read))
+    assert "answer" not in offered  # not before the search
+    assert enum(guided_schema(specs, read), "search_files", "query") == ["ERROR"]
+    searched = [
+        *read,
+        call("search_files", {"query": "ERROR"}, "c2"),
+        result(
+            "c2", f"{log}:1: 10:00 ERROR a\n{log}:3: 10:02 ERROR c\n[2 matching lines in 1 file]"
+        ),
+    ]
+    assert "answer" in branches(guided_schema(specs, searched))
+    plain = [Message("user", f"When did the first ERROR in {log} happen?"), *read[1:]]
+    assert "search_files" not in branches(guided_schema(specs, plain))  # not counting: read
