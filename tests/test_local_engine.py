@@ -562,6 +562,39 @@ def test_the_engine_dies_with_a_killed_parent(fake_engine: ModelChoice) -> None:
     assert not running(engine_pid)
 
 
+@needs_engine
+@pytest.mark.skipif(sys.platform != "linux", reason="parent-death signal is Linux-only")
+def test_the_engine_dies_with_a_killed_parent_even_while_it_generates() -> None:
+    """The real engine, writing a 2,000-token reply when minipi is SIGKILLed, is gone in
+    seconds: on SIGTERM its server waited for the reply (an orphan at 94 % CPU for minutes)."""
+    code = (
+        "import sys, threading, time, httpx\n"
+        "from minipi.local.engine import Engine\n"
+        "from minipi.local.models import resolve_model\n"
+        "import os\n"
+        "engine = Engine.start(resolve_model(None, dict(os.environ, MINIPI_OFFLINE='1'),"
+        " download=False), threads=1)\n"
+        "body = {'model': engine.model_name, 'max_tokens': 2000, 'messages': "
+        "[{'role': 'user', 'content': 'Write a very long story about a fox.'}]}\n"
+        "threading.Thread(target=lambda: httpx.post(engine.base_url + '/chat/completions',"
+        " json=body, timeout=120), daemon=True).start()\n"
+        "time.sleep(1.5)\n"
+        "print(engine.pid, flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    engine_pid = int(parent.stdout.readline())
+    assert running(engine_pid)
+    parent.kill()
+    parent.wait(timeout=10)
+    parent.stdout.close()
+    deadline = time.monotonic() + 5
+    while running(engine_pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not running(engine_pid)
+
+
 def running(pid: int) -> bool:
     """Alive and not a zombie (an orphan's zombie waits for whoever reaps orphans here)."""
     try:

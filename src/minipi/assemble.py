@@ -239,6 +239,9 @@ def agent_config(
     request_options = dict(settings.request_options)
     if model.embedded:
         request_options.setdefault("temperature", 0)  # a local demo should be repeatable
+        # bounded: llama-cpp-python's server writes until the context is full otherwise, and
+        # SmolLM2-135M can keep one guided answer's string open that long (minutes, on CPU)
+        request_options.setdefault("max_output_tokens", EMBEDDED_MAX_OUTPUT[model.guided])
     offered = {tool.name for tool in tools if tool.offered}
     opening = guided_opening(offered, question, files) if model.guided else ()
     shared = {name: getattr(settings, name) for name in _SHARED}
@@ -271,6 +274,10 @@ def guided_opening(
         opening += [(tool, {"path": path}) for tool, path in named if tool in offered]
     return tuple(opening)
 
+
+EMBEDDED_MAX_OUTPUT = {True: 512, False: 2048}
+"""The longest reply asked of the local engine unless the settings say (a guided reply is
+JSON: calls, or facts and a sentence; an unguided one may think first)."""
 
 GUIDED_OPENING = (("list_files", {"path": "."}),)
 """A guided run opens with the project's top level: SmolLM2-135M and both Qwen2.5-Coder

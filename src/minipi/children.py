@@ -45,15 +45,15 @@ _PR_SET_PDEATHSIG = 1
 _STEP = 0.01
 
 
-def die_with_parent() -> bool:
-    """Ask Linux to SIGTERM the calling process when its parent dies, even by SIGKILL;
-    False where that is not available (the launcher then polls its parent instead)."""
+def die_with_parent(death: int = signal.SIGTERM) -> bool:
+    """Ask Linux to send the calling process ``death`` (SIGTERM) when its parent dies, even
+    by SIGKILL; False where that is not available (the launcher then polls its parent)."""
     if not sys.platform.startswith("linux"):
         return False
     try:
         import ctypes
 
-        answer: int = ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+        answer: int = ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, death)
     except (OSError, AttributeError):
         return False
     return answer == 0
@@ -67,9 +67,13 @@ def spawn(
     stderr: _Stream,
     env: Mapping[str, str],
     cwd: str | None = None,
+    death: int = signal.SIGTERM,
 ) -> subprocess.Popen[bytes]:
-    """Start ``command`` as the leader of a new session that dies with minipi (Linux)."""
-    preexec = die_with_parent if sys.platform.startswith("linux") else None
+    """Start ``command`` as the leader of a new session that dies with minipi (Linux), by
+    ``death``: a child with nothing to save is given SIGKILL (the engine: on SIGTERM its
+    server waits for the reply it is generating, which can take minutes)."""
+    linux = sys.platform.startswith("linux")
+    preexec = (lambda: die_with_parent(death)) if linux else None
     return _popen(
         list(command), preexec, stdin=stdin, stdout=stdout, stderr=stderr, env=env, cwd=cwd
     )

@@ -168,6 +168,7 @@ class Engine:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 env=_child_env(),
+                death=signal.SIGKILL,  # nothing to save; SIGTERM waits for the reply
             )
         engine = cls(process, model, port=port, n_ctx=n_ctx, log_path=log_path)
         try:
