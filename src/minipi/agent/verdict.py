@@ -24,6 +24,9 @@ A run that ends ``succeeded`` carries a ``Verdict`` (``RunResult.verdict``, ``ru
   two words or more, listed paths, joined by punctuation): it says nothing of its own, so
   minipi cannot tell it answers the question (asked how many ERROR lines a log has,
   Qwen2.5-Coder-0.5B answered with one of them, and its date and step number are in the file).
+  Also when the question asks for a figure computed from the files, a count, a difference, a
+  sum (``computed``: minipi checks the figures quoted, not the arithmetic), or names a field
+  the reads hold whose values the answer states none of (``left_out``; ``minipi.agent.asked``).
 - ``unbacked``: a claim is unsupported (``unsupported``), or part of the answer was too long
   to examine (``unexamined``).
 
@@ -41,6 +44,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from minipi.agent.asked import asks_computed, left_out
 from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, Message
 
 if TYPE_CHECKING:
@@ -114,7 +118,17 @@ def judge(
         return Verdict("weak", "outside_question")
     if _copied(answer, items):
         return Verdict("weak", "copied")
+    question = _question(items)
+    if asks_computed(question):
+        return Verdict("weak", "computed")
+    if left_out(question, answer, evidence, items):
+        return Verdict("weak", "left_out")
     return Verdict("backed")
+
+
+def _question(items: Sequence[Item]) -> str:
+    users = (i.text for i in reversed(items) if isinstance(i, Message) and i.role == "user")
+    return next(users, "")
 
 
 _WORDS = re.compile(r"\w+")

@@ -43,6 +43,15 @@ _TEXT: dict[str, tuple[str, str]] = {
         "答案只是照抄工具结果中的行",
         "the answer only repeats lines of the tool results",
     ),
+    "why_computed": (
+        "问题要的是计算出的数（计数、差值、合计），minipi 不核对计算",
+        "the question asks for a computed figure (a count, a difference, a sum), "
+        "which minipi does not check",
+    ),
+    "why_left_out": (
+        "问题问到的字段，答案没有给出其值",
+        "the answer leaves out a field the question asks for",
+    ),
     "why_no_reads": ("本次对话没有读到任何内容", "nothing was read in this conversation"),
     "why_not_checked": ("未检查（--evidence off）", "not checked (--evidence off)"),
     "why_unsupported": ("有内容未在任何工具结果中找到", "a claim is in no tool result"),
