@@ -113,7 +113,7 @@ def test_a_guided_cli_run_opens_with_the_projects_top_level(
         _guided('{"tool": "list_files", "arguments": {"path": "inbox"}}', schemas),
         _guided('{"answer": "inbox 里有三只宠物。"}', schemas),
     )
-    proc = ask(fake_server, project, "inbox 里有什么？", "--guided")
+    proc = ask(fake_server, project, "这里有哪些宠物？", "--guided")  # names no folder
     assert proc.returncode == 0, proc.stderr
     assert "[开场调用] list_files" in proc.stderr
     assert '"inbox"' in schemas[0]  # the listing showed it before the first reply

@@ -219,6 +219,8 @@ def test_a_missing_extra_is_one_actionable_line(
 ) -> None:
     finders = [WithoutExtra if f is PathFinder else f for f in sys.meta_path]
     monkeypatch.setattr(sys, "meta_path", finders)
+    for name in [n for n in sys.modules if n.partition(".")[0] == "llama_cpp"]:
+        monkeypatch.delitem(sys.modules, name)  # imported by an earlier test of this process
     gguf = tmp_path / "model.gguf"
     gguf.write_bytes(b"GGUF" + bytes(64))
     with pytest.raises(ConfigError) as caught:
