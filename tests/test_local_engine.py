@@ -551,17 +551,7 @@ def test_the_engine_dies_with_a_killed_parent(fake_engine: ModelChoice) -> None:
         "print(engine.pid, flush=True)\n"
         "time.sleep(60)\n"
     )
-    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
-    assert parent.stdout is not None
-    engine_pid = int(parent.stdout.readline())
-    assert alive(engine_pid)
-    parent.kill()
-    parent.wait(timeout=10)
-    parent.stdout.close()
-    deadline = time.monotonic() + 10
-    while running(engine_pid) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not running(engine_pid)
+    assert dies_with_its_parent(code, within=10)
 
 
 @needs_engine
@@ -584,6 +574,12 @@ def test_the_engine_dies_with_a_killed_parent_even_while_it_generates() -> None:
         "print(engine.pid, flush=True)\n"
         "time.sleep(60)\n"
     )
+    assert dies_with_its_parent(code, within=5)
+
+
+def dies_with_its_parent(code: str, within: float) -> bool:
+    """Run ``code`` (it prints the engine's pid, then waits), SIGKILL it: whether the engine
+    is gone ``within`` seconds."""
     parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     assert parent.stdout is not None
     engine_pid = int(parent.stdout.readline())
@@ -591,10 +587,10 @@ def test_the_engine_dies_with_a_killed_parent_even_while_it_generates() -> None:
     parent.kill()
     parent.wait(timeout=10)
     parent.stdout.close()
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + within
     while running(engine_pid) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not running(engine_pid)
+    return not running(engine_pid)
 
 
 def running(pid: int) -> bool:

@@ -32,10 +32,10 @@ from minipi.ai.types import (
     FunctionCallOutput,
     Item,
     JsonObject,
-    Message,
     ModelRequest,
     ModelResponse,
     ToolSpec,
+    result_follows_question,
 )
 
 if TYPE_CHECKING:
@@ -85,17 +85,11 @@ class TurnLimit(Rule):
         last = self.answer_last and view.turns >= self.max_turns
         if not last or request.tool_choice != "auto" or not request.tools:
             return request
-        return replace(request, tool_choice="none") if _has_result(view.history) else request
-
-
-def _has_result(history: Sequence[Item]) -> bool:
-    """Whether a tool result follows the last user message."""
-    for item in reversed(history):
-        if isinstance(item, FunctionCallOutput):
-            return True
-        if isinstance(item, Message) and item.role == "user":
-            return False
-    return False
+        return (
+            replace(request, tool_choice="none")
+            if result_follows_question(view.history)
+            else request
+        )
 
 
 @dataclass

@@ -203,6 +203,16 @@ def output_text(items: Sequence[Item]) -> str:
     return strip_think("".join(parts)).strip()
 
 
+def result_follows_question(items: Sequence[Item]) -> bool:
+    """Whether a tool result follows the last user message of ``items``."""
+    for item in reversed(items):
+        if isinstance(item, FunctionCallOutput):
+            return True
+        if isinstance(item, Message) and item.role == "user":
+            return False
+    return False
+
+
 def parse_function_calls(items: Sequence[Item]) -> list[FunctionCall]:
     """The calls among ``items``, in the model's order."""
     return [i for i in items if isinstance(i, FunctionCall)]

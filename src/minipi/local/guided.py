@@ -71,6 +71,7 @@ from minipi.ai.types import (
     ModelRequest,
     ModelResponse,
     ToolSpec,
+    result_follows_question,
 )
 from minipi.errors import ConfigError
 from minipi.local.guided_grammar import AnswerForm, Facts, guided_facts, guided_grammar
@@ -228,7 +229,7 @@ class GuidedClient:
         an English JSON file shares no word with it; a search for the question's words does
         not count as a tool left (``searches_only``)."""
         facts = guided_facts(items) if _offers_answer(schema) else Facts()
-        held = self.answer_needs_evidence and _result_follows_question(items)
+        held = self.answer_needs_evidence and result_follows_question(items)
         if held and not facts.leading and not searches_only(schema, tools):
             schema = _without_answer(schema)
         if self.answer == "plain":
@@ -335,17 +336,6 @@ def _without_answer(schema: JsonObject) -> JsonObject:
 
 def _offers_answer(schema: JsonObject) -> bool:
     return schema == ANSWER_BRANCH or ANSWER_BRANCH in schema.get("anyOf", ())
-
-
-def _result_follows_question(items: Sequence[Item]) -> bool:
-    """Whether a tool result follows the last user message (before it, an answer the schema
-    allows is the question's own: no tool fits it)."""
-    for item in reversed(items):
-        if isinstance(item, FunctionCallOutput):
-            return True
-        if isinstance(item, Message) and item.role == "user":
-            return False
-    return False
 
 
 def _question(items: Sequence[Item]) -> str:
