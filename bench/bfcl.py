@@ -154,7 +154,9 @@ def make_tools(functions: list[dict[str, Any]], mapping: dict[str, str]) -> list
 class Harness:
     """One model: one engine, and each mode's client as ``assemble.open_model`` builds it."""
 
-    def __init__(self, model_file: str | None, max_output_tokens: int) -> None:
+    def __init__(
+        self, model_file: str | None, max_output_tokens: int, lists: bool | None = None
+    ) -> None:
         from minipi.local.engine import Engine
         from minipi.local.models import explicit_model, resolve_model
 
@@ -168,6 +170,7 @@ class Harness:
             f"[engine] {self.choice.name} ready in {time.monotonic() - started:.1f} s", flush=True
         )
         self.max_output_tokens = max_output_tokens
+        self.lists = lists
         self.handles: dict[str, Any] = {}
 
     def handle(self, mode: str) -> tuple[Any, Any]:
@@ -190,6 +193,8 @@ class Harness:
         finally:
             engine_module.Engine.start = real_start  # type: ignore[method-assign]
         handle.stops.clear()  # the engine is ours: stopped once, at the end
+        if self.lists is not None and handle.guided:  # an experiment: --lists on|off
+            handle.client.lists = self.lists  # type: ignore[attr-defined]
         self.handles[mode] = (handle, assemble.agent_config(settings, handle))
         return self.handles[mode]  # type: ignore[no-any-return]
 
@@ -316,7 +321,8 @@ def run(args: argparse.Namespace) -> None:
     done = set()
     if out.exists():
         done = {(r["model"], r["mode"], r["split"], r["id"]) for r in map(json.loads, out.open())}
-    harness = Harness(args.model_file, args.max_output_tokens)
+    lists = {"on": True, "off": False}.get(args.lists or "")
+    harness = Harness(args.model_file, args.max_output_tokens, lists)
     label = args.label or harness.choice.name
     deadline = time.monotonic() + args.max_minutes * 60 if args.max_minutes else None
     try:
@@ -402,6 +408,9 @@ def main() -> None:
     parser.add_argument("--categories", default=",".join(CATEGORIES))
     parser.add_argument("--max-output-tokens", type=int, default=256)
     parser.add_argument("--max-minutes", type=float, default=0)
+    parser.add_argument(
+        "--lists", choices=("on", "off"), help="guided calls as a list or not (default: the CLI's)"
+    )
     parser.add_argument("--out", default="bfcl-results.jsonl")
     parser.add_argument("--report", action="store_true", help="print the tables of --out")
     args = parser.parse_args()

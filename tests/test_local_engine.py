@@ -87,6 +87,27 @@ def test_engine_lists_its_model_and_find_running_finds_it(engine: Engine) -> Non
     assert (running.base_url, running.model) == (engine.base_url, SMOLLM_ALIAS)
 
 
+def test_the_engine_knows_its_models_size_and_a_tiny_model_calls_one_at_a_time(
+    engine: Engine,
+) -> None:
+    """llama.cpp's log says how many weights the model has; below ``LISTS_FROM`` guided
+    calls are one a reply (SmolLM2-135M repeated its call when a reply was a list)."""
+    from minipi import assemble
+    from minipi.local.guided import GuidedClient
+
+    assert engine.parameters is not None
+    assert 130e6 < engine.parameters < 140e6  # SmolLM2-135M
+    handle = assemble.open_model(
+        assemble.Settings(), dict(os.environ, MINIPI_OFFLINE="1"), report=lambda m: None
+    )
+    try:
+        assert isinstance(handle.client, GuidedClient)
+        assert handle.parameters == pytest.approx(engine.parameters)
+        assert handle.client.lists is False
+    finally:
+        handle.close()
+
+
 def test_find_running_is_none_quickly_for_a_closed_port() -> None:
     started = time.monotonic()
     assert find_running(free_port()) is None

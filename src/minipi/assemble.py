@@ -131,7 +131,9 @@ class ModelHandle:
     model_file: str | None = None
     """The GGUF file the embedded engine serves (for the trace: a run can be reproduced)."""
     guided: bool = False
-    """Replies are grammar-guided (``minipi.local.guided.GuidedClient``): one call each."""
+    """Replies are grammar-guided (``minipi.local.guided.GuidedClient``)."""
+    parameters: float | None = None
+    """How many weights the embedded engine's model has (its log says), else None."""
 
     def close(self) -> None:
         self.client.close()
@@ -178,7 +180,10 @@ def open_model(
         # Our engine reads a GBNF grammar, so answers cite facts; other servers (vLLM,
         # OpenAI) take a JSON Schema as response_format only: the plain answer form.
         form: AnswerForm = "facts" if handle.embedded else "plain"
-        handle.client = GuidedClient(handle.client, offer_mutating=can_approve, answer=form)
+        lists = handle.parameters is None or handle.parameters >= LISTS_FROM
+        handle.client = GuidedClient(
+            handle.client, offer_mutating=can_approve, answer=form, lists=lists
+        )
         handle.guided = True
     return handle
 
@@ -221,6 +226,7 @@ def _local(
         stops=[engine.stop],
         context_tokens=engine.n_ctx,
         model_file=str(choice.path),
+        parameters=engine.parameters,
     )
 
 
@@ -274,6 +280,12 @@ def guided_opening(
         opening += [(tool, {"path": path}) for tool, path in named if tool in offered]
     return tuple(opening)
 
+
+LISTS_FROM = 400e6
+"""A guided model this large or larger writes its calls as a list, one or several a reply
+(with tools that do not explore the project); a smaller one, one call a reply. Measured on
+BFCL's dev entries: SmolLM2-135M repeated its call in the list (wrong call counts), the
+Qwen2.5-Coder 0.5B (630M weights) and 1.5B made parallel calls with it."""
 
 EMBEDDED_MAX_OUTPUT = {True: 512, False: 2048}
 """The longest reply asked of the local engine unless the settings say (a guided reply is

@@ -76,6 +76,8 @@ _POLL = 0.1
 _PREFIX_MATCH = re.compile(
     rb"Llama\.generate: (\d+) prefix-match hit, remaining (\d+) prompt tokens to eval"
 )
+_PARAMS = re.compile(rb"model params\s*=\s*([\d.]+)\s*([KMBT])")
+_SCALE = {b"K": 1e3, b"M": 1e6, b"B": 1e9, b"T": 1e12}
 # The fields of llama_cpp.server's Settings (0.3.x). pydantic-settings reads each from the
 # environment, case-insensitively, so a stray PORT, API_KEY or CACHE would change or break
 # the child; CONFIG_FILE, HOST and PORT are read by its __main__ directly.
@@ -130,6 +132,9 @@ class Engine:
         """The context window in tokens."""
         self.log_path = log_path
         """The child's combined stdout/stderr (removed by ``stop``)."""
+        self.parameters: float | None = None
+        """How many weights the model has, as llama.cpp's log says (``model params =
+        134.52 M``) once the engine is ready; None when it does not say."""
         self._process = process
         self._offset = 0
         self._lock = threading.Lock()
@@ -275,7 +280,11 @@ class Engine:
                     raise self._startup_error(f"did not answer within {timeout:g} s")
                 time.sleep(_POLL)
         with contextlib.suppress(OSError):
-            self._offset = self.log_path.stat().st_size
+            head = self.log_path.read_bytes()
+            self._offset = len(head)
+            found = _PARAMS.search(head)
+            if found is not None:
+                self.parameters = float(found[1]) * _SCALE[found[2]]
 
     def _startup_error(self, what: str, code: int | None = None) -> ConfigError:
         """The error for a child that did not start: ``what`` happened (it exited: ``code``)."""

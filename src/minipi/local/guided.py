@@ -149,11 +149,12 @@ class GuidedClient:
     things is read from each request's tools (``ToolSpec.mutating``), never from their names:
     after a successful call of one, identical calls made before it become allowed again;
     ``answer_needs_evidence`` withholds the answer until a tool result follows the question;
-    ``free_text`` offers tools that take free-text arguments (off: tiny models fill them with
-    noise, so only tools whose required arguments all come from discovered values are offered);
+    ``free_text`` lets ``search_files``' query be any text, not only the question's words;
     ``offer_mutating=False`` leaves the tools flagged ``mutating`` out of the grammar (when no
     approval can be given, a tiny model's stray change could only be refused); ``answer`` is
-    the form of the answer (module docstring).
+    the form of the answer (module docstring); ``lists`` makes a reply's calls a list, one or
+    several, in runs with tools that do not explore the project and requests that allow
+    parallel calls (off: one call a reply; ``assemble.open_model`` sets it by model size).
     """
 
     def __init__(
@@ -165,6 +166,7 @@ class GuidedClient:
         free_text: bool = False,
         offer_mutating: bool = True,
         answer: AnswerForm = "facts",
+        lists: bool = True,
     ) -> None:
         if answer not in ANSWER_FORMS:
             raise ConfigError(
@@ -177,6 +179,7 @@ class GuidedClient:
         self.free_text = free_text
         self.offer_mutating = offer_mutating
         self.answer = answer
+        self.lists = lists
         self._rendered: dict[int, tuple[Item, Message | None]] = {}
 
     def create(self, request: ModelRequest) -> ModelResponse:
@@ -192,7 +195,8 @@ class GuidedClient:
         tools = request.tools
         if not self.offer_mutating:
             tools = [t for t in tools if not t.mutating]
-        listing = request.parallel_tool_calls and not all(explores(t) for t in tools)
+        listing = self.lists and request.parallel_tool_calls
+        listing = listing and not all(explores(t) for t in tools)
         schema = guided_schema(
             tools,
             request.items,
@@ -205,7 +209,9 @@ class GuidedClient:
         constraint, facts = self._constraint(schema, request.items, tools)
         guided = ModelRequest(
             items=self._render(request.items, listing),
-            instructions=guided_instructions(request.instructions, request.tools, self.answer),
+            instructions=guided_instructions(
+                request.instructions, request.tools, self.answer, lists=self.lists
+            ),
             parallel_tool_calls=request.parallel_tool_calls,
             options={**request.options, **constraint},
         )
@@ -277,17 +283,21 @@ def response_format(schema: JsonObject, style: ResponseFormatStyle) -> JsonObjec
 
 
 def guided_instructions(
-    instructions: str | None, tools: Sequence[ToolSpec], answer: AnswerForm = "facts"
+    instructions: str | None,
+    tools: Sequence[ToolSpec],
+    answer: AnswerForm = "facts",
+    *,
+    lists: bool = True,
 ) -> str:
-    """The system message: the caller's instructions, the tools (required parameters only,
-    as guided mode offers them) and the reply protocol for the ``answer`` form. Static for a
-    given tool list."""
+    """The system message: the caller's instructions, the tools (as guided mode offers
+    them) and the reply protocol for the ``answer`` form (with ``lists``, calls are a
+    list where the tools allow it). Static for a given tool list."""
     lines = ["You can use these tools:"]
     for tool in tools:
         lines.extend(_declaration(tool))
     tools_text = "\n".join(lines) if tools else "You have no tools."
     head = f"{instructions.strip()}\n\n" if instructions and instructions.strip() else ""
-    return f"{head}{tools_text}\n\n{_protocol(tools, answer)}"
+    return f"{head}{tools_text}\n\n{_protocol(tools, answer, lists)}"
 
 
 def _declaration(tool: ToolSpec) -> list[str]:
@@ -316,14 +326,14 @@ def _type_name(schema: JsonObject) -> str:
     return "|".join(map(str, kind)) if isinstance(kind, list) else str(kind)
 
 
-def _protocol(tools: Sequence[ToolSpec], answer: AnswerForm) -> str:
+def _protocol(tools: Sequence[ToolSpec], answer: AnswerForm, lists: bool) -> str:
     """The reply protocol: the file tools' (measured with them) when every tool explores,
-    else with lists of calls and answers without a call."""
+    else with calls as a list (``lists``) and answers without a call."""
     if all(explores(tool) for tool in tools):
         return _PROTOCOLS[answer]
     form = _ANSWER_FORMS["facts" if answer == "facts_digits" else answer]
     digits = _DIGITS if answer == "facts_digits" else ""
-    return _CALLS + form + digits + _DECLINE
+    return (_CALLS if lists else _PROTOCOL) + form + digits + _DECLINE
 
 
 def _without_answer(schema: JsonObject) -> JsonObject:
