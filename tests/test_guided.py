@@ -810,6 +810,35 @@ def test_reply_translation(files: ProjectFiles) -> None:
 
 
 @pytest.mark.parametrize(
+    "written",
+    [
+        '{"tool": "read_file", "arguments": {"path": "notes.txt"}}',  # Qwen2.5-Coder on BFCL
+        '[{"tool": "read_file", "arguments": {"path": "notes.txt"}}]',
+        '```json\n{"name": "read_file", "arguments": {"path": "notes.txt"}}\n```',
+        '<tool_call>{"name": "read_file", "arguments": {"path": "notes.txt"}}</tool_call>',
+    ],
+)
+def test_an_answer_whose_text_is_a_call_is_that_call(files: ProjectFiles, written: str) -> None:
+    tools = [t.spec() for t in create_project_tools(files)]
+    request = ModelRequest([Message("user", "what do the notes say?")], tools=tools)
+    inner = ScriptedModel([reply(json.dumps({"answer": written}))])
+    response = GuidedClient(inner, answer="plain").create(request)
+    assert response.finish_reason == "tool_calls"
+    (call,) = response.items
+    assert isinstance(call, FunctionCall)
+    assert (call.name, json.loads(call.arguments)) == ("read_file", {"path": "notes.txt"})
+
+
+def test_an_answer_that_only_shows_json_stays_an_answer(files: ProjectFiles) -> None:
+    tools = [t.spec() for t in create_project_tools(files)]
+    request = ModelRequest([Message("user", "q")], tools=tools)
+    shown = '{"tool": "hammer", "arguments": {"size": 3}}'  # a record, no declared tool's name
+    inner = ScriptedModel([reply(json.dumps({"answer": shown}))])
+    response = GuidedClient(inner, answer="plain").create(request)
+    assert response.items == (Message("assistant", shown),)
+
+
+@pytest.mark.parametrize(
     ("text", "code"),
     [
         ("I will list the files.", "guided_invalid_json"),

@@ -216,7 +216,8 @@ class GuidedClient:
             options={**request.options, **constraint},
         )
         cited = Cited(facts, _question(request.items))
-        response = translate(self.inner.create(guided), self.style, cited)
+        names = [t.name for t in tools]
+        response = translate(self.inner.create(guided), self.style, cited, names)
         if cited.composed is not None:  # later turns show the model its reply as it wrote it
             self._rendered[id(cited.composed)] = (cited.composed, cited.reply)
         return response

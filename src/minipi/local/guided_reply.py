@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeAlias
 
+from minipi.ai.textcalls import find_text_calls
 from minipi.ai.types import FunctionCall, Message, ModelResponse, output_text
 from minipi.errors import ModelProtocolError
 from minipi.local.guided_facts import Facts
@@ -43,10 +44,19 @@ class Cited:
 
 
 def translate(
-    response: ModelResponse, style: ResponseFormatStyle, cited: Cited | None = None
+    response: ModelResponse,
+    style: ResponseFormatStyle,
+    cited: Cited | None = None,
+    tool_names: Collection[str] = (),
 ) -> ModelResponse:
     """The guided JSON reply as neutral items: its ``FunctionCall``s (one, or a list) or an
-    answer ``Message`` (composed with the facts it cites, of those ``cited`` offered)."""
+    answer ``Message`` (composed with the facts it cites, of those ``cited`` offered).
+
+    An answer whose text is a call of one of ``tool_names`` (the guided form, or any form
+    ``find_text_calls`` reads) is that call: a reply that is a call is never shown as an
+    answer. Qwen2.5-Coder wrote ``[{"tool": "hotel_search_find_hotels", …}]`` as its answer
+    on BFCL, where the grammar offered the answer too; the loop then checks the call like any
+    other (arguments, approval, sandbox), and on the last turn it ends the run ``max_turns``."""
     if response.finish_reason in ("length", "content_filter"):
         return response  # cut or filtered: the loop ends the run, nothing here is executed
     text = output_text(response.items)
@@ -69,6 +79,9 @@ def translate(
     if answer is not None:
         if not answer.text.strip():
             return replace(response, items=())  # a blank answer is an empty reply
+        written = _written_calls(answer.text, tool_names)
+        if written:
+            return replace(response, items=written, finish_reason=_finish(finish, "tool_calls"))
         return replace(response, items=(answer,), finish_reason=_finish(finish, "stop"))
     raise ModelProtocolError(
         f"the guided reply is neither a tool call nor an answer: {text[:160]!r}; "
@@ -85,6 +98,23 @@ def _calls(value: Any) -> tuple[FunctionCall, ...]:
     if not calls or any(call is None for call in calls):
         return ()
     return tuple(call for call in calls if call is not None)
+
+
+def _written_calls(text: str, tool_names: Collection[str]) -> tuple[FunctionCall, ...]:
+    """The calls an answer's text is, when it is one (the prose around them dropped)."""
+    if not tool_names:
+        return ()
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        value = None
+    calls = _calls(value)
+    if calls and all(call.name in tool_names for call in calls):
+        return calls
+    found = find_text_calls(text, tool_names)
+    if found is None:
+        return ()
+    return tuple(FunctionCall(c.call_id, c.name, c.arguments) for c in found.calls)
 
 
 def _call(value: Any) -> FunctionCall | None:
