@@ -274,7 +274,9 @@ def test_figures_from_a_file_the_question_did_not_name_are_a_weak_success(
     assert end["verdict"] == {"kind": "backed", "reason": None}
 
 
-def verdict_of(question: str, reads: list[tuple[str, str]], answer: str) -> tuple[str, Any]:
+def verdict_of(
+    question: str, reads: list[tuple[str, str]], answer: str, facts: tuple[str, ...] = ()
+) -> tuple[str, Any]:
     from minipi.agent.evidence import check_evidence
     from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, Message
 
@@ -283,7 +285,7 @@ def verdict_of(question: str, reads: list[tuple[str, str]], answer: str) -> tupl
         arguments = f'{{"path": "{path}"}}'
         call = FunctionCall(f"c{n}", "read_file", arguments)
         items += [call, FunctionCallOutput(call.call_id, output)]
-    verdict = judge(check_evidence(answer, items), items=items)
+    verdict = judge(check_evidence(answer, items), facts=facts, items=items)
     return verdict.kind, verdict.reason
 
 
@@ -302,6 +304,14 @@ def test_a_named_file_that_leads_on_keeps_the_chain_in_the_question() -> None:
         "weak",
         "outside_question",
     )
+    example_db = [
+        ("config/app.toml", 'port = 9339\nname = "orders_5"'),
+        ("config/app.example.toml", 'port = 8080\nname = "example_db"'),
+    ]
+    said = "The port is 9339 and the database is 'example_db'."
+    cited = ("port = 9339 (config/app.toml)",)  # guided mode cited only the named file's port
+    ask_toml = "In config/app.toml, what are the port and the database name?"
+    assert verdict_of(ask_toml, example_db, said, cited) == ("weak", "outside_question")
     found = [("billing/2026/invoice-123.json", '{"total": 4821.5}')]
     assert verdict_of("Find invoice-123.json: its total?", found, "4821.5") == ("backed", None)
     anywhere = [("drafts/a.json", '{"orders": 104}')]

@@ -114,7 +114,10 @@ def judge(
     if not stated:
         return Verdict("weak", _why_weak(evidence, statuses, bool(facts)))
     named = _named_files(items)
-    if named and any(_outside(claim, named) for claim in stated):
+    found = [c for c in evidence.claims if c.supported and str(c.claim.kind) != "path"]
+    if named and any(_outside(claim, named) for claim in found):
+        # every figure of the text, cited or not: Qwen2.5-Coder-0.5B cited the port of
+        # config/app.toml and wrote the database name of app.example.toml beside it
         return Verdict("weak", "outside_question")
     if _copied(answer, items):
         return Verdict("weak", "copied")
