@@ -250,6 +250,18 @@ def test_the_prompt_declares_optional_parameters_and_the_list_form() -> None:
     assert "If no tool fits the question, answer it directly." in text
 
 
+def test_without_optional_a_small_model_writes_and_sees_the_required_parameters_only() -> None:
+    """``optional=False`` (models under ``assemble.FULL_OFFER_FROM``): SmolLM2-135M filled
+    optional parameters with values nobody asked for; the tool applies its defaults."""
+    schema = guided_schema([weather()], [Message("user", "weather in Paris?")], optional=False)
+    assert matches(grammar_of(schema), reply({"tool": "get_weather", "arguments": {"city": "P"}}))
+    both = {"city": "Paris", "unit": "celsius"}
+    assert not matches(grammar_of(schema), reply({"tool": "get_weather", "arguments": both}))
+    text = guided_instructions(None, [weather()], optional=False)
+    assert "- get_weather(city: string): Get the weather" in text
+    assert "days" not in text
+
+
 def test_consecutive_calls_are_one_list_only_where_replies_are_lists() -> None:
     """A file run's opening calls (list the root, read a named file) follow each other like
     one reply's: each stays its own message there (one list of both cost Qwen2.5-Coder-1.5B

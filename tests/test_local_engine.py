@@ -90,7 +90,7 @@ def test_engine_lists_its_model_and_find_running_finds_it(engine: Engine) -> Non
 def test_the_engine_knows_its_models_size_and_a_tiny_model_calls_one_at_a_time(
     engine: Engine,
 ) -> None:
-    """llama.cpp's log says how many weights the model has; below ``LISTS_FROM`` guided
+    """llama.cpp's log says how many weights the model has; below ``FULL_OFFER_FROM`` guided
     calls are one a reply (SmolLM2-135M repeated its call when a reply was a list)."""
     from minipi import assemble
     from minipi.local.guided import GuidedClient
@@ -104,6 +104,7 @@ def test_the_engine_knows_its_models_size_and_a_tiny_model_calls_one_at_a_time(
         assert isinstance(handle.client, GuidedClient)
         assert handle.parameters == pytest.approx(engine.parameters)
         assert handle.client.lists is False
+        assert handle.client.optional is False
     finally:
         handle.close()
 

@@ -154,7 +154,9 @@ class GuidedClient:
     approval can be given, a tiny model's stray change could only be refused); ``answer`` is
     the form of the answer (module docstring); ``lists`` makes a reply's calls a list, one or
     several, in runs with tools that do not explore the project and requests that allow
-    parallel calls (off: one call a reply; ``assemble.open_model`` sets it by model size).
+    parallel calls (off: one call a reply); without ``optional`` a tool that does not explore
+    is declared and offered with its required parameters only (``assemble.open_model`` sets
+    both by model size).
     """
 
     def __init__(
@@ -167,6 +169,7 @@ class GuidedClient:
         offer_mutating: bool = True,
         answer: AnswerForm = "facts",
         lists: bool = True,
+        optional: bool = True,
     ) -> None:
         if answer not in ANSWER_FORMS:
             raise ConfigError(
@@ -180,6 +183,7 @@ class GuidedClient:
         self.offer_mutating = offer_mutating
         self.answer = answer
         self.lists = lists
+        self.optional = optional
         self._rendered: dict[int, tuple[Item, Message | None]] = {}
 
     def create(self, request: ModelRequest) -> ModelResponse:
@@ -205,12 +209,17 @@ class GuidedClient:
             answer_needs_evidence=self.answer_needs_evidence,
             free_text=self.free_text,
             parallel=listing,
+            optional=self.optional,
         )
         constraint, facts = self._constraint(schema, request.items, tools)
         guided = ModelRequest(
             items=self._render(request.items, listing),
             instructions=guided_instructions(
-                request.instructions, request.tools, self.answer, lists=self.lists
+                request.instructions,
+                request.tools,
+                self.answer,
+                lists=self.lists,
+                optional=self.optional,
             ),
             parallel_tool_calls=request.parallel_tool_calls,
             options={**request.options, **constraint},
@@ -289,25 +298,28 @@ def guided_instructions(
     answer: AnswerForm = "facts",
     *,
     lists: bool = True,
+    optional: bool = True,
 ) -> str:
     """The system message: the caller's instructions, the tools (as guided mode offers
-    them) and the reply protocol for the ``answer`` form (with ``lists``, calls are a
-    list where the tools allow it). Static for a given tool list."""
+    them: ``optional`` parameters too or not) and the reply protocol for the ``answer``
+    form (with ``lists``, calls are a list where the tools allow it). Static for a given
+    tool list."""
     lines = ["You can use these tools:"]
     for tool in tools:
-        lines.extend(_declaration(tool))
+        lines.extend(_declaration(tool, optional))
     tools_text = "\n".join(lines) if tools else "You have no tools."
     head = f"{instructions.strip()}\n\n" if instructions and instructions.strip() else ""
     return f"{head}{tools_text}\n\n{_protocol(tools, answer, lists)}"
 
 
-def _declaration(tool: ToolSpec) -> list[str]:
+def _declaration(tool: ToolSpec, optional: bool = True) -> list[str]:
     """A tool as the system prompt declares it: ``- name(a: string, b?: integer): what it
     does``, then each parameter's description. An exploring tool's required parameters
-    only (as its grammar has them); another tool's all, ``?`` marking the optional ones."""
+    only (as its grammar has them); another tool's all (with ``optional``), ``?`` marking
+    the optional ones."""
     properties = tool.parameters.get("properties")
     shown = required_parameters(tool.parameters)
-    if not explores(tool) and isinstance(properties, dict):
+    if optional and not explores(tool) and isinstance(properties, dict):
         shown = {n: s for n, s in properties.items() if isinstance(s, dict)}
     needed = set(required_parameters(tool.parameters))
     signature = ", ".join(

@@ -38,11 +38,15 @@ MAX_DEPTH = 6
 _SCALARS = ("string", "integer", "number", "boolean", "null")
 
 
-def offered_arguments(parameters: JsonObject) -> JsonObject:
-    """The arguments schema guided replies may write for a tool declaring ``parameters``."""
+def offered_arguments(parameters: JsonObject, optional: bool = True) -> JsonObject:
+    """The arguments schema guided replies may write for a tool declaring ``parameters``
+    (without ``optional``, its required parameters only: the tool applies its defaults)."""
     offered = _node(parameters, 0)
     if offered.get("type") != "object":  # a tool's arguments are an object
         return {"type": "object"}
+    properties, needed = offered.get("properties"), offered.get("required", [])
+    if not optional and isinstance(properties, dict):
+        offered["properties"] = {n: s for n, s in properties.items() if n in needed}
     return offered
 
 

@@ -112,14 +112,16 @@ def guided_schema(
     answer_needs_evidence: bool = True,
     free_text: bool = False,
     parallel: bool = False,
+    optional: bool = True,
 ) -> JsonObject:
     """The JSON Schema the next reply must match (see the module docstring for the rules).
 
     ``mutating`` names the tools that change things (``GuidedClient`` passes the names of
-    the request's tools whose ``ToolSpec.mutating`` is set)."""
+    the request's tools whose ``ToolSpec.mutating`` is set); without ``optional`` a tool that
+    does not explore is offered its required parameters only."""
     state = RunState.of(items, mutating)
     fitting = _Fitting.of(tools, state, tool_choice)
-    branches = _tool_branches(fitting.tools, state, tool_choice, free_text)
+    branches = _tool_branches(fitting.tools, state, tool_choice, free_text, optional)
     calls = list(branches)
     answered = state.evidence and _answered(tools, state, branches)
     may_answer = answered or not answer_needs_evidence or fitting.declinable
@@ -190,14 +192,14 @@ def _from_question(tool: ToolSpec) -> bool:
 
 
 def _tool_branches(
-    tools: Sequence[ToolSpec], state: RunState, tool_choice: str, free_text: bool
+    tools: Sequence[ToolSpec], state: RunState, tool_choice: str, free_text: bool, optional: bool
 ) -> list[JsonObject]:
     """The branches of the tools ``tool_choice`` allows that can still be called usefully;
     none after a change (then the answer)."""
     if tool_choice == "none" or state.changed:
         return []
     allowed = (t for t in tools if tool_choice in ("auto", "required", t.name))
-    branches = (_tool_branch(tool, state, free_text) for tool in allowed)
+    branches = (_tool_branch(tool, state, free_text, optional) for tool in allowed)
     return [branch for branch in branches if branch is not None]
 
 
@@ -221,14 +223,16 @@ def _closed_value(schema: JsonObject) -> bool:
 _CLOSED_TYPES = ("boolean", "integer", "number")
 
 
-def _tool_branch(tool: ToolSpec, state: RunState, free_text: bool) -> JsonObject | None:
+def _tool_branch(
+    tool: ToolSpec, state: RunState, free_text: bool, optional: bool
+) -> JsonObject | None:
     """The branch for one call of ``tool``, or None when no useful call is left."""
     required = required_parameters(tool.parameters)
     if not _may_call(tool, required, state, free_text):
         return None
     chosen = choice_specs(tool)
     if not chosen:
-        return _call_branch(tool.name, offered_arguments(tool.parameters))
+        return _call_branch(tool.name, offered_arguments(tool.parameters, optional))
     if free_text:  # the question's words are a hint only: any text is allowed
         chosen = {n: spec for n, spec in chosen.items() if spec.kind != "question"}
     guided = {name: chosen[name] for name in required if name in chosen}
