@@ -6,9 +6,10 @@
 
 ``--answer``: time to an answer, the README's question on ``examples/sample_project`` through
 the CLI's own assembly (``minipi.assemble``: model resolution, engine start, the default mode
-per model size, the project tools, ``run_agent``). One JSON object: ``start_s`` (open_model,
-engine start included), ``total_s`` (start to answer), ``mode``, ``correct`` (the three
-expected values in the answer), per turn ``seconds``, ``prompt``, ``cached``, ``output``.
+per model size, the project tools, the opening calls of the question, ``run_agent``). One JSON
+object: ``start_s`` (open_model, engine start included), ``total_s`` (start to answer),
+``mode``, ``correct`` (the three expected values in the answer), ``shown`` (in the answer or
+the facts minipi cites), per turn ``seconds``, ``prompt``, ``cached``, ``output``.
 
 Starts ``python -m llama_cpp.server`` on a free 127.0.0.1 port (stderr to ``--log``), then
 per mode runs ``--reps`` conversations of ``--turns`` requests through minipi's real chat wire
@@ -297,7 +298,7 @@ def time_to_answer(gguf: str | None, guided: bool | None) -> dict[str, Any]:
     try:
         with ProjectFiles(project) as files:
             tools = run_tools(settings, files, lambda request: False)
-            config = agent_config(settings, model, tools)
+            config = agent_config(settings, model, tools, question=README_QUESTION, files=files)
             result = run_agent(model.client, tools, config, README_QUESTION, on_event=on_event)
     finally:
         model.close()
@@ -310,6 +311,7 @@ def time_to_answer(gguf: str | None, guided: bool | None) -> dict[str, Any]:
         "code": result.code,
         "error": (result.error or "")[:300],
         "correct": all(value in result.answer for value in EXPECTED),
+        "shown": all(value in " ".join((result.answer, *result.facts)) for value in EXPECTED),
         "turns": turns,
         "answer": result.answer[:300],
     }
