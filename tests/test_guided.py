@@ -33,7 +33,7 @@ from minipi.ai.types import (
     ToolSpec,
     Usage,
 )
-from minipi.errors import ConfigError
+from minipi.errors import ConfigError, ModelProtocolError
 from minipi.files import ProjectFiles, create_project_tools
 from minipi.local.guided import (
     ANSWER_BRANCH,
@@ -812,21 +812,33 @@ def test_reply_translation(files: ProjectFiles) -> None:
 @pytest.mark.parametrize(
     "written",
     [
-        '{"tool": "read_file", "arguments": {"path": "notes.txt"}}',  # Qwen2.5-Coder on BFCL
-        '[{"tool": "read_file", "arguments": {"path": "notes.txt"}}]',
-        '```json\n{"name": "read_file", "arguments": {"path": "notes.txt"}}\n```',
-        '<tool_call>{"name": "read_file", "arguments": {"path": "notes.txt"}}</tool_call>',
+        '{"tool": "list_files", "arguments": {"path": "."}}',  # Qwen2.5-Coder on BFCL
+        '[{"tool": "list_files", "arguments": {"path": "."}}]',
+        '```json\n{"name": "list_files", "arguments": {"path": "."}}\n```',
+        '<tool_call>{"name": "list_files", "arguments": {"path": "."}}</tool_call>',
     ],
 )
 def test_an_answer_whose_text_is_a_call_is_that_call(files: ProjectFiles, written: str) -> None:
     tools = [t.spec() for t in create_project_tools(files)]
-    request = ModelRequest([Message("user", "what do the notes say?")], tools=tools)
+    request = ModelRequest([Message("user", "what is in the project?")], tools=tools)
     inner = ScriptedModel([reply(json.dumps({"answer": written}))])
     response = GuidedClient(inner, answer="plain").create(request)
     assert response.finish_reason == "tool_calls"
     (call,) = response.items
     assert isinstance(call, FunctionCall)
-    assert (call.name, json.loads(call.arguments)) == ("read_file", {"path": "notes.txt"})
+    assert (call.name, json.loads(call.arguments)) == ("list_files", {"path": "."})
+
+
+def test_an_answer_that_is_a_call_the_grammar_withheld_is_never_run(files: ProjectFiles) -> None:
+    """Text must not get round the grammar: with ``tool_choice`` none (the last turn) or after
+    a change, a call written as the answer ends the run, it is neither run nor shown."""
+    tools = [t.spec() for t in create_project_tools(files)]
+    request = ModelRequest([Message("user", "q")], tools=tools, tool_choice="none")
+    written = '{"tool": "read_file", "arguments": {"path": "notes.txt"}}'
+    inner = ScriptedModel([reply(json.dumps({"answer": written}))])
+    with pytest.raises(ModelProtocolError, match="read_file, which this reply may not make") as e:
+        GuidedClient(inner, answer="plain").create(request)
+    assert e.value.code == "guided_invalid_reply"
 
 
 def test_an_answer_that_only_shows_json_stays_an_answer(files: ProjectFiles) -> None:

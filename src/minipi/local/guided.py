@@ -20,7 +20,8 @@ What the server sees instead of the neutral request:
   (``guided_schema``): one branch per tool that can still be called usefully, plus the
   answer branch when it is allowed.
 
-The rules of the schema are in ``minipi.local.guided_schema``.
+The rules of the schema are in ``minipi.local.guided_schema``, the system message in
+``minipi.local.guided_prompt``.
 
 The answer's form (``answer``, an ``AnswerForm`` of ``minipi.local.guided_grammar``):
 ``"facts"`` (the default) asks for ``{"facts": [F, ...], "answer": TEXT}``, where the facts are
@@ -50,7 +51,10 @@ llama.cpp's llama-server, vLLM and OpenAI accept).
 A reply that is not JSON despite the grammar, or that is neither shape, raises
 ``ModelProtocolError`` (the server probably ignores ``response_format``). A well-formed call
 the schema did not allow is passed on and the loop's own checks answer it (llama-cpp-python
-silently falls back to a plain-JSON grammar for a schema it cannot convert). A blank answer
+silently falls back to a plain-JSON grammar for a schema it cannot convert). An answer whose
+text is a call (``guided_reply.translate``) is that call when the schema offered its tool,
+and a ``ModelProtocolError`` when it did not: text never gets round what the grammar
+withholds (a second change, the last turn's answer). A blank answer
 is an empty reply (the loop asks once more); a reply cut at the token limit passes through
 with finish ``length``.
 """
@@ -75,6 +79,7 @@ from minipi.ai.types import (
 )
 from minipi.errors import ConfigError
 from minipi.local.guided_grammar import AnswerForm, Facts, guided_facts, guided_grammar
+from minipi.local.guided_prompt import guided_instructions
 from minipi.local.guided_reply import (
     Cited,
     ResponseFormatStyle,
@@ -87,7 +92,7 @@ from minipi.local.guided_schema import (
     explores,
     guided_schema,
     loads_or_none,
-    required_parameters,
+    offered_tools,
     searches_only,
 )
 
@@ -104,42 +109,6 @@ __all__ = [
 ]
 
 ANSWER_FORMS: tuple[AnswerForm, ...] = ("facts", "digits", "facts_digits", "plain")
-
-_PROTOCOL = """Reply with exactly one JSON object and nothing else:
-{"tool": "<tool name>", "arguments": {...}} calls a tool; its result comes back to you.
-"""
-_ANSWER = """{"answer": "<your answer>"} is your final answer to the user.
-Use the tools to find the facts first. As soon as a tool result holds what the question asks
-for, reply with {"answer": ...} and give the facts from that result."""
-_FACTS = """{"facts": [...], "answer": "..."} is your final answer to the user: the facts are
-copied from the tool results, the answer is your reply in the question's language.
-Use the tools to find the facts first. As soon as a tool result holds what the question asks
-for, reply with {"facts": [...], "answer": ...}: first copy the facts that answer the
-question, then write the answer with them."""
-# Not said: "a question that asks for a change is answered after the change" did not make
-# Qwen2.5-Coder-1.5B move the file before answering (4 runs, 3 wordings) and cost SmolLM2-135M
-# two of the daily report's three facts.
-_DIGITS = "\nEvery number in your answer is copied from a tool result."
-_PROTOCOLS: Mapping[AnswerForm, str] = {
-    "plain": _PROTOCOL + _ANSWER,
-    "digits": _PROTOCOL + _ANSWER + _DIGITS,
-    "facts": _PROTOCOL + _FACTS,
-    "facts_digits": _PROTOCOL + _FACTS + _DIGITS,
-}
-# With tools that take their arguments from the question (not only the file tools): several
-# calls in one reply, and an answer without a call when no tool fits.
-_CALLS = """Reply with exactly one JSON value and nothing else:
-[{"tool": "<tool name>", "arguments": {...}}] calls tools (one, or several at once, each its
-own object in the list); their results come back to you. When the question asks the same
-for several things (cities, years, values), make one call for each.
-"""
-_ANSWER_FORMS: Mapping[AnswerForm, str] = {
-    "plain": '{"answer": "<your answer>"} is your final answer to the user.',
-    "digits": '{"answer": "<your answer>"} is your final answer to the user.' + _DIGITS,
-    "facts": '{"facts": [...], "answer": "..."} is your final answer to the user: the facts '
-    "are copied from the tool results, the answer is your reply in the question's language.",
-}
-_DECLINE = "\nCall the tools the question needs. If no tool fits the question, answer it directly."
 
 
 class GuidedClient:
@@ -225,8 +194,8 @@ class GuidedClient:
             options={**request.options, **constraint},
         )
         cited = Cited(facts, _question(request.items))
-        names = [t.name for t in tools]
-        response = translate(self.inner.create(guided), self.style, cited, names)
+        offered, declared = offered_tools(schema), [t.name for t in request.tools]
+        response = translate(self.inner.create(guided), self.style, cited, offered, declared)
         if cited.composed is not None:  # later turns show the model its reply as it wrote it
             self._rendered[id(cited.composed)] = (cited.composed, cited.reply)
         return response
@@ -290,63 +259,6 @@ def response_format(schema: JsonObject, style: ResponseFormatStyle) -> JsonObjec
             "json_schema": {"name": "guided_reply", "strict": True, "schema": schema},
         }
     return {"type": "json_object", "schema": schema}
-
-
-def guided_instructions(
-    instructions: str | None,
-    tools: Sequence[ToolSpec],
-    answer: AnswerForm = "facts",
-    *,
-    lists: bool = True,
-    optional: bool = True,
-) -> str:
-    """The system message: the caller's instructions, the tools (as guided mode offers
-    them: ``optional`` parameters too or not) and the reply protocol for the ``answer``
-    form (with ``lists``, calls are a list where the tools allow it). Static for a given
-    tool list."""
-    lines = ["You can use these tools:"]
-    for tool in tools:
-        lines.extend(_declaration(tool, optional))
-    tools_text = "\n".join(lines) if tools else "You have no tools."
-    head = f"{instructions.strip()}\n\n" if instructions and instructions.strip() else ""
-    return f"{head}{tools_text}\n\n{_protocol(tools, answer, lists)}"
-
-
-def _declaration(tool: ToolSpec, optional: bool = True) -> list[str]:
-    """A tool as the system prompt declares it: ``- name(a: string, b?: integer): what it
-    does``, then each parameter's description. An exploring tool's required parameters
-    only (as its grammar has them); another tool's all (with ``optional``), ``?`` marking
-    the optional ones."""
-    properties = tool.parameters.get("properties")
-    shown = required_parameters(tool.parameters)
-    if optional and not explores(tool) and isinstance(properties, dict):
-        shown = {n: s for n, s in properties.items() if isinstance(s, dict)}
-    needed = set(required_parameters(tool.parameters))
-    signature = ", ".join(
-        f"{name}{'' if name in needed else '?'}: {_type_name(schema)}"
-        for name, schema in shown.items()
-    )
-    described = (
-        f"  {name}: {' '.join(str(schema['description']).split())}"
-        for name, schema in shown.items()
-        if schema.get("description")
-    )
-    return [f"- {tool.name}({signature}): {tool.description}", *described]
-
-
-def _type_name(schema: JsonObject) -> str:
-    kind = schema.get("type", "value")
-    return "|".join(map(str, kind)) if isinstance(kind, list) else str(kind)
-
-
-def _protocol(tools: Sequence[ToolSpec], answer: AnswerForm, lists: bool) -> str:
-    """The reply protocol: the file tools' (measured with them) when every tool explores,
-    else with calls as a list (``lists``) and answers without a call."""
-    if all(explores(tool) for tool in tools):
-        return _PROTOCOLS[answer]
-    form = _ANSWER_FORMS["facts" if answer == "facts_digits" else answer]
-    digits = _DIGITS if answer == "facts_digits" else ""
-    return (_CALLS if lists else _PROTOCOL) + form + digits + _DECLINE
 
 
 def _without_answer(schema: JsonObject) -> JsonObject:

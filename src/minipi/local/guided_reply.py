@@ -47,16 +47,19 @@ def translate(
     response: ModelResponse,
     style: ResponseFormatStyle,
     cited: Cited | None = None,
-    tool_names: Collection[str] = (),
+    offered: Collection[str] = (),
+    declared: Collection[str] = (),
 ) -> ModelResponse:
     """The guided JSON reply as neutral items: its ``FunctionCall``s (one, or a list) or an
     answer ``Message`` (composed with the facts it cites, of those ``cited`` offered).
 
-    An answer whose text is a call of one of ``tool_names`` (the guided form, or any form
+    An answer whose text is a call of a ``declared`` tool (the guided form, or any form
     ``find_text_calls`` reads) is that call: a reply that is a call is never shown as an
     answer. Qwen2.5-Coder wrote ``[{"tool": "hotel_search_find_hotels", …}]`` as its answer
     on BFCL, where the grammar offered the answer too; the loop then checks the call like any
-    other (arguments, approval, sandbox), and on the last turn it ends the run ``max_turns``."""
+    other (arguments, approval, sandbox). A call of a tool the grammar did not ``offer`` this
+    reply (a second change, the last turn's answer) is a protocol error, never run: the text
+    must not get round what the grammar withholds."""
     if response.finish_reason in ("length", "content_filter"):
         return response  # cut or filtered: the loop ends the run, nothing here is executed
     text = output_text(response.items)
@@ -79,7 +82,14 @@ def translate(
     if answer is not None:
         if not answer.text.strip():
             return replace(response, items=())  # a blank answer is an empty reply
-        written = _written_calls(answer.text, tool_names)
+        written = _written_calls(answer.text, declared)
+        withheld = sorted({call.name for call in written} - set(offered))
+        if withheld:
+            raise ModelProtocolError(
+                f"the guided answer is a call of {', '.join(withheld)}, which this reply "
+                f"may not make: {answer.text[:160]!r}",
+                code="guided_invalid_reply",
+            )
         if written:
             return replace(response, items=written, finish_reason=_finish(finish, "tool_calls"))
         return replace(response, items=(answer,), finish_reason=_finish(finish, "stop"))
@@ -101,7 +111,8 @@ def _calls(value: Any) -> tuple[FunctionCall, ...]:
 
 
 def _written_calls(text: str, tool_names: Collection[str]) -> tuple[FunctionCall, ...]:
-    """The calls an answer's text is, when it is one (the prose around them dropped)."""
+    """The calls an answer's text is, when it is one (the prose around them dropped; a
+    malformed one is named ``invalid_tool_call``, which the loop answers with an error)."""
     if not tool_names:
         return ()
     try:

@@ -66,6 +66,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import product
+from typing import Any
 
 from minipi.ai.types import Item, JsonObject, ToolSpec
 from minipi.local.guided_arguments import offered_arguments, offered_value
@@ -87,6 +88,7 @@ __all__ = [
     "explores",
     "guided_schema",
     "loads_or_none",
+    "offered_tools",
     "required_parameters",
     "searches_only",
 ]
@@ -297,6 +299,21 @@ def _combinations(offered: Mapping[str, list[str]], fresh: list[dict[str, str]])
         return _object({p: {"type": "string", "enum": list(v)} for p, v in offered.items()})
     options = [_object({p: {"const": v} for p, v in c.items()}) for c in fresh]
     return options[0] if len(options) == 1 else {"anyOf": options}
+
+
+def offered_tools(schema: Any) -> set[str]:
+    """The tools whose calls ``schema`` allows: the ``tool`` consts of its call branches (in
+    ``anyOf`` and a list's ``items``; never inside a call's arguments)."""
+    if not isinstance(schema, dict):
+        return set()
+    properties = schema.get("properties")
+    tool = properties.get("tool") if isinstance(properties, dict) else None
+    name = tool.get("const") if isinstance(tool, dict) else None
+    names = {name} if isinstance(name, str) else set()
+    branches = schema.get("anyOf")
+    for branch in branches if isinstance(branches, list) else ():
+        names |= offered_tools(branch)
+    return names | offered_tools(schema.get("items"))
 
 
 def _call_branch(name: str, arguments: JsonObject) -> JsonObject:
