@@ -38,7 +38,16 @@ from minipi.agent.hooks import RunView
 from minipi.agent.result import RunResult
 from minipi.agent.rules import Rules
 from minipi.agent.tools import AgentTool
-from minipi.ai.types import Delta, FunctionCall, Item, Message, ModelClient, ModelRequest, Usage
+from minipi.ai.types import (
+    Delta,
+    FunctionCall,
+    Item,
+    Message,
+    ModelClient,
+    ModelRequest,
+    Usage,
+    last_question,
+)
 from minipi.errors import ModelError, ModelStreamError
 
 __all__ = ["run_agent"]
@@ -75,7 +84,7 @@ def run_agent(
 
 def _loop(run: _Run) -> FinalAnswer | End:
     offered = tuple(spec.name for spec in run.tools.specs)  # inside the run: a sink may fail
-    run.emit(RunStart(_question(run.history), run.client.model, offered))
+    run.emit(RunStart(last_question(run.history), run.client.model, offered))
     opening = opening_calls(run.config, run.history)  # turn 0
     run.add(*opening)
     stop: FinalAnswer | End | None = _execute(run, opening)
@@ -218,8 +227,3 @@ class _Run:
         self.emit(ModelDelta(self.turns, delta))
         if self.rules.deadline.passed():  # a slow stream does not outlive the run's budget
             raise _OutOfTime
-
-
-def _question(history: Sequence[Item]) -> str:
-    users = (i.text for i in reversed(history) if isinstance(i, Message) and i.role == "user")
-    return next(users, "")

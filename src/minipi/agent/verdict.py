@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from minipi.agent.asked import asks_computed, left_out
-from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, Message
+from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, last_question
 
 if TYPE_CHECKING:
     from minipi.agent.evidence import CheckedClaim, Evidence
@@ -121,17 +121,12 @@ def judge(
         return Verdict("weak", "outside_question")
     if _copied(answer, items):
         return Verdict("weak", "copied")
-    question = _question(items)
+    question = last_question(items)
     if asks_computed(question):
         return Verdict("weak", "computed")
     if left_out(question, answer, evidence, items):
         return Verdict("weak", "left_out")
     return Verdict("backed")
-
-
-def _question(items: Sequence[Item]) -> str:
-    users = (i.text for i in reversed(items) if isinstance(i, Message) and i.role == "user")
-    return next(users, "")
 
 
 _WORDS = re.compile(r"\w+")
@@ -210,8 +205,7 @@ def _named_files(items: Sequence[Item]) -> frozenset[str]:
     when the question names none."""
     from minipi.agent.evidence.statements import find_paths
 
-    users = (i.text for i in reversed(items) if isinstance(i, Message) and i.role == "user")
-    question = next(users, "")
+    question = last_question(items)
     named = {found.value for found in find_paths(question)}
     named |= {f"{m.group(1) or m.group(2)}/" for m in _FOLDER_WORD.finditer(question)}
     if not named:

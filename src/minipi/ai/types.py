@@ -203,6 +203,12 @@ def output_text(items: Sequence[Item]) -> str:
     return strip_think("".join(parts)).strip()
 
 
+def last_question(items: Sequence[Item]) -> str:
+    """The text of the last user message of ``items`` ("" when there is none)."""
+    users = (i.text for i in reversed(items) if isinstance(i, Message) and i.role == "user")
+    return next(users, "")
+
+
 def result_follows_question(items: Sequence[Item]) -> bool:
     """Whether a tool result follows the last user message of ``items``."""
     for item in reversed(items):

@@ -75,6 +75,7 @@ from minipi.ai.types import (
     ModelRequest,
     ModelResponse,
     ToolSpec,
+    last_question,
     result_follows_question,
 )
 from minipi.errors import ConfigError
@@ -193,7 +194,7 @@ class GuidedClient:
             parallel_tool_calls=request.parallel_tool_calls,
             options={**request.options, **constraint},
         )
-        cited = Cited(facts, _question(request.items))
+        cited = Cited(facts, last_question(request.items))
         offered, declared = offered_tools(schema), [t.name for t in request.tools]
         response = translate(self.inner.create(guided), self.style, cited, offered, declared)
         if cited.composed is not None:  # later turns show the model its reply as it wrote it
@@ -271,11 +272,6 @@ def _without_answer(schema: JsonObject) -> JsonObject:
 
 def _offers_answer(schema: JsonObject) -> bool:
     return schema == ANSWER_BRANCH or ANSWER_BRANCH in schema.get("anyOf", ())
-
-
-def _question(items: Sequence[Item]) -> str:
-    users = (i.text for i in reversed(items) if isinstance(i, Message) and i.role == "user")
-    return next(users, "")
 
 
 def _reply_calls(items: Sequence[Item], index: int) -> list[FunctionCall]:
