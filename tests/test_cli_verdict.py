@@ -389,3 +389,22 @@ def test_a_question_for_a_computed_figure_or_a_left_out_field_is_not_backed(
     assert verdict(asked, ["reports/xiamen.json"], short) == {"kind": "weak", "reason": "left_out"}
     whole = "It is for June 17, 2026: 694 orders and a revenue of 33,600 yuan."
     assert verdict(asked, ["reports/xiamen.json"], whole) == {"kind": "backed", "reason": None}
+
+
+def test_one_wording_of_counting_for_guided_mode_and_the_verdict() -> None:
+    """A question guided mode has a search count (``Question.counts``) is one the verdict
+    calls computed; a quantity a file holds is neither."""
+    from minipi.agent.asked import asks_computed, asks_count
+    from minipi.local.guided_rank import Question
+
+    for counting in (
+        "How many warnings does logs/app.log have?",
+        "logs 目录里有多少条 ERROR？",
+        "How often does 'retry' appear in the log?",
+    ):
+        assert asks_count(counting), counting
+        assert Question.of(counting).counts, counting
+        assert asks_computed(counting), counting
+    for held in ("How many units of SKU-7 are left?", "SKU-7 还剩多少件？"):
+        assert not asks_count(held), held
+        assert not Question.of(held).counts, held

@@ -32,16 +32,24 @@ from minipi.ai.types import FunctionCallOutput, Item, Message
 if TYPE_CHECKING:  # the evidence package is loaded by the check, not by `import minipi`
     from minipi.agent.evidence.types import CheckedClaim, Evidence
 
-__all__ = ["MAX_OUTPUT", "asks_computed", "left_out"]
+__all__ = ["MAX_OUTPUT", "asks_computed", "asks_count", "left_out"]
 
 MAX_OUTPUT = 256 * 1024
-_COUNTED = r"(?:lines?|rows?|entries|entry|records?|times|occurrences?|files?|matches|errors?)"
+_COUNTED = (
+    r"(?:lines?|rows?|entries|entry|records?|times|occurrences?|files?|matches|errors?|warnings?)"
+)
+_COUNTING = (
+    rf"\bhow\s+many\s+(?:\S+\s+){{0,2}}{_COUNTED}\b|\bnumber\s+of\s+(?:\S+\s+){{0,2}}{_COUNTED}\b"
+    r"|\bhow\s+often\b|(?:多少|几)\s*(?:条|次|行|处)"
+)
+"""A question that counts lines or occurrences (``how many ERROR lines``, ``多少条``), not one
+that asks for a quantity a file holds (``how many units are left``, ``还剩多少件``)."""
+_COUNTS = re.compile(_COUNTING, re.IGNORECASE)
 _COMPUTED = re.compile(
-    rf"\bhow\s+many\s+(?:\S+\s+){{0,2}}{_COUNTED}\b"
-    rf"|\bnumber\s+of\s+(?:\S+\s+){{0,2}}{_COUNTED}\b|\bhow\s+often\b"
+    rf"{_COUNTING}"
     r"|\bby\s+how\s+(?:many|much)\b|\bhow\s+(?:many|much)\s+(?:more|less|fewer|higher|lower)\b"
     r"|\bdifference\b|\bin\s+total\b|\baltogether\b|\bsum\s+of\b|\baverage\b"
-    r"|(?:多少|几)\s*(?:条|次|行|处)|[多少差高低]多少|相差|差距|总共|一共|合计|总和|总计|加起来|平均",
+    r"|[多少差高低]多少|相差|差距|总共|一共|合计|总和|总计|加起来|平均",
     re.IGNORECASE,
 )
 _WORD = re.compile(r"[A-Za-z]{3,}")
@@ -78,6 +86,12 @@ _STOP = frozenset(
         "files",
     }
 )
+
+
+def asks_count(question: str) -> bool:
+    """Whether ``question`` counts lines or occurrences (guided mode then has a search count
+    them: ``minipi.local.guided_rank.Question.counts``)."""
+    return _COUNTS.search(question) is not None
 
 
 def asks_computed(question: str) -> bool:

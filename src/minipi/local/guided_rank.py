@@ -24,6 +24,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from minipi.agent.asked import asks_count
+
 __all__ = ["Question", "Ranked", "rank_facts", "words_of"]
 
 _WORD = re.compile(r"[a-z]{3,}|[\u4e00-\u9fff]{2,}")
@@ -65,16 +67,6 @@ _STAMP = re.compile(r"\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?")
 _LATEST = frozenset({"latest", "newest", "last", "recent", "最新", "最近", "最后"})
 _EARLIEST = frozenset({"first", "earliest", "oldest", "第一", "最早", "首次"})
 _NUMBER_CUES = frozenset({"many", "much", "total", "count", "number", "多少", "几个"})
-_COUNTED = (
-    r"(?:lines?|rows?|entries|entry|records?|times|occurrences?|files?|matches|errors?|warnings?)"
-)
-_COUNTING = re.compile(
-    rf"\bhow\s+many\s+(?:\S+\s+){{0,2}}{_COUNTED}\b|\bnumber\s+of\s+(?:\S+\s+){{0,2}}{_COUNTED}\b"
-    r"|\bhow\s+often\b|(?:多少|几)\s*(?:条|次|行|处)",
-    re.IGNORECASE,
-)
-"""A question that counts lines or occurrences (``how many ERROR lines``, ``多少条``), not one
-that asks for a quantity a file holds (``how many units are left``, ``还剩多少件``)."""
 _MOST = frozenset({"highest", "largest", "most", "biggest", "maximum", "最高", "最大", "最多"})
 _LEAST = frozenset({"lowest", "smallest", "least", "fewest", "minimum", "最少", "最低", "最小"})
 
@@ -116,9 +108,9 @@ class Question:
 
     @property
     def counts(self) -> bool:
-        """Whether the question counts lines or occurrences (``_COUNTING``): a search
+        """Whether the question counts lines or occurrences (``asks_count``): a search
         reports how many lines match."""
-        return _COUNTING.search(self.text) is not None
+        return asks_count(self.text)
 
     def says(self, path: str) -> bool:
         """Whether the question names ``path`` (``names``) or says its last part as a word
