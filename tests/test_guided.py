@@ -841,6 +841,24 @@ def test_an_answer_that_is_a_call_the_grammar_withheld_is_never_run(files: Proje
     assert e.value.code == "guided_invalid_reply"
 
 
+def test_through_the_loop_a_call_written_as_the_answer_runs_or_ends_the_run(
+    files: ProjectFiles,
+) -> None:
+    as_answer = json.dumps({"answer": DAILY_TEXTS[0]})  # list_files ".", written as the answer
+    outcome, _, events = guided_run(files, [reply(as_answer), *DAILY[1:]])
+    assert (outcome.status, outcome.answer) == ("succeeded", "2026-09-06，128 笔，9600 元")
+    started = [(e.name, json.loads(e.arguments)) for e in events if isinstance(e, ToolCallStarted)]
+    assert started[0] == ("list_files", {"path": "."})
+    # the last turn allows the answer only: a read written as the answer is never run
+    late = json.dumps({"answer": DAILY_TEXTS[2]})
+    config = AgentConfig(max_turns=2, answer_on_last_turn=True)
+    client = GuidedClient(ScriptedModel([DAILY[0], reply(late)]), answer="plain")
+    events = []
+    outcome = run_agent(client, create_project_tools(files), config, QUESTION, events.append)
+    assert (outcome.status, outcome.code) == ("failed", "guided_invalid_reply")
+    assert [e.name for e in events if isinstance(e, ToolCallStarted)] == ["list_files"]
+
+
 def test_an_answer_that_only_shows_json_stays_an_answer(files: ProjectFiles) -> None:
     tools = [t.spec() for t in create_project_tools(files)]
     request = ModelRequest([Message("user", "q")], tools=tools)

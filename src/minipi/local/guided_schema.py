@@ -165,7 +165,7 @@ def _answered(tools: Sequence[ToolSpec], state: RunState, branches: list[JsonObj
     tried), a question that asks how many had a search count (Qwen2.5-Coder-1.5B counted 2
     and 3 ERROR lines of 4 and 6 from a log's text), and a change it asks for was made,
     while the tools for them are offered."""
-    offered = {b["properties"]["tool"]["const"] for b in branches}
+    offered = offered_tools({"anyOf": branches})
     if state.unread and "read_file" in offered:
         return False
     counters = [t for t in tools if _from_question(t) and t.name in offered]
