@@ -179,7 +179,7 @@ def test_enums_come_from_shown_choices_and_repeats_are_not_expressible(
     specs: Sequence[ToolSpec],
 ) -> None:
     items: list[Item] = [
-        Message("user", QUESTION),
+        Message("user", "Which day is the daily report for?"),  # it names no path
         call("list_files", {"path": "."}, "c1"),
         result("c1", "reports/\nREADME.md", dir=("reports",), file=("README.md",)),
     ]

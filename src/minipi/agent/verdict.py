@@ -37,15 +37,14 @@ and ends the run for under any mode (a change the answer claims that no tool mad
 
 from __future__ import annotations
 
-import json
-import posixpath
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from minipi.agent.asked import asks_computed, left_out
-from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, last_question
+from minipi.agent.scope import is_file, run_scope, within
+from minipi.ai.types import FunctionCallOutput, Item, last_question
 
 if TYPE_CHECKING:
     from minipi.agent.evidence import CheckedClaim, Evidence
@@ -113,7 +112,7 @@ def judge(
     stated = [claim for claim in evidence.claims if _states(claim, facts)]
     if not stated:
         return Verdict("weak", _why_weak(evidence, statuses, bool(facts)))
-    named = _named_files(items)
+    named = run_scope(items)
     found = [c for c in evidence.claims if c.supported and str(c.claim.kind) != "path"]
     if named and any(_outside(claim, named) for claim in found):
         # every figure of the text, cited or not: Qwen2.5-Coder-0.5B cited the port of
@@ -192,69 +191,9 @@ def _fact(line: str) -> str:
     return head if sep and line.endswith(")") else line
 
 
-_FOLDER_WORD = re.compile(
-    r"(?<![\w.-])([\w.-]*[A-Za-z0-9_])\s*(?:目录|文件夹)"
-    r"|\b(?:the\s+)?([\w.-]*[A-Za-z0-9_])\s+(?:directory|folder)\b",
-    re.IGNORECASE,
-)
-
-
-def _named_files(items: Sequence[Item]) -> frozenset[str]:
-    """The files and folders (``dir/``) the last question names, with every path named in
-    the text a tool returned for one of them (a clue that leads on), to a fixed point; empty
-    when the question names none."""
-    from minipi.agent.evidence.statements import find_paths
-
-    question = last_question(items)
-    named = {found.value for found in find_paths(question)}
-    named |= {f"{m.group(1) or m.group(2)}/" for m in _FOLDER_WORD.finditer(question)}
-    if not named:
-        return frozenset()
-    paths = {i.call_id: _path_argument(i) for i in items if isinstance(i, FunctionCall)}
-    outputs = [(paths.get(i.call_id), i.output) for i in items if isinstance(i, FunctionCallOutput)]
-    grew = True
-    while grew:  # each round adds a path or ends: at most one round a result
-        grew = False
-        for path, output in outputs:
-            if path is not None and _within(path, named):
-                more = {found.value for found in find_paths(output)} - named
-                grew = grew or bool(more)
-                named |= more
-        outputs = [(path, output) for path, output in outputs if not _within(path or "", named)]
-    return frozenset(named)
-
-
-def _path_argument(call: FunctionCall) -> str | None:
-    """The call's ``path`` argument (as the evidence sources read it), or None."""
-    try:
-        arguments = json.loads(call.arguments)
-    except ValueError:
-        return None
-    path = arguments.get("path") if isinstance(arguments, dict) else None
-    return path if isinstance(path, str) else None
-
-
 def _outside(claim: CheckedClaim, named: frozenset[str]) -> bool:
     """Every source of ``claim`` is a file's content, and no such file is one ``named``."""
     files = [s.path for s in claim.sources if s.origin == "content"]
-    if not files or any(path is None or not _is_file(path) for path in files):
+    if not files or any(path is None or not is_file(path) for path in files):
         return False
-    return not any(_within(path, named) for path in files if path is not None)
-
-
-def _is_file(path: str) -> bool:
-    """A path that names a file (an extension): a search over a folder is never outside."""
-    return "." in posixpath.basename(path.rstrip("/"))[1:]
-
-
-def _within(path: str, named: frozenset[str] | set[str]) -> bool:
-    """``path`` is one of ``named``, inside a named folder, or has a named bare file name."""
-    path = posixpath.normpath(path.removeprefix("./"))
-    for name in named:
-        name = name.removeprefix("./")
-        folder = name.rstrip("/")
-        if path == folder or path.startswith(folder + "/"):
-            return True
-        if "/" not in name and posixpath.basename(path) == name:
-            return True
-    return False
+    return not any(within(path, named) for path in files if path is not None)

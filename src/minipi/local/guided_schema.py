@@ -37,6 +37,12 @@ from the request's items only, ``guided_state.RunState``):
   text to search for (the opening found them); with ``free_text=True`` any
   text; ``file`` and ``dir`` also take the paths the question names, whether a listing
   showed them or not (the sandbox decides);
+- once a file within each file and folder the question names was read
+  (``minipi.agent.scope.names_read``), a ``file`` or ``dir`` value is offered (to a tool
+  that changes nothing) only within them and the paths their text leads to, and a path so
+  led to is offered whether a listing showed it or not (``scope.run_scope``: the same
+  reading as the verdict's ``outside_question``); a name whose read failed leaves every
+  value offered (the model may look for it);
 - a new question makes every read useful again: the calls made for earlier questions no
   longer count as made (a change made stays made);
 - before any result follows the question, a tool that does not explore is offered only when

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from minipi.agent.scope import is_file, names_read, run_scope, within
 from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, Message, ToolSpec
 from minipi.local.guided_rank import Question, words_of
 
@@ -57,6 +58,7 @@ class RunState:
     asked: frozenset[str]  # the argument values of calls since the question
     read: bool  # a result with content (not only paths) follows the question
     searched: bool = False  # a search (one of ``of``'s ``searching``) answered since then
+    focus: frozenset[str] | None = None  # once each name of the question was read: its scope
 
     @classmethod
     def of(
@@ -113,6 +115,7 @@ class RunState:
             frozenset(asked),
             read,
             searched,
+            run_scope(items) if names_read(items) else None,
         )
 
     def offered(self, spec: ChoiceSpec, change: bool = False) -> list[str]:
@@ -127,11 +130,25 @@ class RunState:
             "question": tuple(t for t in self.question.tokens if t not in paths),
         }.get(spec.kind, ())
         values = list(dict.fromkeys((*spec.always, *self.shown.get(spec.kind, ()), *named)))
+        if not change and self.focus is not None and spec.kind in ("file", "dir"):
+            return self._focused(values, spec.kind)
         if not change or spec.kind != "file":
             return values
         shared = {v: len(self.question.words & words_of(v.rsplit("/", 1)[-1])) for v in values}
         most = max(shared.values(), default=0)
         return [v for v in values if shared[v] == most] if most else values
+
+    def _focused(self, values: list[str], kind: str) -> list[str]:
+        """Once each file and folder the question names was read (``focus``), the values
+        within them and the paths their text leads to, less the names already read: not
+        the example config beside the real one, a draft beside the report, the decoy of a
+        chain of clues (Qwen2.5-Coder-0.5B read each after the file the question named,
+        and answered from it), nor the folders of a tree whose file was found."""
+        focus = self.focus or frozenset()
+        led = (p for p in focus if (p.endswith("/") or not is_file(p)) == (kind == "dir"))
+        found = dict.fromkeys((*values, *(p.rstrip("/") for p in led)))
+        kept = [v for v in found if within(v, focus)]
+        return [v for v in kept if not self._asked_for(v)] if kind == "file" else kept
 
     @property
     def unread(self) -> tuple[str, ...]:

@@ -1,0 +1,111 @@
+"""Where a question says its answer is: the files and folders it names, and the files their
+text leads to (a chain of clues). One reading for the verdict and for guided mode:
+
+- ``question_names``: what the last question names, a path (``config/app.toml``,
+  ``invoice-4821.json``, ``reports/``) or a folder said with its word (``reports 目录``,
+  ``the inbox folder``, as ``dir/``);
+- ``run_scope``: those, with every path named in the text a tool returned for one of them,
+  to a fixed point (``clues/alpha.txt`` says "the next clue is in clues/beta.txt"). The
+  verdict's ``outside_question`` is a figure found only outside it; guided mode, once each
+  name was read (``names_read``), offers only reads within it (``guided_state``);
+- ``within``: a path is one of them, inside a named folder, or has a named bare file name.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+from collections.abc import Sequence
+from typing import TypeGuard
+
+from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, Message, last_question
+
+__all__ = ["is_file", "names_read", "path_argument", "question_names", "run_scope", "within"]
+
+_FOLDER_WORD = re.compile(
+    r"(?<![\w.-])([\w.-]*[A-Za-z0-9_])\s*(?:目录|文件夹)"
+    r"|\b(?:the\s+)?([\w.-]*[A-Za-z0-9_])\s+(?:directory|folder)\b",
+    re.IGNORECASE,
+)
+
+
+def question_names(question: str) -> frozenset[str]:
+    """The files and folders (``dir/``) ``question`` names."""
+    from minipi.agent.evidence.statements import find_paths
+
+    named = {found.value for found in find_paths(question)}
+    named |= {f"{m.group(1) or m.group(2)}/" for m in _FOLDER_WORD.finditer(question)}
+    return frozenset(named)
+
+
+def run_scope(items: Sequence[Item]) -> frozenset[str]:
+    """The names of the last question, with every path named in the text a tool returned
+    for one of them, to a fixed point; empty when the question names none."""
+    from minipi.agent.evidence.statements import find_paths
+
+    named = set(question_names(last_question(items)))
+    if not named:
+        return frozenset()
+    paths = {i.call_id: path_argument(i) for i in items if isinstance(i, FunctionCall)}
+    outputs = [(paths.get(i.call_id), i.output) for i in items if isinstance(i, FunctionCallOutput)]
+    grew = True
+    while grew:  # each round adds a path or ends: at most one round a result
+        grew = False
+        for path, output in outputs:
+            if path is not None and within(path, named):
+                more = {found.value for found in find_paths(output)} - named
+                grew = grew or bool(more)
+                named |= more
+        outputs = [(path, output) for path, output in outputs if not within(path or "", named)]
+    return frozenset(named)
+
+
+def names_read(items: Sequence[Item]) -> bool:
+    """Whether the last question names something and, since it, a file within each name
+    (the file itself, or one in the folder) was read without error."""
+    start = max((n for n, i in enumerate(items) if _asks(i)), default=-1) + 1
+    named = question_names(last_question(items))
+    paths = {i.call_id: path_argument(i) for i in items[start:] if isinstance(i, FunctionCall)}
+    read = (paths.get(i.call_id) for i in items[start:] if _content(i))
+    files = {p for p in read if p is not None and is_file(p)}
+    return bool(named) and all(any(within(p, {name}) for p in files) for name in named)
+
+
+def _content(item: Item) -> TypeGuard[FunctionCallOutput]:
+    """A tool result with content (not an error, not only paths)."""
+    if not isinstance(item, FunctionCallOutput):
+        return False
+    return not item.is_error and item.details.get("output") != "paths"
+
+
+def _asks(item: Item) -> bool:
+    return isinstance(item, Message) and item.role == "user"
+
+
+def path_argument(call: FunctionCall) -> str | None:
+    """The call's ``path`` argument (as the evidence sources read it), or None."""
+    try:
+        arguments = json.loads(call.arguments)
+    except (ValueError, RecursionError):
+        return None
+    path = arguments.get("path") if isinstance(arguments, dict) else None
+    return path if isinstance(path, str) else None
+
+
+def is_file(path: str) -> bool:
+    """A path that names a file (an extension): a search over a folder is never one."""
+    return "." in posixpath.basename(path.rstrip("/"))[1:]
+
+
+def within(path: str, named: frozenset[str] | set[str]) -> bool:
+    """``path`` is one of ``named``, inside a named folder, or has a named bare file name."""
+    path = posixpath.normpath(path.removeprefix("./"))
+    for name in named:
+        name = name.removeprefix("./")
+        folder = name.rstrip("/")
+        if path == folder or path.startswith(folder + "/"):
+            return True
+        if "/" not in name and posixpath.basename(path) == name:
+            return True
+    return False
