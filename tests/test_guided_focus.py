@@ -20,6 +20,7 @@ from minipi.ai.testing import ScriptedModel
 from minipi.ai.types import Item, Message, ToolSpec
 from minipi.files import ProjectFiles, create_project_tools
 from minipi.local.guided import ANSWER_BRANCH, GuidedClient, guided_schema
+from minipi.local.guided_state import MAX_LED
 from test_guided import branches, call, enum, reply, result
 
 TOML = "In the config the app really uses (config/app.toml), what is the server port?"
@@ -66,7 +67,8 @@ def test_the_example_beside_the_named_file_is_not_offered_once_it_was_read(
     items = toml_items()
     before = guided_schema(specs, items[:3])
     assert "config/app.example.toml" in enum(before, "read_file")
-    assert names_read(items) and not names_read(items[:3])
+    assert names_read(items)
+    assert not names_read(items[:3])
     assert guided_schema(specs, items) == ANSWER_BRANCH  # nothing else to read: the answer
 
 
@@ -117,3 +119,18 @@ def test_a_chain_of_clues_is_followed_through_the_real_loop(project: ProjectFile
     assert enum(schemas[2], "read_file") == ["clues/gamma.txt"]
     assert "list_files" not in branches(schemas[1])  # not the folder, not its decoy
     assert schemas[3] == ANSWER_BRANCH
+
+
+def test_the_paths_a_text_leads_to_are_bounded_and_in_one_order(
+    specs: tuple[ToolSpec, ...],
+) -> None:
+    many = " ".join(f"docs/page-{n:03d}.md" for n in range(100, 0, -1))
+    items: list[Item] = [
+        Message("user", "What does index.md point to?"),
+        call("read_file", {"path": "index.md"}, "c1"),
+        result("c1", many),
+    ]
+    offered = enum(guided_schema(specs, items), "read_file")
+    assert len(offered) == MAX_LED
+    assert offered == sorted(offered)
+    assert offered[0] == "docs/page-001.md"

@@ -21,6 +21,11 @@ from minipi.local.guided_rank import Question, words_of
 __all__ = ["ChoiceSpec", "RunState", "call_key", "choice_specs", "loads_or_none"]
 
 
+MAX_LED = 32
+"""At most this many paths that the text of what the question names leads to, and that no
+listing showed, are offered (``RunState.offered`` once the names were read)."""
+
+
 @dataclass(frozen=True, slots=True)
 class ChoiceSpec:
     """A parameter whose values come from what tools have shown: values of ``kind`` found in
@@ -145,8 +150,10 @@ class RunState:
         chain of clues (Qwen2.5-Coder-0.5B read each after the file the question named,
         and answered from it), nor the folders of a tree whose file was found."""
         focus = self.focus or frozenset()
-        led = (p for p in focus if (p.endswith("/") or not is_file(p)) == (kind == "dir"))
-        found = dict.fromkeys((*values, *(p.rstrip("/") for p in led)))
+        led = sorted(p for p in focus if (p.endswith("/") or not is_file(p)) == (kind == "dir"))
+        # sorted: the grammar is the same each run; bounded: a file that names a thousand
+        # paths does not make a thousand-value enum
+        found = dict.fromkeys((*values, *(p.rstrip("/") for p in led[:MAX_LED])))
         kept = [v for v in found if within(v, focus)]
         return [v for v in kept if not self._asked_for(v)] if kind == "file" else kept
 
