@@ -389,6 +389,10 @@ def test_a_question_for_a_computed_figure_or_a_left_out_field_is_not_backed(
     assert verdict(asked, ["reports/xiamen.json"], short) == {"kind": "weak", "reason": "left_out"}
     whole = "It is for June 17, 2026: 694 orders and a revenue of 33,600 yuan."
     assert verdict(asked, ["reports/xiamen.json"], whole) == {"kind": "backed", "reason": None}
+    # in Chinese: SmolLM2-135M gave the date alone, shown as a plain success
+    zh = "reports 目录里 Xiamen 门店的日报是哪一天的？订单数和营收各是多少？"
+    for answer, reason in (("2026-06-17", "left_out"), ("2026-06-17，694 单，33600 元。", None)):
+        assert verdict(zh, ["reports/xiamen.json"], answer)["reason"] == reason, answer
 
 
 def test_one_wording_of_counting_for_guided_mode_and_the_verdict() -> None:

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from minipi.agent.asked import asks_count
+from minipi.agent.asked import asks_count, glossed
 
 __all__ = ["Question", "Ranked", "rank_facts", "words_of"]
 
@@ -34,32 +34,6 @@ _TOKEN = re.compile(
     r"[A-Za-z0-9_\-./]{3,}|[A-Z]{2,}|(?<![\u4e00-\u9fff])[\u4e00-\u9fff]{2,4}(?![\u4e00-\u9fff])"
 )
 _BARE = re.compile(r"[\w.\-/]+", re.ASCII)
-_GLOSSARY = {
-    "日期": "date",
-    "哪天": "date",
-    "一天": "date",
-    "订单": "orders",
-    "营收": "revenue",
-    "收入": "revenue",
-    "端口": "port",
-    "数据": "database",
-    "主机": "host",
-    "超时": "timeout",
-    "版本": "version",
-    "部门": "department",
-    "分机": "extension",
-    "错误": "error",
-    "密码": "password",
-    "金额": "total",
-    "库存": "units",
-    "地区": "region",
-    "几点": "time",
-    "时间": "time",
-    "移到": "move",
-    "移动": "move",
-    "名称": "name",
-    "库名": "name",
-}
 _DATE_CUES = frozenset({"date", "when", "time", "day"})
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}")
 _VERSION = re.compile(r"\d+\.\d+\.\d+")
@@ -91,8 +65,7 @@ class Question:
 
     @classmethod
     def of(cls, text: str) -> Question:
-        raw = words_of(text)
-        words = raw | {_GLOSSARY[w] for w in raw if w in _GLOSSARY}
+        words = words_of(text) | glossed(text)
         paths = tuple(dict.fromkeys(m.group().strip(".") for m in _PATH.finditer(text)))
         found = (m.group().strip(".-/") for m in _TOKEN.finditer(text))
         tokens = tuple(dict.fromkeys(t for t in found if _searchable(t)))
