@@ -29,7 +29,13 @@ from minipi.ai.types import (
     ToolSpec,
 )
 from minipi.local.guided import GuidedClient, guided_instructions
-from minipi.local.guided_arguments import MAX_TEXT, offered_arguments
+from minipi.local.guided_arguments import (
+    MAX_SPAN_WORDS,
+    MAX_SPANS,
+    MAX_TEXT,
+    offered_arguments,
+    question_spans,
+)
 from minipi.local.guided_fit import fit, question_words, tool_words
 from minipi.local.guided_grammar import Facts, guided_grammar
 from minipi.local.guided_schema import ANSWER_BRANCH, MAX_CALLS, guided_schema
@@ -260,6 +266,37 @@ def test_without_optional_a_small_model_writes_and_sees_the_required_parameters_
     text = guided_instructions(None, [weather()], optional=False)
     assert "- get_weather(city: string): Get the weather" in text
     assert "days" not in text
+
+
+def test_question_spans_are_runs_of_its_words() -> None:
+    spans = question_spans("Weather in New York, and in 北京 for 3 days?")
+    assert spans[:4] == ("Weather", "in", "New", "York")
+    assert "New York" in spans
+    assert "北京" in spans
+    assert "York and" in spans  # punctuation between words is not kept
+    assert "New York," not in spans
+    many = question_spans(" ".join(f"w{n}" for n in range(200)))
+    assert len(many) == MAX_SPANS
+    assert max(len(s.split()) for s in question_spans("a b c d e f g h")) == MAX_SPAN_WORDS
+
+
+def test_with_spans_a_small_models_strings_come_from_the_question() -> None:
+    """``spans`` (models under ``assemble.FULL_OFFER_FROM``): SmolLM2-135M wrote a
+    parameter's description, or a sentence of its own, where a name from the question was
+    asked for."""
+    question = [Message("user", "What is the weather in New York?")]
+    schema = guided_schema([weather()], question, optional=False, spans=True)
+    grammar = grammar_of(schema)
+    assert matches(grammar, reply({"tool": "get_weather", "arguments": {"city": "New York"}}))
+    invented = {"city": "The city, e.g. San Francisco, CA."}
+    assert not matches(grammar, reply({"tool": "get_weather", "arguments": invented}))
+    arguments = offered_arguments(WEATHER, spans=("New York", "NY"))["properties"]
+    assert arguments["city"] == {"enum": ["New York", "NY"]}
+    assert arguments["unit"] == {"enum": ["celsius", "fahrenheit"]}  # declared values stay
+    assert arguments["details"]["items"] == {"enum": ["wind", "rain"]}
+    for longest, offered in ((3, {"enum": ["NY"]}), (1, {"type": "string", "maxLength": 1})):
+        code = {"type": "object", "properties": {"c": {"type": "string", "maxLength": longest}}}
+        assert offered_arguments(code, spans=("New York", "NY"))["properties"]["c"] == offered
 
 
 def test_consecutive_calls_are_one_list_only_where_replies_are_lists() -> None:

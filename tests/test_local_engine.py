@@ -105,6 +105,7 @@ def test_the_engine_knows_its_models_size_and_a_tiny_model_calls_one_at_a_time(
         assert handle.parameters == pytest.approx(engine.parameters)
         assert handle.client.lists is False
         assert handle.client.optional is False
+        assert handle.client.spans is True  # its strings come from the question
     finally:
         handle.close()
 

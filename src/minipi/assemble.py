@@ -182,7 +182,12 @@ def open_model(
         form: AnswerForm = "facts" if handle.embedded else "plain"
         full = handle.parameters is None or handle.parameters >= FULL_OFFER_FROM
         handle.client = GuidedClient(
-            handle.client, offer_mutating=can_approve, answer=form, lists=full, optional=full
+            handle.client,
+            offer_mutating=can_approve,
+            answer=form,
+            lists=full,
+            optional=full,
+            spans=not full,
         )
         handle.guided = True
     return handle

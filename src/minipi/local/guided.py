@@ -125,8 +125,9 @@ class GuidedClient:
     the form of the answer (module docstring); ``lists`` makes a reply's calls a list, one or
     several, in runs with tools that do not explore the project and requests that allow
     parallel calls (off: one call a reply); without ``optional`` a tool that does not explore
-    is declared and offered with its required parameters only (``assemble.open_model`` sets
-    both by model size).
+    is declared and offered with its required parameters only, and with ``spans`` its free
+    strings are runs of the question's words (``assemble.open_model`` sets these by model
+    size).
     """
 
     def __init__(
@@ -140,6 +141,7 @@ class GuidedClient:
         answer: AnswerForm = "facts",
         lists: bool = True,
         optional: bool = True,
+        spans: bool = False,
     ) -> None:
         if answer not in ANSWER_FORMS:
             raise ConfigError(
@@ -154,6 +156,7 @@ class GuidedClient:
         self.answer = answer
         self.lists = lists
         self.optional = optional
+        self.spans = spans
         self._rendered: dict[int, tuple[Item, Message | None]] = {}
 
     def create(self, request: ModelRequest) -> ModelResponse:
@@ -180,6 +183,7 @@ class GuidedClient:
             free_text=self.free_text,
             parallel=listing,
             optional=self.optional,
+            spans=self.spans,
         )
         constraint, facts = self._constraint(schema, request.items, tools)
         guided = ModelRequest(

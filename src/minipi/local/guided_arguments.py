@@ -9,7 +9,11 @@ parameters, required and optional, as a schema the grammar can write exactly:
   declared without properties is any object;
 - an array's items follow their schema (``minItems``/``maxItems`` kept);
 - a string is free text of at most ``MAX_TEXT`` characters (less when ``maxLength`` says
-  so): bounded, so a small model's string ends; an ``enum`` or ``const`` is one of its values;
+  so): bounded, so a small model's string ends; with ``spans`` (models under
+  ``assemble.FULL_OFFER_FROM``) it is one of the runs of the question's words that fit
+  (``question_spans``; free text when none does): SmolLM2-135M otherwise wrote a parameter's
+  description or a sentence of its own where a name from the question was asked for; an
+  ``enum`` or ``const`` is one of its values;
 - ``integer``, ``number``, ``boolean`` and ``null`` as declared; a list of types, ``anyOf``
   and ``oneOf`` as alternatives;
 - anything else (``$ref``, ``allOf``, ``not``, a node nested deeper than ``MAX_DEPTH``) is any
@@ -23,25 +27,35 @@ parameter the question gave and the grammar could not write.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from minipi.ai.types import JsonObject
 
-__all__ = ["MAX_DEPTH", "MAX_TEXT", "offered_arguments", "offered_value"]
+__all__ = ["MAX_DEPTH", "MAX_TEXT", "offered_arguments", "offered_value", "question_spans"]
 
 MAX_TEXT = 160
 """The longest free-text argument a guided reply writes, in characters."""
 MAX_DEPTH = 6
 """Schemas nested deeper are any value (a hostile server's schema stays a small grammar)."""
 
+MAX_SPAN_WORDS = 6
+"""The longest run of a question's words offered as a string (``question_spans``)."""
+MAX_SPANS = 256
+"""At most this many runs are offered (the shortest first)."""
+
 _SCALARS = ("string", "integer", "number", "boolean", "null")
+_SPAN_WORD = re.compile(r"[A-Za-z0-9_.\-/:@'+]+|[\u4e00-\u9fff]+")
 
 
-def offered_arguments(parameters: JsonObject, optional: bool = True) -> JsonObject:
+def offered_arguments(
+    parameters: JsonObject, optional: bool = True, spans: Sequence[str] = ()
+) -> JsonObject:
     """The arguments schema guided replies may write for a tool declaring ``parameters``
-    (without ``optional``, its required parameters only: the tool applies its defaults)."""
-    offered = _node(parameters, 0)
+    (without ``optional``, its required parameters only: the tool applies its defaults; with
+    ``spans``, a free string is one of them: ``question_spans``)."""
+    offered = _node(parameters, 0, tuple(spans))
     if offered.get("type") != "object":  # a tool's arguments are an object
         return {"type": "object"}
     properties, needed = offered.get("properties"), offered.get("required", [])
@@ -55,7 +69,21 @@ def offered_value(schema: Any) -> JsonObject:
     return _node(schema, 1)
 
 
-def _node(schema: Any, depth: int) -> JsonObject:
+def question_spans(question: str) -> tuple[str, ...]:
+    """The runs of 1 to ``MAX_SPAN_WORDS`` consecutive words of ``question`` (a word: letters,
+    digits and ``.-/:@'_``, or a run of Han characters; a run's end trimmed of ``.``), each once,
+    at most ``MAX_SPANS``, shortest first: the strings a small model may pass."""
+    words = [w.rstrip(".'") for w in _SPAN_WORD.findall(question)]
+    words = [w for w in words if w]
+    found = (
+        " ".join(words[start : start + size])
+        for size in range(1, MAX_SPAN_WORDS + 1)
+        for start in range(len(words) - size + 1)
+    )
+    return tuple(dict.fromkeys(found))[:MAX_SPANS]
+
+
+def _node(schema: Any, depth: int, spans: tuple[str, ...] = ()) -> JsonObject:
     if not isinstance(schema, Mapping) or depth > MAX_DEPTH:
         return {}
     if "const" in schema:
@@ -64,11 +92,12 @@ def _node(schema: Any, depth: int) -> JsonObject:
         return {"enum": list(schema["enum"])}
     choices = schema.get("anyOf", schema.get("oneOf"))
     if isinstance(choices, list) and choices:
-        return _alternatives([_node(choice, depth + 1) for choice in choices])
+        return _alternatives([_node(choice, depth + 1, spans) for choice in choices])
     kind = schema.get("type")
     if isinstance(kind, list):
-        return _alternatives([_typed(schema, k, depth) for k in kind if isinstance(k, str)])
-    return _typed(schema, kind, depth) if isinstance(kind, str) else {}
+        typed = (_typed(schema, k, depth, spans) for k in kind if isinstance(k, str))
+        return _alternatives(list(typed))
+    return _typed(schema, kind, depth, spans) if isinstance(kind, str) else {}
 
 
 def _alternatives(nodes: list[JsonObject]) -> JsonObject:
@@ -77,27 +106,31 @@ def _alternatives(nodes: list[JsonObject]) -> JsonObject:
     return nodes[0] if len(nodes) == 1 else {"anyOf": nodes}
 
 
-def _typed(schema: Mapping[str, Any], kind: str, depth: int) -> JsonObject:
+def _typed(schema: Mapping[str, Any], kind: str, depth: int, spans: tuple[str, ...]) -> JsonObject:
     if kind == "object":
-        return _object(schema, depth)
+        return _object(schema, depth, spans)
     if kind == "array":
-        return _array(schema, depth)
+        return _array(schema, depth, spans)
     if kind == "string":
         longest = schema.get("maxLength")
         bound = min(longest, MAX_TEXT) if isinstance(longest, int) and longest >= 0 else MAX_TEXT
-        node: JsonObject = {"type": "string", "maxLength": bound}
         shortest = schema.get("minLength")
-        if isinstance(shortest, int) and 0 < shortest <= bound:
-            node["minLength"] = shortest
+        least = shortest if isinstance(shortest, int) and 0 < shortest <= bound else 0
+        fitting = [s for s in spans if least <= len(s) <= bound]
+        if fitting:
+            return {"enum": fitting}
+        node: JsonObject = {"type": "string", "maxLength": bound}
+        if least:
+            node["minLength"] = least
         return node
     return {"type": kind} if kind in _SCALARS else {}
 
 
-def _object(schema: Mapping[str, Any], depth: int) -> JsonObject:
+def _object(schema: Mapping[str, Any], depth: int, spans: tuple[str, ...]) -> JsonObject:
     properties = schema.get("properties")
     if not isinstance(properties, Mapping) or not properties:
         return {"type": "object"}
-    listed = {str(name): _node(node, depth + 1) for name, node in properties.items()}
+    listed = {str(name): _node(node, depth + 1, spans) for name, node in properties.items()}
     required = schema.get("required")
     needed = [n for n in required if n in listed] if isinstance(required, list) else []
     return {
@@ -108,8 +141,8 @@ def _object(schema: Mapping[str, Any], depth: int) -> JsonObject:
     }
 
 
-def _array(schema: Mapping[str, Any], depth: int) -> JsonObject:
-    node: JsonObject = {"type": "array", "items": _node(schema.get("items"), depth + 1)}
+def _array(schema: Mapping[str, Any], depth: int, spans: tuple[str, ...]) -> JsonObject:
+    node: JsonObject = {"type": "array", "items": _node(schema.get("items"), depth + 1, spans)}
     for bound in ("minItems", "maxItems"):
         value = schema.get(bound)
         if isinstance(value, int) and value >= 0:

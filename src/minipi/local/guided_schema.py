@@ -13,8 +13,9 @@ from the request's items only, ``guided_state.RunState``):
   ``always`` values, less the values a later result showed to be gone (``details["gone"]``:
   a moved file's old path), until a still later result shows them again: results count in
   order, and within one result its ``gone`` applies before its ``choices``;
-- any other tool's arguments are its declared parameters, required and optional, strings
-  bounded (``guided_arguments.offered_arguments``);
+- any other tool's arguments are its declared parameters, required and optional (only the
+  required ones without ``optional``), strings bounded, or runs of the question's words with
+  ``spans`` (``guided_arguments.offered_arguments``);
 - an identical repeat is not expressible where the grammar can say so: for a tool whose
   required parameters all have choices, the values (one parameter) or combinations (several,
   listed as constants up to 64) used by an earlier call are removed. Earlier calls count
@@ -75,7 +76,7 @@ from itertools import product
 from typing import Any
 
 from minipi.ai.types import Item, JsonObject, ToolSpec
-from minipi.local.guided_arguments import offered_arguments, offered_value
+from minipi.local.guided_arguments import offered_arguments, offered_value, question_spans
 from minipi.local.guided_fit import fit, question_words, tool_words
 from minipi.local.guided_state import (
     ChoiceSpec,
@@ -121,6 +122,7 @@ def guided_schema(
     free_text: bool = False,
     parallel: bool = False,
     optional: bool = True,
+    spans: bool = False,
 ) -> JsonObject:
     """The JSON Schema the next reply must match (see the module docstring for the rules).
 
@@ -129,7 +131,8 @@ def guided_schema(
     does not explore is offered its required parameters only."""
     state = RunState.of(items, mutating)
     fitting = _Fitting.of(tools, state, tool_choice)
-    branches = _tool_branches(fitting.tools, state, tool_choice, free_text, optional)
+    offer = _Offer(free_text, optional, question_spans(state.question.text) if spans else ())
+    branches = _tool_branches(fitting.tools, state, tool_choice, offer)
     calls = list(branches)
     answered = state.evidence and _answered(tools, state, branches)
     may_answer = answered or not answer_needs_evidence or fitting.declinable
@@ -199,15 +202,26 @@ def _from_question(tool: ToolSpec) -> bool:
     return bool(required) and all(n in chosen and chosen[n].kind == "question" for n in required)
 
 
+@dataclass(frozen=True, slots=True)
+class _Offer:
+    """How a call's free values are offered: any text for the question's words
+    (``free_text``), optional parameters too (``optional``), strings as runs of the
+    question's words (``spans``, when there are any)."""
+
+    free_text: bool = False
+    optional: bool = True
+    spans: tuple[str, ...] = ()
+
+
 def _tool_branches(
-    tools: Sequence[ToolSpec], state: RunState, tool_choice: str, free_text: bool, optional: bool
+    tools: Sequence[ToolSpec], state: RunState, tool_choice: str, offer: _Offer
 ) -> list[JsonObject]:
     """The branches of the tools ``tool_choice`` allows that can still be called usefully;
     none after a change (then the answer)."""
     if tool_choice == "none" or state.changed:
         return []
     allowed = (t for t in tools if tool_choice in ("auto", "required", t.name))
-    branches = (_tool_branch(tool, state, free_text, optional) for tool in allowed)
+    branches = (_tool_branch(tool, state, offer) for tool in allowed)
     return [branch for branch in branches if branch is not None]
 
 
@@ -231,16 +245,16 @@ def _closed_value(schema: JsonObject) -> bool:
 _CLOSED_TYPES = ("boolean", "integer", "number")
 
 
-def _tool_branch(
-    tool: ToolSpec, state: RunState, free_text: bool, optional: bool
-) -> JsonObject | None:
+def _tool_branch(tool: ToolSpec, state: RunState, offer: _Offer) -> JsonObject | None:
     """The branch for one call of ``tool``, or None when no useful call is left."""
     required = required_parameters(tool.parameters)
+    free_text = offer.free_text
     if not _may_call(tool, required, state, free_text):
         return None
     chosen = choice_specs(tool)
     if not chosen:
-        return _call_branch(tool.name, offered_arguments(tool.parameters, optional))
+        arguments = offered_arguments(tool.parameters, offer.optional, offer.spans)
+        return _call_branch(tool.name, arguments)
     if free_text:  # the question's words are a hint only: any text is allowed
         chosen = {n: spec for n, spec in chosen.items() if spec.kind != "question"}
     guided = {name: chosen[name] for name in required if name in chosen}
