@@ -346,5 +346,7 @@ def test_a_task_past_its_timeout_ends_budget_exhausted(
         "budget_exhausted",
         "max_seconds",
     )
-    assert results["t000"]["turns"] == 2
+    # the first 0.2 s request ends before the 0.3 s timeout on an idle machine (2 turns); a
+    # loaded one may spend the 0.3 s in the first
+    assert results["t000"]["turns"] in (1, 2)
     assert results["t001"]["status"] == "succeeded"

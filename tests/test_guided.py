@@ -925,7 +925,7 @@ def test_reasoning_and_think_are_not_replayed() -> None:
 # --- the answer with facts (the default form) ---------------------------------------------
 
 FACTS_REPLY = json.dumps(
-    {"facts": ["orders: 128", "revenue_yuan: 9600"], "answer": "订单 128 笔，营收 9600 元"},
+    {"facts": ["orders: 128", "revenue_yuan: 9600"], "answer": "9月6日：订单 128 笔，营收 9600 元"},
     ensure_ascii=False,
 )
 
@@ -937,14 +937,14 @@ def test_an_answer_with_facts_carries_them_as_minipis_and_checks_its_own_text(
     outcome, inner, _ = guided_run(files, script, answer="facts")
     inner.assert_complete()
     assert outcome.status == "succeeded"
-    assert outcome.answer == "订单 128 笔，营收 9600 元"  # the model's own sentence
+    assert outcome.answer == "9月6日：订单 128 笔，营收 9600 元"  # the model's own sentence
     assert outcome.facts == (f"orders: 128 ({REPORT})", f"revenue_yuan: 9600 ({REPORT})")
     assert outcome.evidence is not None
     assert outcome.evidence.unsupported == 0
     traced = {c.claim.text for c in outcome.evidence.claims if c.supported}
-    assert traced == {"128 笔", "9600 元"}  # the sentence's figures, not the facts'
+    assert traced == {"9月6日", "128 笔", "9600 元"}  # the sentence's figures, not the facts'
     assert outcome.verdict is not None
-    assert outcome.verdict.backed
+    assert outcome.verdict.backed  # it states the date, orders and revenue the question asks
     last = inner.requests[-1]
     assert "response_format" not in last.options  # the grammar replaces it
     schema = guided_schema(
@@ -985,7 +985,7 @@ def test_a_resumed_answer_is_shown_to_the_model_without_minipis_facts(
     inner = ScriptedModel([reply('{"answer": "ok"}')])
     GuidedClient(inner).create(ModelRequest([*saved, Message("user", "再说一遍")]))
     shown = [i.text for i in inner.requests[0].items if isinstance(i, Message)]
-    assert shown[-2] == '{"answer": "订单 128 笔，营收 9600 元"}'
+    assert shown[-2] == '{"answer": "9月6日：订单 128 笔，营收 9600 元"}'
     assert not any("摘自工具结果" in text or "orders: 128 (" in text for text in shown)
 
 
