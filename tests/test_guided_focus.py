@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from minipi.agent import AgentConfig, ToolCallStarted, run_agent
-from minipi.agent.scope import names_read, run_scope
+from minipi.agent.scope import read_scope
 from minipi.ai.testing import ScriptedModel
 from minipi.ai.types import Item, Message, ToolSpec
 from minipi.files import ProjectFiles, create_project_tools
@@ -67,8 +67,8 @@ def test_the_example_beside_the_named_file_is_not_offered_once_it_was_read(
     items = toml_items()
     before = guided_schema(specs, items[:3])
     assert "config/app.example.toml" in enum(before, "read_file")
-    assert names_read(items)
-    assert not names_read(items[:3])
+    assert read_scope(items) == frozenset({"config/app.toml"})
+    assert read_scope(items[:3]) is None
     assert guided_schema(specs, items) == ANSWER_BRANCH  # nothing else to read: the answer
 
 
@@ -93,7 +93,7 @@ def test_a_file_found_by_its_bare_name_ends_the_walk(specs: tuple[ToolSpec, ...]
         call("read_file", {"path": invoice}, "c1"),
         result("c1", '{"total_yuan": 14297}'),
     ]
-    assert run_scope(items) == {"invoice-8036.json"}
+    assert read_scope(items) == frozenset({"invoice-8036.json"})
     assert guided_schema(specs, items) == ANSWER_BRANCH  # not archive/, nor the bare name
 
 

@@ -30,7 +30,7 @@ import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from minipi.ai.types import FunctionCallOutput, Item, Message
+from minipi.ai.types import FunctionCallOutput, Item, since_question
 
 if TYPE_CHECKING:  # the evidence package is loaded by the check, not by `import minipi`
     from minipi.agent.evidence.types import CheckedClaim, Evidence
@@ -178,13 +178,8 @@ def _holds(text: str, value: str) -> bool:
 
 def _this_question(items: Sequence[Item]) -> list[FunctionCallOutput]:
     """The results that follow the last question."""
-    found: list[FunctionCallOutput] = []
-    for item in reversed(items):
-        if isinstance(item, Message) and item.role == "user":
-            break
-        if isinstance(item, FunctionCallOutput) and not item.is_error:
-            found.append(item)
-    return found[::-1]
+    later = since_question(items)
+    return [i for i in later if isinstance(i, FunctionCallOutput) and not i.is_error]
 
 
 def _fields(outputs: Sequence[FunctionCallOutput]) -> dict[str, list[str]]:

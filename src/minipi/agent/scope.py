@@ -7,7 +7,7 @@ text leads to (a chain of clues). One reading for the verdict and for guided mod
 - ``run_scope``: those, with every path named in the text a tool returned for one of them,
   to a fixed point (``clues/alpha.txt`` says "the next clue is in clues/beta.txt"). The
   verdict's ``outside_question`` is a figure found only outside it; guided mode, once each
-  name was read (``names_read``), offers only reads within it (``guided_state``);
+  name was read (``read_scope``), offers only reads within it (``guided_state``);
 - ``within``: a path is one of them, inside a named folder, or has a named bare file name.
 """
 
@@ -19,9 +19,9 @@ import re
 from collections.abc import Sequence
 from typing import TypeGuard
 
-from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, Message, last_question
+from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, last_question, since_question
 
-__all__ = ["is_file", "names_read", "path_argument", "question_names", "run_scope", "within"]
+__all__ = ["is_file", "path_argument", "question_names", "read_scope", "run_scope", "within"]
 
 _FOLDER_WORD = re.compile(
     r"(?<![\w.-])([\w.-]*[A-Za-z0-9_])\s*(?:目录|文件夹)"
@@ -42,11 +42,31 @@ def question_names(question: str) -> frozenset[str]:
 def run_scope(items: Sequence[Item]) -> frozenset[str]:
     """The names of the last question, with every path named in the text a tool returned
     for one of them, to a fixed point; empty when the question names none."""
+    return _led(question_names(last_question(items)), items)
+
+
+def read_scope(items: Sequence[Item]) -> frozenset[str] | None:
+    """``run_scope``, once a file within each name of the last question (the file itself,
+    or one in the folder) was read without error since it; None before, or when it names
+    nothing."""
+    named = question_names(last_question(items))
+    later = since_question(items)
+    paths = {i.call_id: path_argument(i) for i in later if isinstance(i, FunctionCall)}
+    read = (paths.get(i.call_id) for i in later if _content(i))
+    files = {p for p in read if p is not None and is_file(p)}
+    if not named or not all(any(within(p, {name}) for p in files) for name in named):
+        return None
+    return _led(named, items)
+
+
+def _led(names: frozenset[str], items: Sequence[Item]) -> frozenset[str]:
+    """``names`` with every path named in the text a tool returned for one of them, to a
+    fixed point."""
     from minipi.agent.evidence.statements import find_paths
 
-    named = set(question_names(last_question(items)))
-    if not named:
+    if not names:
         return frozenset()
+    named = set(names)
     paths = {i.call_id: path_argument(i) for i in items if isinstance(i, FunctionCall)}
     outputs = [(paths.get(i.call_id), i.output) for i in items if isinstance(i, FunctionCallOutput)]
     grew = True
@@ -61,26 +81,11 @@ def run_scope(items: Sequence[Item]) -> frozenset[str]:
     return frozenset(named)
 
 
-def names_read(items: Sequence[Item]) -> bool:
-    """Whether the last question names something and, since it, a file within each name
-    (the file itself, or one in the folder) was read without error."""
-    start = max((n for n, i in enumerate(items) if _asks(i)), default=-1) + 1
-    named = question_names(last_question(items))
-    paths = {i.call_id: path_argument(i) for i in items[start:] if isinstance(i, FunctionCall)}
-    read = (paths.get(i.call_id) for i in items[start:] if _content(i))
-    files = {p for p in read if p is not None and is_file(p)}
-    return bool(named) and all(any(within(p, {name}) for p in files) for name in named)
-
-
 def _content(item: Item) -> TypeGuard[FunctionCallOutput]:
     """A tool result with content (not an error, not only paths)."""
     if not isinstance(item, FunctionCallOutput):
         return False
     return not item.is_error and item.details.get("output") != "paths"
-
-
-def _asks(item: Item) -> bool:
-    return isinstance(item, Message) and item.role == "user"
 
 
 def path_argument(call: FunctionCall) -> str | None:

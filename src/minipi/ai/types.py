@@ -209,14 +209,18 @@ def last_question(items: Sequence[Item]) -> str:
     return next(users, "")
 
 
+def since_question(items: Sequence[Item]) -> Sequence[Item]:
+    """The items after the last user message of ``items`` (all of them when there is none)."""
+    for index in range(len(items) - 1, -1, -1):
+        item = items[index]
+        if isinstance(item, Message) and item.role == "user":
+            return items[index + 1 :]
+    return items
+
+
 def result_follows_question(items: Sequence[Item]) -> bool:
     """Whether a tool result follows the last user message of ``items``."""
-    for item in reversed(items):
-        if isinstance(item, FunctionCallOutput):
-            return True
-        if isinstance(item, Message) and item.role == "user":
-            return False
-    return False
+    return any(isinstance(item, FunctionCallOutput) for item in since_question(items))
 
 
 def parse_function_calls(items: Sequence[Item]) -> list[FunctionCall]:

@@ -39,10 +39,10 @@ from the request's items only, ``guided_state.RunState``):
   text; ``file`` and ``dir`` also take the paths the question names, whether a listing
   showed them or not (the sandbox decides);
 - once a file within each file and folder the question names was read
-  (``minipi.agent.scope.names_read``), a ``file`` or ``dir`` value is offered (to a tool
+  (``minipi.agent.scope.read_scope``), a ``file`` or ``dir`` value is offered (to a tool
   that changes nothing) only within them and the paths their text leads to, and a path so
-  led to is offered whether a listing showed it or not (``scope.run_scope``: the same
-  reading as the verdict's ``outside_question``); a name whose read failed leaves every
+  led to is offered whether a listing showed it or not (the same reading as the verdict's
+  ``outside_question``); a name whose read failed leaves every
   value offered (the model may look for it);
 - a new question makes every read useful again: the calls made for earlier questions no
   longer count as made (a change made stays made);

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from minipi.agent.scope import is_file, names_read, run_scope, within
+from minipi.agent.scope import is_file, read_scope, within
 from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, Message, ToolSpec
 from minipi.local.guided_rank import Question, words_of
 
@@ -120,7 +120,7 @@ class RunState:
             frozenset(asked),
             read,
             searched,
-            run_scope(items) if names_read(items) else None,
+            read_scope(items),
         )
 
     def offered(self, spec: ChoiceSpec, change: bool = False) -> list[str]:
