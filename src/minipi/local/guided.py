@@ -122,12 +122,12 @@ class GuidedClient:
     ``free_text`` lets ``search_files``' query be any text, not only the question's words;
     ``offer_mutating=False`` leaves the tools flagged ``mutating`` out of the grammar (when no
     approval can be given, a tiny model's stray change could only be refused); ``answer`` is
-    the form of the answer (module docstring); ``lists`` makes a reply's calls a list, one or
-    several, in runs with tools that do not explore the project and requests that allow
-    parallel calls (off: one call a reply); without ``optional`` a tool that does not explore
-    is declared and offered with its required parameters only, and with ``spans`` its free
-    strings are runs of the question's words (``assemble.open_model`` sets these by model
-    size).
+    the form of the answer (module docstring). For a ``small`` model (``assemble.open_model``
+    decides by size: ``FULL_OFFER_FROM``) a tool that does not explore the project is
+    declared and offered with its required parameters only, its free strings are runs of the
+    question's words, and a reply makes one call; otherwise a reply's calls are a list, one
+    or several, in runs with such tools and requests that allow parallel calls (``lists``,
+    ``optional`` and ``spans`` say which of these hold).
     """
 
     def __init__(
@@ -139,9 +139,7 @@ class GuidedClient:
         free_text: bool = False,
         offer_mutating: bool = True,
         answer: AnswerForm = "facts",
-        lists: bool = True,
-        optional: bool = True,
-        spans: bool = False,
+        small: bool = False,
     ) -> None:
         if answer not in ANSWER_FORMS:
             raise ConfigError(
@@ -154,10 +152,23 @@ class GuidedClient:
         self.free_text = free_text
         self.offer_mutating = offer_mutating
         self.answer = answer
-        self.lists = lists
-        self.optional = optional
-        self.spans = spans
+        self.small = small
         self._rendered: dict[int, tuple[Item, Message | None]] = {}
+
+    @property
+    def lists(self) -> bool:
+        """Whether a reply's calls may be a list (not for a ``small`` model)."""
+        return not self.small
+
+    @property
+    def optional(self) -> bool:
+        """Whether optional parameters are offered (not to a ``small`` model)."""
+        return not self.small
+
+    @property
+    def spans(self) -> bool:
+        """Whether free strings are runs of the question's words (for a ``small`` model)."""
+        return self.small
 
     def create(self, request: ModelRequest) -> ModelResponse:
         """Rewrite ``request`` for the grammar, ask the inner client, translate the reply."""
