@@ -299,6 +299,39 @@ def test_with_spans_a_small_models_strings_come_from_the_question() -> None:
         assert offered_arguments(code, spans=("New York", "NY"))["properties"]["c"] == offered
 
 
+def test_a_small_models_client_offers_the_questions_words_through_the_real_loop() -> None:
+    """``GuidedClient(small=True)``, as ``assemble`` builds it under ``FULL_OFFER_FROM``: one
+    call a reply, the required city only, and a run of the question's words for it."""
+    cities: list[str] = []
+
+    def forecast(arguments: Mapping[str, Any]) -> str:
+        cities.append(arguments["city"])
+        return "sunny"
+
+    tool = AgentTool("get_weather", "Get the weather forecast of a city.", WEATHER, forecast)
+    call = {"tool": "get_weather", "arguments": {"city": "New York"}}
+    question = "What is the weather in New York?"
+    for small in (True, False):
+        replies = [reply(call if small else [call]), reply({"answer": "Sunny."})]
+        inner = ScriptedModel([ModelResponse((Message("assistant", r),)) for r in replies])
+        client = GuidedClient(inner, answer="plain", small=small)
+        result = run_agent(client, [tool], AgentConfig(max_turns=2), question)
+        assert result.status == "succeeded", result.error
+        schema = inner.requests[0].options["response_format"]["schema"]
+        branch = next(b for b in schema.get("anyOf", [schema]) if b != ANSWER_BRANCH)
+        if small:
+            offered = branch["properties"]["arguments"]["properties"]
+            assert branch["properties"]["tool"] == {"const": "get_weather"}  # one call
+            assert set(offered) == {"city"}
+            assert "New York" in offered["city"]["enum"]
+            assert "The city, e.g. San Francisco, CA." not in offered["city"]["enum"]
+        else:
+            offered = branch["items"]["properties"]["arguments"]["properties"]
+            assert branch["type"] == "array"  # a list of calls, each as declared
+            assert offered["city"] == {"type": "string", "maxLength": MAX_TEXT}
+    assert cities == ["New York", "New York"]
+
+
 def test_consecutive_calls_are_one_list_only_where_replies_are_lists() -> None:
     """A file run's opening calls (list the root, read a named file) follow each other like
     one reply's: each stays its own message there (one list of both cost Qwen2.5-Coder-1.5B
