@@ -171,12 +171,18 @@ def test_usage_errors_exit_2_before_anything_is_sent(
 def test_ctrl_c_cancels_running_tasks_and_the_directory_resumes(
     tmp_path: Path, project: Path
 ) -> None:
-    slow = serve(ByQuestion(latency=0.3))
+    script = ByQuestion(latency=0.3)
+    slow = serve(script)
     try:
         tasks = write_tasks(tmp_path / "tasks.jsonl", task_rows(12, project))
         out = tmp_path / "out"
         proc = start_batch(*_args(tasks, out, slow, "--workers", "3"))
         wait_for_lines(out / "results.jsonl", 2)
+        # the tasks run in step (three requests each): a Ctrl-C while the first three were
+        # all in their last request cancelled none; the 10th request is a later task's first
+        deadline = time.monotonic() + 30
+        while len(script.log) < 10 and time.monotonic() < deadline:
+            time.sleep(0.01)
         proc.send_signal(signal.SIGINT)
         _, stderr = proc.communicate(timeout=30)
         assert proc.returncode == 130, stderr
