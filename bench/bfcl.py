@@ -243,15 +243,25 @@ def _loads(text: str) -> Any:
         return text
 
 
+def _starts_call(text: str) -> bool:
+    """Whether a reply cut at the token limit was cut inside a call (a guided reply's call,
+    or a list of them; the unguided forms are ``invalid_tool_call`` already)."""
+    return re.match(r'\s*(\[\s*)?\{\s*"tool"', text) is not None
+
+
 def score(
     checker: Any, category: str, entry: dict[str, Any], answer: Any, row: dict[str, Any]
 ) -> tuple[bool, str]:
     """(right, failure kind): ok, no call, call on irrelevance, malformed, wrong function,
-    wrong call count, type error, wrong/missing argument value."""
+    wrong call count, type error, wrong/missing argument value. A reply cut inside a call is
+    malformed in every category (the method's rule: in irrelevance, it was a call)."""
     calls = row.get("calls")
     if calls is None:
         return category == "irrelevance", "no reply"
-    if any(c["name"] == "invalid_tool_call" or not isinstance(c["arguments"], dict) for c in calls):
+    cut = row.get("finish") == "length" and _starts_call(row.get("text") or "")
+    if cut or any(
+        c["name"] == "invalid_tool_call" or not isinstance(c["arguments"], dict) for c in calls
+    ):
         return False, "call on irrelevance" if category == "irrelevance" else "malformed"
     if category == "irrelevance":
         return (not calls), ("ok" if not calls else "call on irrelevance")

@@ -248,6 +248,27 @@ def test_several_calls_run_and_go_back_to_the_model_as_one_reply() -> None:
     ]
 
 
+def test_a_call_the_list_repeats_identically_is_made_once() -> None:
+    """Qwen2.5-Coder-1.5B listed the same call twice for one question (BFCL multiple_73);
+    the same arguments in another order are the same call, other arguments another."""
+    areas: list[JsonObject] = []
+
+    def area(arguments: Mapping[str, Any]) -> str:
+        areas.append(dict(arguments))
+        return str(arguments["base"] * arguments["height"] / 2)
+
+    tool = AgentTool("triangle_area", "Calculate the area of a triangle.", TRIANGLE, area)
+    one = {"tool": "triangle_area", "arguments": {"base": 3, "height": 4}}
+    again = {"tool": "triangle_area", "arguments": {"height": 4, "base": 3}}
+    two = {"tool": "triangle_area", "arguments": {"base": 5, "height": 6}}
+    listed = ModelResponse((Message("assistant", reply([one, two, again, two])),))
+    inner = ScriptedModel([listed, ModelResponse((Message("assistant", reply({"answer": "6"})),))])
+    question = "What are the areas of the triangles with base 3 height 4 and base 5 height 6?"
+    result = run_agent(GuidedClient(inner), [tool], AgentConfig(max_turns=2), question)
+    assert result.status == "succeeded", result.error
+    assert areas == [{"base": 3, "height": 4}, {"base": 5, "height": 6}]
+
+
 def test_the_prompt_declares_optional_parameters_and_the_list_form() -> None:
     text = guided_instructions(None, [weather()])
     assert "- get_weather(city: string, unit?: string, days?: integer, details?: array," in text

@@ -102,12 +102,25 @@ def translate(
 
 def _calls(value: Any) -> tuple[FunctionCall, ...]:
     """``{"tool": NAME, "arguments": {...}}``, or a list of such objects, as calls (none when
-    ``value`` is not that)."""
+    ``value`` is not that). A call the list repeats identically is made once: the grammar
+    cannot say "not the same again" and a small model under a list grammar repeats itself
+    (Qwen2.5-Coder-1.5B listed ``religion_get_origin("Buddhism")`` twice for one question on
+    BFCL). The cost: a tool whose identical calls differ (a random draw) is asked once a
+    reply, and the model may ask again; of the 2,501 answers of BFCL's single-turn categories,
+    one lists the same call twice (``parallel_158``: two draws of one normal distribution)."""
     listed = value if isinstance(value, list) else [value]
     calls = [_call(item) for item in listed]
     if not calls or any(call is None for call in calls):
         return ()
-    return tuple(call for call in calls if call is not None)
+    once: dict[tuple[str, str], FunctionCall] = {}
+    for call in calls:
+        if call is not None:
+            once.setdefault((call.name, _canonical(call.arguments)), call)
+    return tuple(once.values())
+
+
+def _canonical(arguments: str) -> str:
+    return json.dumps(json.loads(arguments), sort_keys=True)
 
 
 def _written_calls(text: str, tool_names: Collection[str]) -> tuple[FunctionCall, ...]:
