@@ -34,6 +34,7 @@ from minipi.local.guided_arguments import (
     MAX_SPANS,
     MAX_TEXT,
     offered_arguments,
+    question_numbers,
     question_spans,
 )
 from minipi.local.guided_fit import fit, question_words, tool_words
@@ -217,14 +218,19 @@ def test_with_parallel_calls_a_reply_is_a_list_of_calls() -> None:
     assert not matches(alone, reply([one, two]))
 
 
-def test_several_calls_run_and_go_back_to_the_model_as_one_reply() -> None:
-    areas: list[JsonObject] = []
+def area_tool(areas: list[JsonObject]) -> AgentTool:
+    """``triangle_area``, recording each call's arguments in ``areas``."""
 
     def area(arguments: Mapping[str, Any]) -> str:
         areas.append(dict(arguments))
         return str(arguments["base"] * arguments["height"] / 2)
 
-    tool = AgentTool("triangle_area", "Calculate the area of a triangle.", TRIANGLE, area)
+    return AgentTool("triangle_area", "Calculate the area of a triangle.", TRIANGLE, area)
+
+
+def test_several_calls_run_and_go_back_to_the_model_as_one_reply() -> None:
+    areas: list[JsonObject] = []
+    tool = area_tool(areas)
     one = {"tool": "triangle_area", "arguments": {"base": 3, "height": 4}}
     two = {"tool": "triangle_area", "arguments": {"base": 5, "height": 6}}
     seen: list[ModelRequest] = []
@@ -252,12 +258,7 @@ def test_a_call_the_list_repeats_identically_is_made_once() -> None:
     """Qwen2.5-Coder-1.5B listed the same call twice for one question (BFCL multiple_73);
     the same arguments in another order are the same call, other arguments another."""
     areas: list[JsonObject] = []
-
-    def area(arguments: Mapping[str, Any]) -> str:
-        areas.append(dict(arguments))
-        return str(arguments["base"] * arguments["height"] / 2)
-
-    tool = AgentTool("triangle_area", "Calculate the area of a triangle.", TRIANGLE, area)
+    tool = area_tool(areas)
     one = {"tool": "triangle_area", "arguments": {"base": 3, "height": 4}}
     again = {"tool": "triangle_area", "arguments": {"height": 4, "base": 3}}
     two = {"tool": "triangle_area", "arguments": {"base": 5, "height": 6}}
@@ -273,6 +274,18 @@ def test_the_prompt_declares_optional_parameters_and_the_list_form() -> None:
     text = guided_instructions(None, [weather()])
     assert "- get_weather(city: string, unit?: string, days?: integer, details?: array," in text
     assert "  days: Days ahead." in text
+    assert '  unit: One of: "celsius", "fahrenheit".' in text  # the values, without a description
+
+
+def test_the_prompt_shows_a_parameters_values_and_default() -> None:
+    """Qwen2.5-Coder-1.5B chose the default-looking "basic" for "in detail" not shown the
+    values, and kept an unseen default of 7 days for "upcoming month" (BFCL simple 161, 214)."""
+    level = {"type": "string", "enum": ["basic", "detailed"], "description": "How detailed."}
+    days = {"type": "integer", "description": "Days from now.", "default": 7}
+    parameters = {"type": "object", "properties": {"level": level, "days": days}}
+    text = guided_instructions(None, [ToolSpec("lookup", "Look up.", parameters)])
+    assert '  level: How detailed. One of: "basic", "detailed".' in text
+    assert "  days: Days from now. Default: 7." in text
     assert '[{"tool": "<tool name>", "arguments": {...}}] calls tools (one, or several' in text
     assert "If no tool fits the question, answer it directly." in text
 
@@ -318,6 +331,31 @@ def test_with_spans_a_small_models_strings_come_from_the_question() -> None:
     for longest, offered in ((3, {"enum": ["NY"]}), (1, {"type": "string", "maxLength": 1})):
         code = {"type": "object", "properties": {"c": {"type": "string", "maxLength": longest}}}
         assert offered_arguments(code, spans=("New York", "NY"))["properties"]["c"] == offered
+
+
+def test_question_numbers_are_the_numbers_it_writes() -> None:
+    asked = "Split 1,000 by -3, then 2.5% at 300K for two years (2020-2021), not v1.2."
+    assert question_numbers(asked) == (1000, -3, 2.5, 300, 2020, 2021, 2)
+    assert question_numbers("How do deer populations grow?") == ()
+
+
+def test_with_spans_a_small_models_numbers_come_from_the_question() -> None:
+    """SmolLM2-135M wrote 5.243987654321 for a rate the question gave as 5; asked a question
+    that holds no value for a required number, no call of that tool can be made."""
+    asked = [Message("user", "Triangle area with base 3 and height 4.5?")]
+    grammar = grammar_of(guided_schema([triangle()], asked, optional=False, spans=True))
+    given = {"tool": "triangle_area", "arguments": {"base": 3, "height": 4.5}}
+    assert matches(grammar, reply(given))
+    invented = {"tool": "triangle_area", "arguments": {"base": 3, "height": 4.25}}
+    assert not matches(grammar, reply(invented))
+    counted = {**WEATHER, "required": ["city", "days"]}
+    days = spec("get_weather", "Get the weather forecast of a city.", counted)
+    half = [Message("user", "Weather in Paris for 2.5 days")]
+    assert guided_schema([days], half, spans=True) == ANSWER_BRANCH  # no integer: no call
+    unasked = [Message("user", "What area does a triangle have?")]
+    assert guided_schema([triangle()], unasked, optional=False, spans=True) == ANSWER_BRANCH
+    free = guided_schema([triangle()], unasked, optional=False)  # a larger model: any number
+    assert free != ANSWER_BRANCH
 
 
 def test_a_small_models_client_offers_the_questions_words_through_the_real_loop() -> None:

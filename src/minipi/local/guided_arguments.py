@@ -14,7 +14,9 @@ parameters, required and optional, as a schema the grammar can write exactly:
   (``question_spans``; free text when none does): SmolLM2-135M otherwise wrote a parameter's
   description or a sentence of its own where a name from the question was asked for; an
   ``enum`` or ``const`` is one of its values;
-- ``integer``, ``number``, ``boolean`` and ``null`` as declared; a list of types, ``anyOf``
+- ``integer``, ``number``, ``boolean`` and ``null`` as declared (with ``spans``, the
+  schema's ``with_numbers`` then makes a top-level number one the question writes); a list
+  of types, ``anyOf``
   and ``oneOf`` as alternatives;
 - anything else (``$ref``, ``allOf``, ``not``, a node nested deeper than ``MAX_DEPTH``) is any
   JSON value, which the loop's argument check then answers.
@@ -33,7 +35,15 @@ from typing import Any
 
 from minipi.ai.types import JsonObject
 
-__all__ = ["MAX_DEPTH", "MAX_TEXT", "offered_arguments", "offered_value", "question_spans"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_TEXT",
+    "offered_arguments",
+    "offered_value",
+    "question_numbers",
+    "question_spans",
+    "with_numbers",
+]
 
 MAX_TEXT = 160
 """The longest free-text argument a guided reply writes, in characters."""
@@ -81,6 +91,51 @@ def question_spans(question: str) -> tuple[str, ...]:
         for start in range(len(words) - size + 1)
     )
     return tuple(dict.fromkeys(found))[:MAX_SPANS]
+
+
+_NUMBER = re.compile(r"(?<![\w.])(-?)(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\d,.]\d)")
+_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+_NUMBER_WORDS = {word: value for value, word in enumerate((*_WORDS, "eleven", "twelve"), 1)}
+
+
+def question_numbers(question: str) -> tuple[int | float, ...]:
+    """The numbers ``question`` writes, in order, each once: digits (``1,000`` is 1000, a
+    ``-`` before them its sign, a unit after them left off: ``300K`` is 300; not within a
+    word: ``v1.2``) and the words one to twelve."""
+    found: list[int | float] = []
+    for match in _NUMBER.finditer(question):
+        sign, whole, fraction = match.groups()
+        digits = sign + whole.replace(",", "")
+        found.append(float(digits + fraction) if fraction else int(digits))
+    words = re.findall(r"[a-z]+", question.lower())
+    found += [_NUMBER_WORDS[w] for w in words if w in _NUMBER_WORDS]
+    return tuple(dict.fromkeys(found))
+
+
+def with_numbers(arguments: JsonObject, numbers: Sequence[int | float]) -> JsonObject | None:
+    """``arguments`` (``offered_arguments``) with each top-level ``integer`` or ``number``
+    parameter one of the question's ``numbers`` that fit its type (for a small model, as
+    strings are runs of its words: SmolLM2-135M wrote 5.243987654321 for a rate the question
+    gave as 5); an optional one that none fits is left out, and None when a required one
+    cannot be given: the question does not hold the call's values (BFCL's irrelevance
+    entries, "how to increase the population of deer?" for a growth rate calculator)."""
+    properties = arguments.get("properties")
+    if not isinstance(properties, dict):
+        return arguments
+    needed = set(arguments.get("required", ()))
+    kept: dict[str, Any] = {}
+    for name, node in properties.items():
+        kind = node.get("type") if node.keys() == {"type"} else None
+        if kind not in ("integer", "number"):
+            kept[name] = node
+            continue
+        fitting = [n for n in numbers if kind == "number" or isinstance(n, int)]
+        if fitting:
+            kept[name] = {"enum": fitting}
+        elif name in needed:
+            return None
+    required = [n for n in arguments.get("required", ()) if n in kept]
+    return {**arguments, "properties": kept, "required": required}
 
 
 def _node(schema: Any, depth: int, spans: tuple[str, ...] = ()) -> JsonObject:

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 
 from minipi.ai.types import JsonObject, ToolSpec
 from minipi.local.guided_grammar import AnswerForm
+from minipi.local.guided_reply import dumps_json
 from minipi.local.guided_schema import explores, required_parameters
 
 __all__ = ["guided_instructions"]
@@ -83,12 +84,22 @@ def _declaration(tool: ToolSpec, optional: bool = True) -> list[str]:
         f"{name}{'' if name in needed else '?'}: {_type_name(schema)}"
         for name, schema in shown.items()
     )
-    described = (
-        f"  {name}: {' '.join(str(schema['description']).split())}"
-        for name, schema in shown.items()
-        if schema.get("description")
-    )
+    described = (f"  {name}: {text}" for name, s in shown.items() if (text := _described(s)))
     return [f"- {tool.name}({signature}): {tool.description}", *described]
+
+
+def _described(schema: JsonObject) -> str:
+    """A parameter's description, with its values when it lists them and its default: the
+    grammar offers the values, the words tell which one the question means (Qwen2.5-Coder
+    1.5B, not shown them, chose ``detail_level`` "basic" for "in detail" and left
+    ``days_ahead`` at its unseen default for "upcoming month": the model's own chat
+    template, which shows the whole schema, had both right)."""
+    words = " ".join(str(schema.get("description") or "").split())
+    if isinstance(schema.get("enum"), list):
+        words += f" One of: {', '.join(dumps_json(v) for v in schema['enum'])}."
+    if "default" in schema:
+        words += f" Default: {dumps_json(schema['default'])}."
+    return words.strip()
 
 
 def _type_name(schema: JsonObject) -> str:

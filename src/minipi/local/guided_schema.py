@@ -15,7 +15,9 @@ from the request's items only, ``guided_state.RunState``):
   order, and within one result its ``gone`` applies before its ``choices``;
 - any other tool's arguments are its declared parameters, required and optional (only the
   required ones without ``optional``), strings bounded, or runs of the question's words with
-  ``spans`` (``guided_arguments.offered_arguments``);
+  ``spans`` (``guided_arguments.offered_arguments``), and then top-level numbers the
+  question's (``with_numbers``: a tool whose required number the question does not hold is
+  not offered);
 - an identical repeat is not expressible where the grammar can say so: for a tool whose
   required parameters all have choices, the values (one parameter) or combinations (several,
   listed as constants up to 64) used by an earlier call are removed. Earlier calls count
@@ -76,7 +78,13 @@ from itertools import product
 from typing import Any
 
 from minipi.ai.types import Item, JsonObject, ToolSpec
-from minipi.local.guided_arguments import offered_arguments, offered_value, question_spans
+from minipi.local.guided_arguments import (
+    offered_arguments,
+    offered_value,
+    question_numbers,
+    question_spans,
+    with_numbers,
+)
 from minipi.local.guided_fit import fit, question_words, tool_words
 from minipi.local.guided_state import (
     ChoiceSpec,
@@ -131,7 +139,13 @@ def guided_schema(
     does not explore is offered its required parameters only."""
     state = RunState.of(items, mutating)
     fitting = _Fitting.of(tools, state, tool_choice)
-    offer = _Offer(free_text, optional, question_spans(state.question.text) if spans else ())
+    asked = state.question.text
+    offer = _Offer(
+        free_text,
+        optional,
+        question_spans(asked) if spans else (),
+        question_numbers(asked) if spans else None,
+    )
     branches = _tool_branches(fitting.tools, state, tool_choice, offer)
     calls = list(branches)
     answered = state.evidence and _answered(tools, state, branches)
@@ -206,11 +220,13 @@ def _from_question(tool: ToolSpec) -> bool:
 class _Offer:
     """How a call's free values are offered: any text for the question's words
     (``free_text``), optional parameters too (``optional``), strings as runs of the
-    question's words (``spans``, when there are any)."""
+    question's words (``spans``, when there are any), numbers as the question's
+    (``numbers``; None: any number)."""
 
     free_text: bool = False
     optional: bool = True
     spans: tuple[str, ...] = ()
+    numbers: tuple[int | float, ...] | None = None
 
 
 def _tool_branches(
@@ -254,6 +270,11 @@ def _tool_branch(tool: ToolSpec, state: RunState, offer: _Offer) -> JsonObject |
     chosen = choice_specs(tool)
     if not chosen:
         arguments = offered_arguments(tool.parameters, offer.optional, offer.spans)
+        if offer.numbers is not None:
+            numbered = with_numbers(arguments, offer.numbers)
+            if numbered is None:
+                return None  # the question holds no value for a required number
+            arguments = numbered
         return _call_branch(tool.name, arguments)
     if free_text:  # the question's words are a hint only: any text is allowed
         chosen = {n: spec for n, spec in chosen.items() if spec.kind != "question"}
