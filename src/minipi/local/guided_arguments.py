@@ -16,8 +16,7 @@ parameters, required and optional, as a schema the grammar can write exactly:
   ``enum`` or ``const`` is one of its values;
 - ``integer``, ``number``, ``boolean`` and ``null`` as declared (with ``spans``, the
   schema's ``with_numbers`` then makes a top-level number one the question writes); a list
-  of types, ``anyOf``
-  and ``oneOf`` as alternatives;
+  of types, ``anyOf`` and ``oneOf`` as alternatives;
 - anything else (``$ref``, ``allOf``, ``not``, a node nested deeper than ``MAX_DEPTH``) is any
   JSON value, which the loop's argument check then answers.
 
