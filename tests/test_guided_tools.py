@@ -286,6 +286,11 @@ def test_the_prompt_shows_a_parameters_values_and_default() -> None:
     text = guided_instructions(None, [ToolSpec("lookup", "Look up.", parameters)])
     assert '  level: How detailed. One of: "basic", "detailed".' in text
     assert "  days: Days from now. Default: 7." in text
+    many = {"type": "string", "enum": [f"v{n}" for n in range(1000)], "default": "x" * 500}
+    listed = {"type": "object", "properties": {"code": many}}
+    text = guided_instructions(None, [ToolSpec("lookup", "Look up.", listed)])
+    assert '"v15" and 984 more. Default: "xxx' in text
+    assert len(text) < 1500  # a server's thousand values do not fill the prompt
     assert '[{"tool": "<tool name>", "arguments": {...}}] calls tools (one, or several' in text
     assert "If no tool fits the question, answer it directly." in text
 
@@ -337,6 +342,7 @@ def test_question_numbers_are_the_numbers_it_writes() -> None:
     asked = "Split 1,000 by -3, then 2.5% at 300K for two years (2020-2021), not v1.2."
     assert question_numbers(asked) == (1000, -3, 2.5, 300, 2020, 2021, 2)
     assert question_numbers("How do deer populations grow?") == ()
+    assert len(question_numbers(" ".join(map(str, range(1000))))) == MAX_SPANS
 
 
 def test_with_spans_a_small_models_numbers_come_from_the_question() -> None:

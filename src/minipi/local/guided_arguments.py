@@ -100,7 +100,8 @@ _NUMBER_WORDS = {word: value for value, word in enumerate((*_WORDS, "eleven", "t
 def question_numbers(question: str) -> tuple[int | float, ...]:
     """The numbers ``question`` writes, in order, each once: digits (``1,000`` is 1000, a
     ``-`` before them its sign, a unit after them left off: ``300K`` is 300; not within a
-    word: ``v1.2``) and the words one to twelve."""
+    word: ``v1.2``) and the words one to twelve; at most ``MAX_SPANS`` (a pasted table stays
+    a small grammar)."""
     found: list[int | float] = []
     for match in _NUMBER.finditer(question):
         sign, whole, fraction = match.groups()
@@ -108,7 +109,7 @@ def question_numbers(question: str) -> tuple[int | float, ...]:
         found.append(float(digits + fraction) if fraction else int(digits))
     words = re.findall(r"[a-z]+", question.lower())
     found += [_NUMBER_WORDS[w] for w in words if w in _NUMBER_WORDS]
-    return tuple(dict.fromkeys(found))
+    return tuple(dict.fromkeys(found))[:MAX_SPANS]
 
 
 def with_numbers(arguments: JsonObject, numbers: Sequence[int | float]) -> JsonObject | None:

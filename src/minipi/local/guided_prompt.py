@@ -95,11 +95,25 @@ def _described(schema: JsonObject) -> str:
     ``days_ahead`` at its unseen default for "upcoming month": the model's own chat
     template, which shows the whole schema, had both right)."""
     words = " ".join(str(schema.get("description") or "").split())
-    if isinstance(schema.get("enum"), list):
-        words += f" One of: {', '.join(dumps_json(v) for v in schema['enum'])}."
+    values = schema.get("enum")
+    if isinstance(values, list) and values:
+        shown = ", ".join(_short(v) for v in values[:_SHOWN_VALUES])
+        more = f" and {len(values) - _SHOWN_VALUES} more" if len(values) > _SHOWN_VALUES else ""
+        words += f" One of: {shown}{more}."
     if "default" in schema:
-        words += f" Default: {dumps_json(schema['default'])}."
+        words += f" Default: {_short(schema['default'])}."
     return words.strip()
+
+
+_SHOWN_VALUES = 16
+"""The most values of one parameter the prompt lists (a server's schema may list thousands;
+the grammar still offers them all)."""
+
+
+def _short(value: object) -> str:
+    """A value as JSON, at most 80 characters (a default may be a whole document)."""
+    text = dumps_json(value)
+    return text if len(text) <= 80 else text[:79] + "…"
 
 
 def _type_name(schema: JsonObject) -> str:
