@@ -397,6 +397,33 @@ def test_a_small_models_client_offers_the_questions_words_through_the_real_loop(
     assert cities == ["New York", "New York"]
 
 
+def test_a_small_model_asked_without_the_numbers_a_tool_needs_answers_without_a_call() -> None:
+    """``GuidedClient(small=True)`` through the real loop: asked for a triangle's area with
+    no sides given, the reply may only be the answer; given them, the call takes them."""
+    areas: list[JsonObject] = []
+    tool = area_tool(areas)
+    for question, first in (
+        ("What is the area of a triangle?", {"answer": "Half the base times the height."}),
+        (
+            "Area of a triangle with base 3 and height 4?",
+            {"tool": "triangle_area", "arguments": {"base": 3, "height": 4}},
+        ),
+    ):
+        replies = [reply(first), reply({"answer": "6."})]
+        inner = ScriptedModel([ModelResponse((Message("assistant", r),)) for r in replies])
+        client = GuidedClient(inner, answer="plain", small=True)
+        result = run_agent(client, [tool], AgentConfig(max_turns=2), question)
+        assert result.status == "succeeded", result.error
+        schema = inner.requests[0].options["response_format"]["schema"]
+        if "tool" in first:
+            branch = next(b for b in schema.get("anyOf", [schema]) if b != ANSWER_BRANCH)
+            offered = branch["properties"]["arguments"]["properties"]
+            assert offered == {"base": {"enum": [3, 4]}, "height": {"enum": [3, 4]}}
+        else:
+            assert schema == ANSWER_BRANCH
+    assert areas == [{"base": 3, "height": 4}]
+
+
 def test_consecutive_calls_are_one_list_only_where_replies_are_lists() -> None:
     """A file run's opening calls (list the root, read a named file) follow each other like
     one reply's: each stays its own message there (one list of both cost Qwen2.5-Coder-1.5B
