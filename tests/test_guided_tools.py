@@ -461,3 +461,26 @@ def _project() -> Any:
     root = Path(tempfile.mkdtemp())
     (root / "a.txt").write_text("alpha\n", encoding="utf-8")
     return root
+
+
+def test_the_answer_waits_for_a_leading_fact_whether_or_not_replies_are_lists() -> None:
+    """After the opening listing, the answer waits for a read that bears on the question:
+    with a tool that does not explore beside the file tools too, where the reply's calls are
+    a list (an MCP server configured for a model from 400M weights)."""
+    from minipi.files import ProjectFiles, create_project_tools
+
+    seen: list[ModelRequest] = []
+
+    def answer(request: ModelRequest) -> ModelResponse:
+        seen.append(request)
+        return ModelResponse((Message("assistant", reply({"answer": "done"})),))
+
+    with_tool = [AgentTool("triangle_area", "Area of a triangle.", TRIANGLE, lambda a: "1")]
+    for extra in ([], with_tool):
+        with ProjectFiles(_project()) as files:
+            tools = [*create_project_tools(files), *extra]
+            config = AgentConfig(max_turns=1, opening_calls=(("list_files", {"path": "."}),))
+            client = GuidedClient(ScriptedModel([answer]), answer="plain")
+            run_agent(client, tools, config, "What revenue does the project report?")
+        schema = seen[-1].options["response_format"]["schema"]
+        assert ANSWER_BRANCH not in schema.get("anyOf", [schema]), extra

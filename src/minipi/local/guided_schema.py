@@ -202,12 +202,10 @@ def searches_only(schema: JsonObject, tools: Sequence[ToolSpec]) -> bool:
     """Whether every tool ``schema`` still offers takes only the question's words (a search):
     then nothing is left to read, and guided mode lets the answer come."""
     by_name = {t.name: t for t in tools}
-    names = [
-        b["properties"]["tool"]["const"]
-        for b in schema.get("anyOf", (schema,))
-        if b != ANSWER_BRANCH and "tool" in b.get("properties", {})
-    ]
-    return all(_from_question(by_name[n]) for n in names if n in by_name)
+    # offered_tools reads a list's items too: reading the top-level branches only, a reply
+    # whose calls are a list (a tool that does not explore beside the file tools, from
+    # 400M weights) offered no tool, and the answer came after the opening listing alone
+    return all(_from_question(by_name[n]) for n in offered_tools(schema) if n in by_name)
 
 
 def _from_question(tool: ToolSpec) -> bool:
