@@ -161,7 +161,7 @@ def test_a_question_no_tool_fits_is_answered_without_a_call() -> None:
     assert guided_schema(tools, question) == ANSWER_BRANCH
 
 
-def test_only_the_tools_the_question_fits_are_offered_before_a_result() -> None:
+def test_only_the_tools_the_question_fits_are_offered_before_and_after_a_result() -> None:
     tools = [triangle(), weather()]
     asked = [Message("user", "What is the weather forecast for the city of Paris?")]
     schema = guided_schema(tools, asked)
@@ -175,7 +175,29 @@ def test_only_the_tools_the_question_fits_are_offered_before_a_result() -> None:
         FunctionCallOutput("c1", "ok"),
     ]
     later = json.dumps(guided_schema(tools, after))
-    assert '"const": "triangle_area"' in later  # once a result is in, every tool again
+    assert '"const": "get_weather"' in later
+    assert '"const": "triangle_area"' not in later  # a result does not make it fit
+
+
+def test_a_tool_the_question_does_not_fit_is_not_offered_beside_the_file_tools(
+    specs_of_files: list[ToolSpec],
+) -> None:
+    """Qwen2.5-Coder-1.5B with a time server configured, asked how many ERROR lines a log
+    has, called ``get_current_time`` and ``convert_time`` after its search had counted them
+    (the suite through ``minipi ask``: 50-60 s a question instead of 15)."""
+    clock = spec("get_current_time", "Get current time in a specific timezone.", WEATHER)
+    asked = [Message("user", "How many ERROR lines does logs/build.log have?")]
+    after: list[Item] = [
+        *asked,
+        FunctionCall("c1", "search_files", '{"query": "ERROR"}'),
+        FunctionCallOutput("c1", "logs/build.log:5: ERROR step 4\n[1 matching line in 1 file]"),
+    ]
+    for items in (asked, after):
+        offered = json.dumps(guided_schema([*specs_of_files, clock], items, parallel=True))
+        assert '"const": "read_file"' in offered
+        assert '"const": "get_current_time"' not in offered
+    timely = [Message("user", "What time is it in Tokyo?")]
+    assert '"const": "get_current_time"' in json.dumps(guided_schema([clock], timely))
 
 
 def test_a_question_that_shares_one_word_may_be_answered_or_call() -> None:

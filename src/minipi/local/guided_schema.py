@@ -48,11 +48,14 @@ from the request's items only, ``guided_state.RunState``):
   value offered (the model may look for it);
 - a new question makes every read useful again: the calls made for earlier questions no
   longer count as made (a change made stays made);
-- before any result follows the question, a tool that does not explore is offered only when
-  the question fits it (shares a content word with its name, description or parameters,
-  ``guided_fit``; or the words cannot tell); when no tool fits, the reply is the answer (the
-  question is answered without a call); when each offered tool shares only one word, the
-  answer is offered beside the calls (the model decides);
+- a tool that does not explore is offered only when the question fits it (shares a content
+  word with its name, description or parameters, ``guided_fit``; or the words cannot tell),
+  before and after results (Qwen2.5-Coder-1.5B, a time server configured beside the file
+  tools, asked how many ERROR lines a log has, called ``get_current_time`` and
+  ``convert_time`` after the search had counted them); before any result follows the
+  question, when no tool fits, the reply is the answer (the question is answered without a
+  call), and when each offered tool shares only one word, the answer is offered beside the
+  calls (the model decides);
 - otherwise the answer (a non-empty string) is allowed only once a tool result follows the
   last user message (``answer_needs_evidence``), every file the question names was read (or
   tried) while ``read_file`` is offered, a search counted for a question that asks how many
@@ -168,11 +171,13 @@ class _Fitting:
 
     @classmethod
     def of(cls, tools: Sequence[ToolSpec], state: RunState, tool_choice: str) -> _Fitting:
-        if tool_choice != "auto" or state.evidence:
+        if tool_choice != "auto":
             return cls(tools)
         words = question_words(state.question.text)
         scores = {t.name: None if explores(t) else fit(words, tool_words(t)) for t in tools}
         kept = [t for t in tools if scores[t.name] != 0]
+        if state.evidence:  # a tool the question does not fit stays out after a result too
+            return cls(kept)
         strong = any(scores[t.name] is None or (scores[t.name] or 0) >= 2 for t in kept)
         return cls(kept, declinable=not strong)
 
