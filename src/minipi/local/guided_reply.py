@@ -109,18 +109,11 @@ def _calls(value: Any) -> tuple[FunctionCall, ...]:
     reply, and the model may ask again; of the 2,501 answers of BFCL's single-turn categories,
     one lists the same call twice (``parallel_158``: two draws of one normal distribution)."""
     listed = value if isinstance(value, list) else [value]
-    calls = [_call(item) for item in listed]
+    once = {json.dumps(item, sort_keys=True): item for item in listed}  # first place kept
+    calls = [_call(item) for item in once.values()]
     if not calls or any(call is None for call in calls):
         return ()
-    once: dict[tuple[str, str], FunctionCall] = {}
-    for call in calls:
-        if call is not None:
-            once.setdefault((call.name, _canonical(call.arguments)), call)
-    return tuple(once.values())
-
-
-def _canonical(arguments: str) -> str:
-    return json.dumps(json.loads(arguments), sort_keys=True)
+    return tuple(call for call in calls if call is not None)
 
 
 def _written_calls(text: str, tool_names: Collection[str]) -> tuple[FunctionCall, ...]:
