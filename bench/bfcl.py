@@ -155,7 +155,7 @@ class Harness:
     """One model: one engine, and each mode's client as ``assemble.open_model`` builds it."""
 
     def __init__(
-        self, model_file: str | None, max_output_tokens: int, lists: bool | None = None
+        self, model_file: str | None, max_output_tokens: int, small: bool | None = None
     ) -> None:
         from minipi.local.engine import Engine
         from minipi.local.models import explicit_model, resolve_model
@@ -170,7 +170,7 @@ class Harness:
             f"[engine] {self.choice.name} ready in {time.monotonic() - started:.1f} s", flush=True
         )
         self.max_output_tokens = max_output_tokens
-        self.lists = lists
+        self.small = small
         self.handles: dict[str, Any] = {}
 
     def handle(self, mode: str) -> tuple[Any, Any]:
@@ -193,8 +193,8 @@ class Harness:
         finally:
             engine_module.Engine.start = real_start  # type: ignore[method-assign]
         handle.stops.clear()  # the engine is ours: stopped once, at the end
-        if self.lists is not None and handle.guided:  # an experiment: --lists on|off
-            handle.client.lists = self.lists  # type: ignore[attr-defined]
+        if self.small is not None and handle.guided:  # an experiment: --small on|off
+            handle.client.small = self.small  # type: ignore[attr-defined]
         self.handles[mode] = (handle, assemble.agent_config(settings, handle))
         return self.handles[mode]  # type: ignore[no-any-return]
 
@@ -331,8 +331,8 @@ def run(args: argparse.Namespace) -> None:
     done = set()
     if out.exists():
         done = {(r["model"], r["mode"], r["split"], r["id"]) for r in map(json.loads, out.open())}
-    lists = {"on": True, "off": False}.get(args.lists or "")
-    harness = Harness(args.model_file, args.max_output_tokens, lists)
+    small = {"on": True, "off": False}.get(args.small or "")
+    harness = Harness(args.model_file, args.max_output_tokens, small)
     label = args.label or harness.choice.name
     deadline = time.monotonic() + args.max_minutes * 60 if args.max_minutes else None
     try:
@@ -419,7 +419,10 @@ def main() -> None:
     parser.add_argument("--max-output-tokens", type=int, default=256)
     parser.add_argument("--max-minutes", type=float, default=0)
     parser.add_argument(
-        "--lists", choices=("on", "off"), help="guided calls as a list or not (default: the CLI's)"
+        "--small",
+        choices=("on", "off"),
+        help="guided as for a model under 400M weights (one call, question's words) or not "
+        "(default: by the model's size, as the CLI)",
     )
     parser.add_argument("--out", default="bfcl-results.jsonl")
     parser.add_argument("--report", action="store_true", help="print the tables of --out")
