@@ -171,8 +171,8 @@ class _Fitting:
 
     @classmethod
     def of(cls, tools: Sequence[ToolSpec], state: RunState, tool_choice: str) -> _Fitting:
-        if tool_choice != "auto":
-            return cls(tools)
+        if tool_choice != "auto" or all(explores(t) for t in tools):
+            return cls(tools)  # the file tools fit every question: no words to read
         words = question_words(state.question.text)
         scores = {t.name: None if explores(t) else fit(words, tool_words(t)) for t in tools}
         kept = [t for t in tools if scores[t.name] != 0]
