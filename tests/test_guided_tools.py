@@ -338,6 +338,8 @@ def test_question_spans_are_runs_of_its_words() -> None:
     assert "New York," not in spans
     many = question_spans(" ".join(f"w{n}" for n in range(200)))
     assert len(many) == MAX_SPANS
+    assert many[:200] == tuple(f"w{n}" for n in range(200))  # the shortest first
+    assert many[200] == "w0 w1"
     assert max(len(s.split()) for s in question_spans("a b c d e f g h")) == MAX_SPAN_WORDS
 
 
@@ -364,6 +366,8 @@ def test_question_numbers_are_the_numbers_it_writes() -> None:
     asked = "Split 1,000 by -3, then 2.5% at 300K for two years (2020-2021), not v1.2."
     assert question_numbers(asked) == (1000, -3, 2.5, 300, 2020, 2021, 2)
     assert question_numbers("How do deer populations grow?") == ()
+    scientific = "charges of 1e-9 C and 2.5E+3 V, 12eggs"
+    assert question_numbers(scientific) == (1e-9, 2500.0, 12)
     assert len(question_numbers(" ".join(map(str, range(1000))))) == MAX_SPANS
 
 
