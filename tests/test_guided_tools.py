@@ -153,6 +153,14 @@ def test_fit_counts_shared_content_words_and_says_when_words_cannot_tell() -> No
     assert fit(words, tool_words(weather())) == 0
     assert fit(question_words("东京现在几点？"), tool_words(weather())) is None  # no shared script
     assert fit(question_words("q"), tool_words(weather())) is None  # no content word
+    zone = "IANA timezone name (e.g., 'Europe/London'). Use 'UTC' if the user gave none."
+    timezone = {
+        "type": "object",
+        "properties": {"timezone": {"type": "string", "description": zone}},
+    }
+    clock = spec("get_current_time", "Get current time in a specific timezone.", timezone)
+    asked = "What are the server port and the database name, and which user runs it?"
+    assert fit(question_words(asked), tool_words(clock)) == 0  # schema words are no fit
 
 
 def test_a_question_no_tool_fits_is_answered_without_a_call() -> None:
