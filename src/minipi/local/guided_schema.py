@@ -171,10 +171,12 @@ class _Fitting:
 
     @classmethod
     def of(cls, tools: Sequence[ToolSpec], state: RunState, tool_choice: str) -> _Fitting:
-        if tool_choice != "auto" or all(explores(t) for t in tools):
+        others = [t for t in tools if not explores(t)]
+        if tool_choice != "auto" or not others:
             return cls(tools)  # the file tools fit every question: no words to read
         words = question_words(state.question.text)
-        scores = {t.name: None if explores(t) else fit(words, tool_words(t)) for t in tools}
+        scores: dict[str, int | None] = {t.name: None for t in tools}
+        scores.update((t.name, fit(words, tool_words(t))) for t in others)
         kept = [t for t in tools if scores[t.name] != 0]
         if state.evidence:  # a tool the question does not fit stays out after a result too
             return cls(kept)
