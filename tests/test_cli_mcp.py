@@ -110,3 +110,26 @@ def test_guided_mode_offers_every_tool_with_free_text_bounded(
     assert '"text": {"type": "string", "maxLength": 160}' in schemas[0]
     assert '"const": "fail"' not in schemas[0]  # may change things: not in a read-only run
     assert "│ hi" in proc.stderr  # the tool really ran with the model's text
+
+
+def test_guided_mode_leaves_out_the_tools_a_file_question_does_not_fit(
+    fake_server: FakeServer, tmp_path: Path
+) -> None:
+    """The opening call's result is in before the first request: the question still decides
+    which of the server's tools are offered (Qwen2.5-Coder-1.5B, a time server configured,
+    called it in the middle of file questions)."""
+    schemas: list[str] = []
+
+    def answer(body: dict[str, Any]) -> Turn:
+        schemas.append(json.dumps(body["response_format"]["schema"]))
+        return Turn(text='{"answer": "Port 8080."}')
+
+    fake_server.add(answer)
+    (tmp_path / "project").mkdir()
+    (tmp_path / "project" / "notes.txt").write_text("port = 8080\n", encoding="utf-8")
+    asked = "What port does notes.txt give?"
+    proc = ask(fake_server, tmp_path, "--mcp-trust", "toolbox", "--guided", question=asked)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "Port 8080."
+    for name in ("echo", "nap", "whoami"):  # before the fix, every one
+        assert f'"const": "{name}"' not in schemas[0]

@@ -72,6 +72,14 @@ def weather() -> ToolSpec:
     return spec("get_weather", "Get the weather forecast of a city.", WEATHER)
 
 
+def clock() -> ToolSpec:
+    """mcp-server-time's ``get_current_time``, in its own words."""
+    zone = "IANA timezone name (e.g., 'Europe/London'). Use 'UTC' if the user gave none."
+    timezone = {"type": "string", "description": zone}
+    parameters = {"type": "object", "properties": {"timezone": timezone}, "required": ["timezone"]}
+    return spec("get_current_time", "Get current time in a specific timezone.", parameters)
+
+
 def triangle() -> ToolSpec:
     return spec("triangle_area", "Calculate the area of a triangle.", TRIANGLE)
 
@@ -153,14 +161,8 @@ def test_fit_counts_shared_content_words_and_says_when_words_cannot_tell() -> No
     assert fit(words, tool_words(weather())) == 0
     assert fit(question_words("东京现在几点？"), tool_words(weather())) is None  # no shared script
     assert fit(question_words("q"), tool_words(weather())) is None  # no content word
-    zone = "IANA timezone name (e.g., 'Europe/London'). Use 'UTC' if the user gave none."
-    timezone = {
-        "type": "object",
-        "properties": {"timezone": {"type": "string", "description": zone}},
-    }
-    clock = spec("get_current_time", "Get current time in a specific timezone.", timezone)
     asked = "What are the server port and the database name, and which user runs it?"
-    assert fit(question_words(asked), tool_words(clock)) == 0  # schema words are no fit
+    assert fit(question_words(asked), tool_words(clock())) == 0  # schema words are no fit
 
 
 def test_a_question_no_tool_fits_is_answered_without_a_call() -> None:
@@ -193,19 +195,20 @@ def test_a_tool_the_question_does_not_fit_is_not_offered_beside_the_file_tools(
     """Qwen2.5-Coder-1.5B with a time server configured, asked how many ERROR lines a log
     has, called ``get_current_time`` and ``convert_time`` after its search had counted them
     (the suite through ``minipi ask``: 50-60 s a question instead of 15)."""
-    clock = spec("get_current_time", "Get current time in a specific timezone.", WEATHER)
     asked = [Message("user", "How many ERROR lines does logs/build.log have?")]
     after: list[Item] = [
         *asked,
         FunctionCall("c1", "search_files", '{"query": "ERROR"}'),
         FunctionCallOutput("c1", "logs/build.log:5: ERROR step 4\n[1 matching line in 1 file]"),
     ]
-    for items in (asked, after):
-        offered = json.dumps(guided_schema([*specs_of_files, clock], items, parallel=True))
-        assert '"const": "read_file"' in offered
+    # Qwen2.5-Coder-0.5B, asked for a config's database name, called it: "timezone name"
+    named = [Message("user", "What are the server port and the database name?")]
+    for items in (asked, after, named):
+        offered = json.dumps(guided_schema([*specs_of_files, clock()], items, parallel=True))
+        assert '"const": "list_files"' in offered
         assert '"const": "get_current_time"' not in offered
     timely = [Message("user", "What time is it in Tokyo?")]
-    assert '"const": "get_current_time"' in json.dumps(guided_schema([clock], timely))
+    assert '"const": "get_current_time"' in json.dumps(guided_schema([clock()], timely))
 
 
 def test_a_question_that_shares_one_word_may_be_answered_or_call() -> None:
