@@ -42,10 +42,9 @@ _STOP = frozenset(
     much many other our ours out over own same some such only very not nor now off once onto
     per please give given find get tell show want need like use using used let make you your
     value values number numbers name names user users list based provided specific specified
-    certain type types
-    input output return returns result results function functions call default optional
-    required parameter parameters string integer float boolean array object dict true false
-    none null""".split()  # noqa: SIM905 - a word list
+    certain type types input output return returns result results function functions call
+    default optional required parameter parameters string integer float boolean array object
+    dict true false none null""".split()  # noqa: SIM905 - a word list
 )
 # "name" and "user": every schema says "the name of", "provided by the user" (Qwen2.5-Coder
 # 0.5B, asked for a config's "database name" with a time server configured, called
