@@ -4,7 +4,7 @@
     pip download --no-deps bfcl-eval==2026.3.23 -d /tmp/BFCL
     python -m zipfile -e /tmp/BFCL/bfcl_eval-2026.3.23-py3-none-any.whl /tmp/BFCL/x
     python bench/bfcl.py --bfcl-root /tmp/BFCL/x [--split heldout|dev] [--model-file GGUF]
-        [--modes default,guided,unguided] [--out results.jsonl]
+        [--modes default,guided,unguided] [--option KEY=VALUE ...] [--out results.jsonl]
     python bench/bfcl.py --report --out results.jsonl
 
 The method of ``../shared/bench/bfcl/run_bfcl.py`` (its README), with the CLI's default
@@ -26,6 +26,11 @@ Splits: ``heldout`` is the fixed sample of the 2026-12-01 measurement (``random.
 f"20260323-{category}")``, simple 40, multiple 40, parallel 15, irrelevance 30); ``dev`` is
 drawn from the other entries of each category (seed 1, the same counts). Tune on dev,
 report held-out. A rerun appends and skips rows already in ``--out``.
+
+``--option KEY=VALUE`` adds a request option to every request (VALUE read as JSON, else as
+text), for a decoding experiment: ``--option repeat_penalty=1.0`` turns off the repeat
+penalty llama-cpp-python's server applies by default (1.1). Give such a run its own
+``--label``.
 """
 
 from __future__ import annotations
@@ -155,7 +160,11 @@ class Harness:
     """One model: one engine, and each mode's client as ``assemble.open_model`` builds it."""
 
     def __init__(
-        self, model_file: str | None, max_output_tokens: int, small: bool | None = None
+        self,
+        model_file: str | None,
+        max_output_tokens: int,
+        small: bool | None = None,
+        options: dict[str, Any] | None = None,
     ) -> None:
         from minipi.local.engine import Engine
         from minipi.local.models import explicit_model, resolve_model
@@ -170,6 +179,7 @@ class Harness:
             f"[engine] {self.choice.name} ready in {time.monotonic() - started:.1f} s", flush=True
         )
         self.max_output_tokens = max_output_tokens
+        self.options = options or {}
         self.small = small
         self.handles: dict[str, Any] = {}
 
@@ -183,7 +193,7 @@ class Harness:
             model_file=str(self.choice.path),
             guided={"default": None, "guided": True, "unguided": False}[mode],
             instructions="",
-            request_options={"max_output_tokens": self.max_output_tokens},
+            request_options={"max_output_tokens": self.max_output_tokens, **self.options},
             max_turns=1,
         )
         real_start = engine_module.Engine.start
@@ -332,7 +342,7 @@ def run(args: argparse.Namespace) -> None:
     if out.exists():
         done = {(r["model"], r["mode"], r["split"], r["id"]) for r in map(json.loads, out.open())}
     small = {"on": True, "off": False}.get(args.small or "")
-    harness = Harness(args.model_file, args.max_output_tokens, small)
+    harness = Harness(args.model_file, args.max_output_tokens, small, options(args.option))
     label = args.label or harness.choice.name
     deadline = time.monotonic() + args.max_minutes * 60 if args.max_minutes else None
     try:
@@ -365,6 +375,20 @@ def run(args: argparse.Namespace) -> None:
                     )
     finally:
         harness.engine.stop()
+
+
+def options(pairs: list[str]) -> dict[str, Any]:
+    """``--option KEY=VALUE`` pairs as request options (VALUE as JSON, else as text)."""
+    found: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"--option takes KEY=VALUE, not {pair!r}")
+        try:
+            found[key] = json.loads(text)
+        except json.JSONDecodeError:
+            found[key] = text
+    return found
 
 
 def report(path: Path) -> None:
@@ -423,6 +447,13 @@ def main() -> None:
         choices=("on", "off"),
         help="guided as for a model under 400M weights (one call, question's words) or not "
         "(default: by the model's size, as the CLI)",
+    )
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a request option for every request (VALUE as JSON, else text): an experiment",
     )
     parser.add_argument("--out", default="bfcl-results.jsonl")
     parser.add_argument("--report", action="store_true", help="print the tables of --out")
