@@ -29,8 +29,8 @@ report held-out. A rerun appends and skips rows already in ``--out``.
 
 ``--option KEY=VALUE`` adds a request option to every request (VALUE read as JSON, else as
 text), for a decoding experiment: ``--option repeat_penalty=1.0`` turns off the repeat
-penalty llama-cpp-python's server applies by default (1.1). Give such a run its own
-``--label``.
+penalty llama-cpp-python's server applies by default (1.1). Without ``--label`` such a
+run is labelled with its options too, so its rows stay apart from a plain run's.
 """
 
 from __future__ import annotations
@@ -342,8 +342,10 @@ def run(args: argparse.Namespace) -> None:
     if out.exists():
         done = {(r["model"], r["mode"], r["split"], r["id"]) for r in map(json.loads, out.open())}
     small = {"on": True, "off": False}.get(args.small or "")
-    harness = Harness(args.model_file, args.max_output_tokens, small, options(args.option))
-    label = args.label or harness.choice.name
+    extra = options(args.option)
+    harness = Harness(args.model_file, args.max_output_tokens, small, extra)
+    # a run with options is labelled apart: a rerun skips the rows its label already has
+    label = args.label or " ".join([harness.choice.name, *args.option])
     deadline = time.monotonic() + args.max_minutes * 60 if args.max_minutes else None
     try:
         with out.open("a") as sink:
@@ -384,10 +386,7 @@ def options(pairs: list[str]) -> dict[str, Any]:
         key, sep, text = pair.partition("=")
         if not sep or not key:
             raise SystemExit(f"--option takes KEY=VALUE, not {pair!r}")
-        try:
-            found[key] = json.loads(text)
-        except json.JSONDecodeError:
-            found[key] = text
+        found[key] = _loads(text)
     return found
 
 
