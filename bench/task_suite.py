@@ -10,11 +10,24 @@ drawn with seeds 0-3: seeds 0 and 1 are the **dev** half (tune on these), 2 and 
 **held-out** half (report only these). A seed fixes every value, name, decoy and the question's
 language, so a task is the same on every machine and a held-out task was never seen while
 tuning. Seeds 4 and 5 are ``fresh``: a second held-out half, for a report untouched by the
-reading of earlier held-out runs.
+reading of earlier held-out runs. ``templates`` is another held-out set: the 22 templates of
+``bench/task_templates.py`` (written without reading minipi's verdict rules: YAML, TOML, INI,
+Markdown tables and pages, CSV with renamed columns, logs with decoy fields, source constants,
+a Chinese meeting note; sums, averages, counts, differences, chains, decoy siblings, absent
+data and absent files) at seeds 0 and 1.
 
 An answer is right (``answer_right``) when every expected value is in it: a number by value
 (``9,600``, ``９６００`` and ``9600元`` are 9600; never inside ``19600``), a date in any common
-form (``2026-09-06``, ``2026年9月6日``, ``September 6, 2026``), text case-insensitively.
+form (``2026-09-06``, ``2026年9月6日``, ``September 6, 2026``), a decimal by value (``376.00``
+is ``376`` and ``376.0``), text case-insensitively. ``task_right`` also scores an ``absent``
+task (the asked data or file is not there): right when the answer says so (``says_absent``)
+and states none of ``expect``, which then holds the decoys a wrong answer would state.
+
+    python bench/task_suite.py --check [--split templates]
+
+checks every task of a split: each expected value is in the files a person needs
+(``needed``), an absent task's decoys are in the project, a perfect answer is right and one
+missing a value is not, and a project stays small.
 """
 
 from __future__ import annotations
@@ -27,19 +40,38 @@ import sys
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 
-__all__ = ["SPLITS", "SuiteTask", "answer_right", "generate", "write_suite"]
+from task_templates import NEW_TEMPLATES, Files
+
+__all__ = [
+    "SPLITS",
+    "TEMPLATE_SPLITS",
+    "SuiteTask",
+    "answer_right",
+    "check_tasks",
+    "generate",
+    "says_absent",
+    "task_right",
+    "write_suite",
+]
 
 SPLITS = {"dev": (0, 1), "heldout": (2, 3), "fresh": (4, 5)}
 """``fresh`` is a second held-out half, added in stop 28 after ``heldout``'s runs had been
 read by earlier sessions: it is run only to report, never read while tuning."""
 
+TEMPLATE_SPLITS = {"templates": (0, 1)}
+"""The held-out templates of ``bench/task_templates.py`` (not part of ``all``)."""
+
 
 @dataclass(frozen=True)
 class SuiteTask:
     """One task: its files, the question, the values a right answer states, and for a change
-    the file that must have moved (``moved``: source -> target folder)."""
+    the file that must have moved (``moved``: source -> target folder). ``needed``: the
+    project paths a person would paste to answer; ``absent``: the asked data (or the named
+    file) is not in the project, and ``expect`` holds the decoys a wrong answer would state
+    (score with ``task_right``)."""
 
     id: str
     template: str
@@ -50,6 +82,8 @@ class SuiteTask:
     expect: tuple[str, ...]
     moved: tuple[str, str] | None = None
     tags: tuple[str, ...] = field(default=())
+    needed: tuple[str, ...] = ()
+    absent: bool = False
 
     def check(self, root: Path) -> bool:
         """For a change: the file is where it was asked to go and no longer where it was."""
@@ -308,45 +342,60 @@ TEMPLATES: dict[str, Make] = {
 
 
 def generate(split: str = "all") -> list[SuiteTask]:
-    """Every task of ``split`` (``dev``, ``heldout``, ``fresh`` or ``all``), in a fixed
-    order."""
-    seeds = SPLITS[split] if split != "all" else tuple(s for pair in SPLITS.values() for s in pair)
-    tasks = []
-    for name, make in TEMPLATES.items():
-        for seed in seeds:
-            rng = random.Random(f"{name}:{seed}")
-            language = "zh" if (seed + len(name)) % 2 == 0 else "en"
-            question, files, expect = make(rng, language)
-            moved = None
-            if name == "move":
-                source = next(p for p in files if p.startswith("inbox/") and expect[0] in p)
-                moved = (source, "archive")
-            tasks.append(
-                SuiteTask(f"{name}-{seed}", name, seed, language, question, files, expect, moved)
-            )
-    return tasks
+    """Every task of ``split`` (``dev``, ``heldout``, ``fresh``, ``all`` of those three, or
+    ``templates``), in a fixed order."""
+    makes: dict[str, Make]
+    seeds: tuple[int, ...]
+    if split in TEMPLATE_SPLITS:
+        makes, seeds = NEW_TEMPLATES, TEMPLATE_SPLITS[split]
+    else:
+        makes = TEMPLATES
+        seeds = SPLITS[split] if split != "all" else tuple(s for p in SPLITS.values() for s in p)
+    return [_task(name, make, seed) for name, make in makes.items() for seed in seeds]
+
+
+def _task(name: str, make: Make, seed: int) -> SuiteTask:
+    rng = random.Random(f"{name}:{seed}")
+    language = "zh" if (seed + len(name)) % 2 == 0 else "en"
+    question, files, expect = make(rng, language)
+    moved = None
+    if name == "move":
+        source = next(p for p in files if p.startswith("inbox/") and expect[0] in p)
+        moved = (source, "archive")
+    extra = files if isinstance(files, Files) else Files(files, ())
+    return SuiteTask(
+        f"{name}-{seed}",
+        name,
+        seed,
+        language,
+        question,
+        dict(files),
+        expect,
+        moved,
+        tags=extra.tags,
+        needed=extra.needed,
+        absent=extra.absent,
+    )
 
 
 def write_suite(tasks: list[SuiteTask], out: Path) -> Path:
-    """Each task's project under ``out/<id>/``; ``out/tasks.jsonl`` lists them."""
-    lines = []
+    """Each task's project under ``out/<id>/``; ``out/tasks.jsonl`` lists them (an absent
+    task without ``expect``: ``minipi batch`` would count its decoys as required), and
+    ``out/key.jsonl`` holds what ``task_right`` scores with (expect, absent, needed)."""
+    lines, keys = [], []
     for task in tasks:
         root = out / task.id
         for rel, text in task.files.items():
             path = root / rel
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
-        lines.append(
-            json.dumps(
-                {
-                    "id": task.id,
-                    "question": task.question,
-                    "project": task.id,
-                    "expect": list(task.expect),
-                },
-                ensure_ascii=False,
-            )
-        )
+        entry: dict[str, object] = {"id": task.id, "question": task.question, "project": task.id}
+        if not task.absent:
+            entry["expect"] = list(task.expect)
+        lines.append(json.dumps(entry, ensure_ascii=False))
+        key = {"id": task.id, "expect": list(task.expect), "absent": task.absent}
+        keys.append(json.dumps({**key, "needed": list(task.needed)}, ensure_ascii=False))
+    (out / "key.jsonl").write_text("\n".join(keys) + "\n", encoding="utf-8")
     listing = out / "tasks.jsonl"
     listing.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return listing
@@ -388,27 +437,111 @@ def _normal(text: str) -> str:
     return re.sub(r"(?<=\d)[,\s](?=\d{3}\b)", "", text).casefold()
 
 
+def _states(text: str, value: str) -> bool:
+    """Whether the normalized ``text`` states ``value`` (by value for numbers and dates)."""
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+        return any(form.casefold() in text for form in _date_forms(value))
+    if re.fullmatch(r"\d+", value):
+        return re.search(rf"(?<![\d.]){value}(?![\d])", text) is not None
+    if re.fullmatch(r"\d+\.\d+", value):
+        wanted = Decimal(value)
+        text = re.sub(r"(?<=\d),(?=\d{1,2}(?!\d))", ".", text)  # 359,50 is 359.50
+        return any(Decimal(n) == wanted for n in re.findall(r"(?<![\d.])\d+(?:\.\d+)?", text))
+    return value.casefold() in text
+
+
 def answer_right(answer: str, expect: tuple[str, ...]) -> bool:
     """Every expected value is stated in ``answer`` (by value for numbers and dates)."""
     text = _normal(answer)
-    for value in expect:
-        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
-            if not any(form.casefold() in text for form in _date_forms(value)):
-                return False
-        elif re.fullmatch(r"\d+", value):
-            if not re.search(rf"(?<![\d.]){value}(?![\d])", text):
-                return False
-        elif value.casefold() not in text:
-            return False
-    return True
+    return all(_states(text, value) for value in expect)
+
+
+_ABSENT = re.compile(
+    r"\b(?:not|no|none|nothing|nowhere|neither|never|without|missing|absent|unset|undefined|"
+    r"unavailable|unspecified|cannot)\b|n't\b|"
+    r"没有|没|不存在|找不到|未|无|不在|不是|并非|缺少|缺失"
+)
+
+
+def says_absent(answer: str) -> bool:
+    """Whether ``answer`` says something is not there (a negation, in English or Chinese)."""
+    return _ABSENT.search(_normal(answer).replace("\u2019", "'")) is not None
+
+
+def task_right(task: SuiteTask, answer: str) -> bool:
+    """``answer`` is right for ``task`` (its text only: a move is checked by ``task.check``):
+    every expected value stated, or for an ``absent`` task none of its decoys stated and the
+    absence said."""
+    if not task.absent:
+        return answer_right(answer, task.expect)
+    text = _normal(answer)
+    return says_absent(answer) and not any(_states(text, value) for value in task.expect)
+
+
+_SMALL = (30, 20_000)  # files, bytes: the most a templates project holds
+
+
+def check_tasks(tasks: list[SuiteTask]) -> list[str]:
+    """What is wrong with ``tasks`` (empty: nothing): see the module's ``--check``."""
+    ids = [task.id for task in tasks]
+    problems = [f"{i}: id used twice" for i in sorted({i for i in ids if ids.count(i) > 1})]
+    for task in tasks:
+        problems += [f"{task.id}: {p}" for p in _check_task(task)]
+    return problems
+
+
+def _check_task(task: SuiteTask) -> list[str]:
+    problems = [f"needed {p} is not in the project" for p in task.needed if p not in task.files]
+    size = sum(len(text.encode()) for text in task.files.values())
+    if task.template in NEW_TEMPLATES and (len(task.files) > _SMALL[0] or size > _SMALL[1]):
+        problems.append(f"{len(task.files)} files, {size} bytes: not small")
+    if task.template in NEW_TEMPLATES and not task.needed:
+        problems.append("no needed paths")
+    if task.absent:
+        return problems + _check_absent(task)
+    needed = _normal("\n".join(task.files.get(p, "") for p in task.needed))
+    if task.needed and "computed" not in task.tags:
+        problems += [
+            f"{v!r} is not in {task.needed}" for v in task.expect if not _states(needed, v)
+        ]
+    if not task_right(task, " / ".join(task.expect)):
+        problems.append("a perfect answer is not right")
+    for n, value in enumerate(task.expect):
+        if task_right(task, " / ".join(task.expect[:n] + task.expect[n + 1 :])):
+            problems.append(f"an answer without {value!r} is right")
+    return problems
+
+
+def _check_absent(task: SuiteTask) -> list[str]:
+    everything = _normal("\n".join(task.files.values()))
+    problems = [
+        f"decoy {v!r} is not in the project" for v in task.expect if not _states(everything, v)
+    ]
+    for answer in ("I could not find that in the files.", "文件里没有这个信息。"):
+        if not task_right(task, answer):
+            problems.append(f"{answer!r} is not right")
+    if task_right(task, "I read the files and checked the folder."):
+        problems.append("an answer that does not say it is absent is right")
+    for value in task.expect:
+        if task_right(task, f"It is not in that file; elsewhere it is {value}."):
+            problems.append(f"an answer stating the decoy {value!r} is right")
+    return problems
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else "")
-    parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--split", choices=(*SPLITS, "all"), default="all")
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--split", choices=(*SPLITS, *TEMPLATE_SPLITS, "all"), default="all")
+    parser.add_argument("--check", action="store_true", help="check the split's tasks")
     args = parser.parse_args()
+    if not args.check and args.out is None:
+        parser.error("--out is required (unless --check)")
     tasks = generate(args.split)
+    if args.check:
+        problems = check_tasks(tasks)
+        print("\n".join(problems) or f"{len(tasks)} tasks ({args.split}): ok", file=sys.stderr)
+        if problems or args.out is None:
+            return 1 if problems else 0
     listing = write_suite(tasks, args.out)
     print(f"{len(tasks)} tasks ({args.split}) in {listing}", file=sys.stderr)
     return 0
