@@ -3,7 +3,7 @@
 from minipi import AgentConfig, Endpoint, ProjectFiles, connect, create_project_tools
 from minipi import run_agent
 
-client = connect(Endpoint("http://127.0.0.1:8021/v1", "qwen3-0.6b"))
+client = connect(Endpoint("http://127.0.0.1:8021/v1", "my-model"))
 with ProjectFiles("examples/sample_project") as files:
     result = run_agent(client, create_project_tools(files), AgentConfig(evidence="require"),
                        "帮我看看 reports 目录里的日报，告诉我这份日报的日期、订单数和营收。")

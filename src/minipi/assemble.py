@@ -1,6 +1,6 @@
 """Assembling a run from its settings: the model client, the loop's config, the project tools.
 
-    settings = Settings(base_url="http://127.0.0.1:8021/v1", model="qwen3-0.6b")
+    settings = Settings(base_url="http://127.0.0.1:8021/v1", model="my-model")
     model = open_model(settings, os.environ)          # an endpoint, `minipi serve`, or an engine
     try:
         with ProjectFiles("examples/sample_project") as files:
@@ -246,7 +246,7 @@ def agent_config(
     if model.embedded:
         request_options.setdefault("temperature", 0)  # a local demo should be repeatable
         # bounded: llama-cpp-python's server writes until the context is full otherwise, and
-        # SmolLM2-135M can keep one guided answer's string open that long (minutes, on CPU)
+        # a small model can keep one guided answer's string open that long (minutes, on CPU)
         request_options.setdefault("max_output_tokens", EMBEDDED_MAX_OUTPUT[model.guided])
     offered = {tool.name for tool in tools if tool.offered}
     opening = guided_opening(offered, question, files) if model.guided else ()
@@ -268,8 +268,8 @@ def guided_opening(
     """A guided run's first calls, of the ``offered`` tools: the project's top level
     (``GUIDED_OPENING``), then, given the ``question`` and its ``files``, each folder the
     question names listed (as a path, or a top-level folder by its bare name) and each file
-    it names read (``files.named``: found as written or by name; SmolLM2-135M and both
-    Qwen2.5-Coder models spent turns finding, or did not find, a file the question named)."""
+    it names read (``files.named``: found as written or by name). What the question names is
+    what its answer needs, and finding it costs a small model turns it may not have."""
     opening = [(name, arguments) for name, arguments in GUIDED_OPENING if name in offered]
     if question is not None and files is not None:
         from minipi.local.guided_rank import Question
@@ -285,22 +285,20 @@ FULL_OFFER_FROM = 400e6
 """A guided model this large or larger writes its calls as a list, one or several a reply,
 and is offered the optional parameters of tools that do not explore the project, strings as
 bounded free text; a smaller one (``GuidedClient(small=True)``), one call a reply, required
-parameters only, strings as runs of the question's words. Measured on BFCL's dev entries:
-with lists SmolLM2-135M repeated its call (simple 0/40 right, one call a reply 13/40), the
-Qwen2.5-Coder 0.5B (630M weights) and 1.5B made parallel calls with them; offered the
-required parameters only, SmolLM2-135M went from 13/40 to 15/40 right on simple and 14/40 to
-17/40 on multiple (it filled optional ones with values nobody asked for); with the
-question's words, 16/40 and 18/40, while the 0.5B lost 5 of 21 simple and 8 of 25 multiple
-(its values often need a form the question does not write)."""
+parameters only, strings as runs of the question's words. The fewer choices a grammar leaves
+a model, the fewer it can get wrong, and the fewer it can get right: a very small model
+repeats a call that a list lets it repeat and fills optional parameters with values nobody
+asked for, while a larger one uses the list for calls the question needs together and writes
+values in forms the question does not (the measurements: bench/TUNING.md)."""
 
 EMBEDDED_MAX_OUTPUT = {True: 512, False: 2048}
 """The longest reply asked of the local engine unless the settings say (a guided reply is
 JSON: calls, or facts and a sentence; an unguided one may think first)."""
 
 GUIDED_OPENING = (("list_files", {"path": "."}),)
-"""A guided run opens with the project's top level: SmolLM2-135M and both Qwen2.5-Coder
-models made that call first in every example task, and a guided reply is one call, so it
-saves a model request (the shelter task's move then fits in the 8 of ``--max-turns``)."""
+"""A guided run opens with the project's top level: a question about a project's files
+starts from which files there are, and a guided reply is one call, so making that call for
+the model saves it a request of its turn budget."""
 
 
 def run_tools(

@@ -2,7 +2,7 @@
 
     from minipi.ai import Endpoint, Message, ModelRequest, connect
 
-    client = connect(Endpoint("http://127.0.0.1:8021/v1", "qwen3-0.6b", wire="responses"))
+    client = connect(Endpoint("http://127.0.0.1:8021/v1", "my-model", wire="responses"))
     try:
         response = client.create(ModelRequest([Message("user", "hi")]))
     finally:

@@ -42,7 +42,7 @@ class Endpoint:
     base_url: str
     """Root of the API, e.g. ``http://127.0.0.1:8021/v1``; request paths are appended to it."""
     model: str
-    """Model name sent with every request (``qwen3-0.6b``)."""
+    """Model name sent with every request (``my-model``)."""
     api_key: str | None = None
     """Sent as ``Authorization: Bearer KEY`` when set; never printed."""
     wire: Literal["responses", "chat"] = "chat"

@@ -5,17 +5,18 @@ instead of native ``tool_calls`` (RELIABILITY D12, "Defaults decided" 3). Both w
 call ``find_text_calls`` on the assistant's own content, and only when the reply has no native
 calls and the request offered tools (text is never parsed out of tool outputs, which are not
 decoded at all, nor out of ``reasoning_content``). The forms, as llama.cpp's server reads
-them (its Hermes 2 Pro / Qwen parsers), each taken from real replies (tests/test_textcalls.py):
+them (its tagged-JSON and tagged-XML parsers), each taken from real replies
+(tests/test_textcalls.py):
 
-- Hermes / Qwen2.5 / Qwen3 tags: ``<tool_call>{"name": …, "arguments": {…}}</tool_call>``;
-- Qwen3-Coder's XML inside the tags: ``<tool_call><function=NAME><parameter=KEY>VALUE
+- JSON in tags: ``<tool_call>{"name": …, "arguments": {…}}</tool_call>``;
+- the XML form inside the tags: ``<tool_call><function=NAME><parameter=KEY>VALUE
   </parameter></function></tool_call>`` (a value that reads as a JSON number, boolean, null,
   array or object is that value; any other is a string);
 - a fenced block (```` ```json ````, or a bare ```` ``` ````) holding a call object, a list of
-  them, or several of them one after another (Qwen2.5-Coder's usual form, one fence per call
-  when it makes several);
+  them, or several of them one after another (one fence per call when a reply makes several);
 - a bare reply that is such JSON from its first character (``{"name": …}``, ``[{…}, {…}]``,
-  also wrapped in a second pair of braces ``{{…}}``, as Qwen2.5-Coder-1.5B sometimes does).
+  also wrapped in a second pair of braces ``{{…}}``: doubled braces are not JSON, so a reply
+  that is a call inside them can mean nothing else).
 
 A call object has a string ``name`` and an object (or JSON-string) ``arguments`` (or
 ``parameters``). Rules:
@@ -216,7 +217,7 @@ def _block(body: str, closed: bool, tool_names: Collection[str]) -> TextCall:
 
 
 def _xml_call(name: str, body: str, tool_names: Collection[str]) -> TextCall:
-    """Qwen3-Coder's ``<function=NAME><parameter=KEY>VALUE</parameter>…`` as a call."""
+    """The XML form ``<function=NAME><parameter=KEY>VALUE</parameter>…`` as a call."""
     arguments = {key: _xml_value(value) for key, value in _PARAMETER.findall(body)}
     return _json_call(name, arguments, tool_names)
 

@@ -1,4 +1,4 @@
-"""``<think>`` blocks that Qwen-style models put in their content."""
+"""``<think>…</think>`` blocks: reasoning that some chat templates put in the content."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ as ``minipi ask``.
     from minipi.assemble import Settings
     from minipi.batch import BatchOptions, Plan, run_batch
 
-    plan = Plan(Settings(base_url="http://127.0.0.1:8021/v1", model="qwen3-0.6b"))
+    plan = Plan(Settings(base_url="http://127.0.0.1:8021/v1", model="my-model"))
     outcome = run_batch(BatchOptions(Path("tasks.jsonl"), Path("out"), workers=8), plan)
     outcome.summary["success_rate"]
 

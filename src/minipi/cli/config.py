@@ -6,7 +6,7 @@ missing file: a usage error). Its keys are those of ``minipi.cli.keys``. It sits
 settings chain: flags > environment > this file > built-in defaults. Example::
 
     base_url = "http://127.0.0.1:8021/v1"
-    model = "qwen3-0.6b"
+    model = "my-model"
     api_key_command = "pass show openai/minipi"   # its stdout is the key, asked only when needed
     approve = "ask"
     evidence = "require"

@@ -22,6 +22,7 @@ from minipi.cli.options import (
     session_options,
     tool_options,
 )
+from minipi.local.models import DEFAULT_MODELS_HELP
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -170,8 +171,8 @@ def _data_dir() -> Path:
 @click.option(
     "--model-file",
     type=click.Path(dir_okay=False),
-    help="GGUF model [env: MINIPI_MODEL_FILE; config file: model_file; default: Qwen3-0.6B, "
-    "else SmolLM2-135M].",
+    help="GGUF model [env: MINIPI_MODEL_FILE; config file: model_file; default: "
+    f"{DEFAULT_MODELS_HELP}].",
 )
 @click.option("--port", type=click.IntRange(0, 65535), default=8021, show_default=True)
 @click.option(

@@ -1,5 +1,6 @@
 """The CLI's one settings chain: for each key of ``minipi.cli.keys``, the flag > the
-environment (QWEN_* before OPENAI_*) > the config file > the library's default.
+environment (``QWEN_MODEL`` before ``OPENAI_MODEL``, and so on) > the config file > the
+library's default.
 
 ``resolve`` is the only place the environment is read for a run, and says where each value
 came from (``minipi config`` shows it); ``resolve_settings`` turns it into the

@@ -2,13 +2,13 @@
 
 A question that names ``config/app.toml`` or ``invoice-4821.json`` says where to look, as an
 ``@file`` mention does in the coding agents: guided mode reads it before the model's first
-reply instead of leaving a small model to find it (Qwen2.5-Coder-0.5B listed ``archive/2020``,
-``archive/2020/01``, ... of a 240-file tree until its turns ran out; it read the example
-config beside the real one first). Each name is looked for as written, then (a bare file
-name) by name anywhere in the project, through the sandbox's own search, so its bounds and
-ignore rules hold; a file is opened only when exactly one matches and the sandbox lets
-``read_file`` read it (a sensitive, binary or too large file is not opened: the model can
-still ask, and hear the refusal). Nothing here reads more than the tools would.
+reply instead of leaving a small model to find it (in a large tree the search can take all its
+turns, and a look-alike file beside the named one can be read in its place). Each name is
+looked for as written, then (a bare file name) by name anywhere in the project, through the
+sandbox's own search, so its bounds and ignore rules hold; a file is opened only when exactly
+one matches and the sandbox lets ``read_file`` read it (a sensitive, binary or too large file
+is not opened: the model can still ask, and hear the refusal). Nothing here reads more than the
+tools would.
 """
 
 from __future__ import annotations
@@ -47,9 +47,9 @@ def named_in_project(
 def folders_said(files: ProjectFiles, question: str) -> tuple[str, ...]:
     """The project's top-level folders that ``question`` says by name, without a slash
     (``reports 目录里的日报``, ``the inbox folder``): a whole word of it, in any case, or for a
-    name in Han characters, anywhere in it. Hidden folders are not said by name. Measured on
-    the README's question: Qwen2.5-Coder-1.5B searched for ``reports``, then listed it, two
-    model requests of four (11 of 30 s) before it read the report."""
+    name in Han characters, anywhere in it. Hidden folders are not said by name. A folder the
+    question names is where its answer is: listing it for the model saves the requests that
+    finding it would cost."""
     try:
         listing = files.list_dir(".")
     except FileAccessError:

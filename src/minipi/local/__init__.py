@@ -3,7 +3,7 @@
     from minipi.local import Engine, EngineClient, find_running, resolve_model
 
     running = find_running()                     # a `minipi serve` on 127.0.0.1:8021?
-    model = resolve_model(None, os.environ)      # --model-file, HF cache, download, SmolLM2
+    model = resolve_model(None, os.environ)      # --model-file, HF cache, download, demo model
     with Engine.start(model) as engine:          # a free 127.0.0.1 port
         client = EngineClient(connect(Endpoint(engine.base_url, engine.model_name)), engine)
 
@@ -11,16 +11,22 @@ Needs the ``local`` extra (``pip install 'minipi[local]'``) only to start an eng
 a model and finding a running server work without it.
 """
 
-from minipi.local.client import EngineClient
-from minipi.local.engine import (
-    DEFAULT_PORT,
-    Engine,
-    PromptStats,
-    RunningServer,
-    find_running,
-    require_local_extra,
-)
-from minipi.local.models import ModelChoice, resolve_model
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from minipi.local.client import EngineClient
+    from minipi.local.engine import (
+        DEFAULT_PORT,
+        Engine,
+        PromptStats,
+        RunningServer,
+        find_running,
+        require_local_extra,
+    )
+    from minipi.local.models import ModelChoice, resolve_model
 
 __all__ = [
     "DEFAULT_PORT",
@@ -33,3 +39,28 @@ __all__ = [
     "require_local_extra",
     "resolve_model",
 ]
+
+# Imported on first use (PEP 562): the CLI reads ``minipi.local.models`` for its help text
+# without paying for the engine and its HTTP client.
+_HOMES = {
+    "minipi.local.client": ("EngineClient",),
+    "minipi.local.engine": (
+        "DEFAULT_PORT",
+        "Engine",
+        "PromptStats",
+        "RunningServer",
+        "find_running",
+        "require_local_extra",
+    ),
+    "minipi.local.models": ("ModelChoice", "resolve_model"),
+}
+_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    module = _HOME_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'minipi.local' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value

@@ -124,7 +124,7 @@ class Engine:
         self.model = model
         """The model served."""
         self.model_name = model.name
-        """The alias requests must name (``qwen3-0.6b``)."""
+        """The alias requests must name (``ModelChoice.name``)."""
         self.port = port
         self.base_url = f"http://{HOST}:{port}/v1"
         """Root of the OpenAI-compatible API."""

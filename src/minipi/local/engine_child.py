@@ -3,13 +3,13 @@
     python -m minipi.local.engine_child --model M.gguf --port 8123 ...   (llama_cpp.server's flags)
 
 llama-cpp-python applies a request's grammar to every token of the vocabulary at every step
-(its sampler chain: penalties, grammar, then greedy at temperature 0). With Qwen's 151,936
-tokens that costs more than the model: measured here with Qwen2.5-Coder-0.5B on 2 cores, 36
-ms a token without a grammar, 55-88 ms with one (SmolLM2-135M, 49,152 tokens: 13 and 25 ms).
-llama.cpp's own server does what is done here (``common_sampler_sample``): at temperature 0
-the next token is the one with the highest logit that the grammar allows, so the grammar is
-asked about the best few candidates first, and about the whole vocabulary only when it
-refuses them all. The result is the same token, by construction; it is 36 ms a token again.
+(its sampler chain: penalties, grammar, then greedy at temperature 0). Its cost grows with the
+vocabulary, not the model, so for a small model with a large vocabulary it costs more than the
+model itself (the measurements: bench/TUNING.md). llama.cpp's own server does what is done here
+(``common_sampler_sample``): at temperature 0 the next token is the one with the highest logit
+that the grammar allows, so the grammar is asked about the best few candidates first, and about
+the whole vocabulary only when it refuses them all. The result is the same token, by
+construction, at about the cost of a request without a grammar.
 
 Only requests with a grammar, at temperature 0, without logits processors take this path;
 anything else is llama-cpp-python's own. If llama-cpp-python's internals are not what this

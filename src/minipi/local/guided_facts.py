@@ -40,11 +40,11 @@ class _Verbatim(str):
 class Facts:
     """The facts offered to an answer, in the order an answer cites them: ``content`` (file
     text, JSON leaves, other tools' output), then ``paths`` (listed paths). The first pick
-    comes from the ``leading`` first facts (those that share a word with the question), or
-    from all of ``content`` when none does, or from all when there is no content: measured
-    with SmolLM2-135M, a tiny model otherwise picks the path it has seen most, or a line of
-    the wrong file. Only the ``bearing`` first content facts (those that bear on the
-    question, ``guided_rank.Ranked``; all when 0) may be cited (``citable``); the others
+    comes from the ``leading`` first facts (those that share a word with the question), or from
+    all of ``content`` when none does, or from all when there is no content: offered
+    everything, a tiny model picks the path it has seen most, or a line of the wrong file, over
+    the fact the question is about. Only the ``bearing`` first content facts (those that bear
+    on the question, ``guided_rank.Ranked``; all when 0) may be cited (``citable``); the others
     stay offered to a digits answer. ``origins``: the file a content fact was read from."""
 
     content: tuple[str, ...] = ()

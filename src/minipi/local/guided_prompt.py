@@ -24,9 +24,9 @@ copied from the tool results, the answer is your reply in the question's languag
 Use the tools to find the facts first. As soon as a tool result holds what the question asks
 for, reply with {"facts": [...], "answer": ...}: first copy the facts that answer the
 question, then write the answer with them."""
-# Not said: "a question that asks for a change is answered after the change" did not make
-# Qwen2.5-Coder-1.5B move the file before answering (4 runs, 3 wordings) and cost SmolLM2-135M
-# two of the daily report's three facts.
+# Not said: "a question that asks for a change is answered after the change". A sentence
+# of the prompt is paid for by every question; the order of a change and its answer is the
+# grammar's to enforce (guided_schema), not a wording's.
 _DIGITS = "\nEvery number in your answer is copied from a tool result."
 _PROTOCOLS: Mapping[AnswerForm, str] = {
     "plain": _PROTOCOL + _ANSWER,
@@ -90,10 +90,9 @@ def _declaration(tool: ToolSpec, optional: bool = True) -> list[str]:
 
 def _described(schema: JsonObject) -> str:
     """A parameter's description, with its values when it lists them and its default: the
-    grammar offers the values, the words tell which one the question means (Qwen2.5-Coder
-    1.5B, not shown them, chose ``detail_level`` "basic" for "in detail" and left
-    ``days_ahead`` at its unseen default for "upcoming month": the model's own chat
-    template, which shows the whole schema, had both right)."""
+    grammar offers the values, the words tell which one the question means: a value the
+    model has not seen described, or a default it has not been told, it can only guess (a
+    model's own chat template shows the whole schema for the same reason)."""
     words = " ".join(str(schema.get("description") or "").split())
     values = schema.get("enum")
     if isinstance(values, list) and values:

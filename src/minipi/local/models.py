@@ -31,6 +31,7 @@ from pathlib import Path
 from minipi.errors import ConfigError
 
 __all__ = [
+    "DEFAULT_MODELS_HELP",
     "GGUF_MAGIC",
     "HF_ENDPOINT",
     "QWEN_ALIAS",
@@ -57,6 +58,8 @@ QWEN_FILE = "Qwen3-0.6B-Q8_0.gguf"
 QWEN_ALIAS = "qwen3-0.6b"
 SMOLLM_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SMOLLM_ALIAS = "smollm2-135m-instruct"
+DEFAULT_MODELS_HELP = "Qwen3-0.6B, else SmolLM2-135M"
+"""The default models as ``--help`` names them: the cached or downloaded file, else the demo."""
 
 _ALIASES = {QWEN_FILE.lower(): QWEN_ALIAS, SMOLLM_FILE.lower(): SMOLLM_ALIAS}
 _TINY_NOTICE = (
