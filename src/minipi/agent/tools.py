@@ -258,12 +258,27 @@ def _describe(error: JsonSchemaValueException) -> str:
     where = ".".join(str(p) for p in (error.path or [])[1:])
     value = error.value
     if error.rule == "required" and isinstance(value, dict):
-        missing = [n for n in error.rule_definition or () if n not in value]
-        return "; ".join(f"{where + '.' if where else ''}{n!r} is required" for n in missing)
+        return _missing(error, value, where)
     if error.rule == "additionalProperties" and isinstance(value, dict):
-        known = (error.definition or {}).get("properties", {})
-        extra = ", ".join(repr(k) for k in value if k not in known)
-        return f"{where + ': ' if where else ''}unexpected field(s) {extra}"
+        return _unexpected(error, value, where)
+    return _invalid(error, value, where)
+
+
+def _missing(error: JsonSchemaValueException, value: dict[Any, Any], where: str) -> str:
+    """The required fields ``value`` lacks, one clause each."""
+    missing = [n for n in error.rule_definition or () if n not in value]
+    return "; ".join(f"{where + '.' if where else ''}{n!r} is required" for n in missing)
+
+
+def _unexpected(error: JsonSchemaValueException, value: dict[Any, Any], where: str) -> str:
+    """The fields of ``value`` its schema does not know."""
+    known = (error.definition or {}).get("properties", {})
+    extra = ", ".join(repr(k) for k in value if k not in known)
+    return f"{where + ': ' if where else ''}unexpected field(s) {extra}"
+
+
+def _invalid(error: JsonSchemaValueException, value: Any, where: str) -> str:
+    """Any other broken rule: the value (cut short) and what the rule wanted."""
     message = (error.message or "").split(" ", 1)[-1]  # drop the "data.path" subject
     shown = json.dumps(value, ensure_ascii=False, default=str)
     shown = shown if len(shown) <= 40 else shown[:40] + "…"

@@ -53,19 +53,13 @@ def _inflate(raw: Iterator[bytes], wbits: int, budget: Budget, name: str) -> Ite
     """``raw`` inflated, ``PIECE`` bytes at most per step. ``deflate`` is meant to be zlib
     data but some servers send raw deflate: tried as such when the header does not parse."""
     inflater = zlib.decompressobj(wbits)
-    first = True
+    may_be_raw = wbits == zlib.MAX_WBITS  # until the first step has read the header
     for chunk in raw:
         budget.check()
         data = chunk
         while True:
-            try:
-                out = inflater.decompress(data, PIECE)
-            except zlib.error:
-                if not (first and wbits == zlib.MAX_WBITS):
-                    raise _corrupt(name) from None
-                inflater, wbits = zlib.decompressobj(-zlib.MAX_WBITS), -zlib.MAX_WBITS
-                continue
-            first = False
+            inflater, out = _step(inflater, data, name, may_be_raw=may_be_raw)
+            may_be_raw = False
             data = inflater.unconsumed_tail
             if out:
                 yield out
@@ -77,6 +71,20 @@ def _inflate(raw: Iterator[bytes], wbits: int, budget: Budget, name: str) -> Ite
         raise _corrupt(name) from None
     if rest:
         yield rest
+
+
+def _step(
+    inflater: zlib._Decompress, data: bytes, name: str, *, may_be_raw: bool
+) -> tuple[zlib._Decompress, bytes]:
+    """The inflater used and at most ``PIECE`` bytes it inflated from ``data``: a raw deflate
+    one, from the start of ``data``, when ``may_be_raw`` and the zlib header does not parse."""
+    try:
+        return inflater, inflater.decompress(data, PIECE)
+    except zlib.error:
+        if not may_be_raw:
+            raise _corrupt(name) from None
+    raw_inflater = zlib.decompressobj(-zlib.MAX_WBITS)
+    return _step(raw_inflater, data, name, may_be_raw=False)
 
 
 def _corrupt(name: str) -> ModelProtocolError:

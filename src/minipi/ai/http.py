@@ -138,23 +138,32 @@ class HttpCore:
         url = self.endpoint.base_url + path
         attempt = 0
         while True:
-            if self.config.pacer is not None:
-                self.config.pacer.wait()  # a 429 another client got holds this one too
-            if deadline is not None and time.monotonic() >= deadline:
-                raise failures.deadline_error(url, "before the request was sent")
+            self._before_sending(url, deadline)
             outcome = self._attempt(url, body, attempt, reader, deadline)
             if not isinstance(outcome, _Retry):
                 return outcome, len(body)
-            if attempt == self.config.max_retries:
-                raise outcome.error
-            if deadline is not None and time.monotonic() + outcome.delay >= deadline:
-                raise failures.deadline_error(
-                    url, f"before the request could be retried, after: {outcome.error.message}"
-                )
-            if self.config.pacer is not None and outcome.error.code == "rate_limited":
-                self.config.pacer.defer(outcome.delay)
-            time.sleep(outcome.delay)
+            self._wait_to_retry(outcome, url, attempt, deadline)
             attempt += 1
+
+    def _before_sending(self, url: str, deadline: float | None) -> None:
+        """Wait for the pacer, if any; ``ModelDeadlineError`` once ``deadline`` has passed."""
+        if self.config.pacer is not None:
+            self.config.pacer.wait()  # a 429 another client got holds this one too
+        if deadline is not None and time.monotonic() >= deadline:
+            raise failures.deadline_error(url, "before the request was sent")
+
+    def _wait_to_retry(self, retry: _Retry, url: str, attempt: int, deadline: float | None) -> None:
+        """Sleep the retry's delay; raise its error when no retry is left, and
+        ``ModelDeadlineError`` when the deadline would pass first."""
+        if attempt == self.config.max_retries:
+            raise retry.error
+        if deadline is not None and time.monotonic() + retry.delay >= deadline:
+            raise failures.deadline_error(
+                url, f"before the request could be retried, after: {retry.error.message}"
+            )
+        if self.config.pacer is not None and retry.error.code == "rate_limited":
+            self.config.pacer.defer(retry.delay)
+        time.sleep(retry.delay)
 
     def _attempt(
         self,

@@ -111,22 +111,31 @@ def _cells(claim: Mapping[str, Any], words: Words, fancy: bool) -> list[str]:
     status = str(claim["status"])
     sources: Sequence[Mapping[str, Any]] = claim["sources"]
     if status == "unsupported":
-        mark = f"{_CROSS if fancy else 'x'} {words('evidence_unsupported')}"
-        near = claim.get("nearest")
-        if isinstance(near, Mapping):
-            where = safe(str(near["source"].get("path") or near["source"].get("tool") or ""))
-            mark += words("evidence_nearest", value=safe(str(near["value"])), where=where)
-        return [text, mark]
+        return [text, _unsupported(claim, words, fancy)]
     if status in _NOT_A_SOURCE:
         named = safe(str(sources[0].get("path") or "")) if sources and status == "path" else ""
         return [text, words("evidence_" + status, path=named)]
+    return [text, *_source_cells(status, sources, words)]
+
+
+def _unsupported(claim: Mapping[str, Any], words: Words, fancy: bool) -> str:
+    """The mark of a claim no source backs, with the nearest value found when there is one."""
+    mark = f"{_CROSS if fancy else 'x'} {words('evidence_unsupported')}"
+    near = claim.get("nearest")
+    if isinstance(near, Mapping):
+        where = safe(str(near["source"].get("path") or near["source"].get("tool") or ""))
+        mark += words("evidence_nearest", value=safe(str(near["value"])), where=where)
+    return mark
+
+
+def _source_cells(status: str, sources: Sequence[Mapping[str, Any]], words: Words) -> list[str]:
+    """Where the first source is, its pointer, and a note (how many more; how it matched)."""
     first = sources[0] if sources else {}
     where = safe(str(first.get("path") or first.get("tool") or "?")) + _position(first)
-    cells = [text, where, safe(str(first.get("pointer") or ""))]
     note = words("evidence_more", n=len(sources) - 1) if len(sources) > 1 else ""
     if status != "exact":
         note += "  " + words("status_" + status)
-    return [*cells, note.strip()]
+    return [where, safe(str(first.get("pointer") or "")), note.strip()]
 
 
 def _position(source: Mapping[str, Any]) -> str:

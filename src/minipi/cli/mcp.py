@@ -146,10 +146,17 @@ def _offer(server: ServerTools, approve: str, words: Words) -> list[str]:
     total = len(server.tools) + len(server.left_out)
     names = ", ".join(offered) or words("mcp_none")
     name = repr(server.server.name)
-    lines = [words("mcp_offers", name=name, offered=len(offered), total=total, names=names)]
+    head = words("mcp_offers", name=name, offered=len(offered), total=total, names=names)
+    return [head, *_not_offered(server, withheld, words)]
+
+
+def _not_offered(server: ServerTools, withheld: list[ToolInfo], words: Words) -> list[str]:
+    """Why the other tools are not offered: one line per reason tools were withheld, naming
+    the flag that offers them, then one per tool left out."""
+    lines = []
     for hint, why in ((False, "mcp_mutating"), (True, "mcp_untrusted")):
         named = [t.name for t in withheld if t.read_only_hint == hint]
-        if named:  # one line per reason, naming the flag that offers them
+        if named:
             reason = words(why, server=server.server.name)
             lines.append(words("mcp_not_offered", names=", ".join(named), why=reason))
     lines.extend(words("mcp_left_out", name=tool, why=why) for tool, why in server.left_out)

@@ -79,34 +79,44 @@ class LiveText:
         rest = self.pending + piece
         self.pending = ""
         while rest and not self.stopped:
-            tag = "</think>" if self.thinking else "<"
-            at = rest.find(tag)
-            if at < 0:
-                keep = _partial_tag(rest)
-                if not self.thinking:
-                    shown.append(rest[: len(rest) - keep])
-                self.pending = rest[len(rest) - keep :]
-                break
-            if self.thinking:
-                self.thinking, rest = False, rest[at + len(tag) :]
-                continue
-            shown.append(rest[:at])
-            rest = rest[at:]
-            if rest.startswith("<think>"):
-                self.thinking, rest = True, rest[len("<think>") :]
-            elif rest.startswith("<tool_call>"):
-                self.stopped = True
-            elif any(t.startswith(rest) for t in self._TAGS):
-                self.pending = rest
-                break
-            else:
-                shown.append("<")
-                rest = rest[1:]
+            rest = self._step(rest, shown)
         text = "".join(shown)
         if not self.started:
             text = text.lstrip()
             self.started = bool(text)
         return text
+
+    def _step(self, rest: str, shown: list[str]) -> str:
+        """Read ``rest`` up to its next tag, adding what is visible to ``shown``; what is left
+        to read ("" when the rest waits in ``pending`` for the next piece)."""
+        tag = "</think>" if self.thinking else "<"
+        at = rest.find(tag)
+        if at < 0:
+            keep = _partial_tag(rest)
+            if not self.thinking:
+                shown.append(rest[: len(rest) - keep])
+            self.pending = rest[len(rest) - keep :]
+            return ""
+        if self.thinking:
+            self.thinking = False
+            return rest[at + len(tag) :]
+        shown.append(rest[:at])
+        return self._tag(rest[at:], shown)
+
+    def _tag(self, rest: str, shown: list[str]) -> str:
+        """``rest`` begins with ``<``: a think block begins, a tool call stops the text, a tag
+        that may be cut waits for the next piece, or the ``<`` is only text."""
+        if rest.startswith("<think>"):
+            self.thinking = True
+            return rest[len("<think>") :]
+        if rest.startswith("<tool_call>"):
+            self.stopped = True
+            return rest
+        if any(t.startswith(rest) for t in self._TAGS):
+            self.pending = rest
+            return ""
+        shown.append("<")
+        return rest[1:]
 
     def flush(self) -> str:
         """What was held back as a possible tag when the text ended (it was not one)."""
@@ -188,24 +198,9 @@ class HumanLog:
             return
         self._end_live()
         if isinstance(event, ToolCallStarted):
-            shown = one_line(f"{event.name} {_pretty_arguments(event.arguments)}")
-            said = w("call", turn=event.turn) if event.turn else w("opening_call")
-            line(f"{said} {shown}", "36")
-            line(f"  call_id={one_line(event.call_id)}")
+            self._call(event)
         elif isinstance(event, ToolResultReady):
-            res = event.result
-            self.changes += res.changed
-            self.results[0] += 1
-            self.results[1] += res.is_error
-            self.read_only = self.read_only or res.code == "read_only"
-            if res.denied:  # the user's decision, not a tool's failure
-                line(w("denied_result"), "33")
-            elif res.is_error:
-                line(w("failed", code=one_line(str(res.code))), "33")
-            else:
-                line(w("ok"), "32")
-            content = res.content.rstrip("\n")
-            line(self._quoted(content if self.verbose else fold(content, w)))
+            self._result(event)
         elif isinstance(event, AssistantText) and event.turn != self.streamed_turn:
             line(f"\n{w('text', turn=event.turn)}")
             line(self._quoted(event.text))
@@ -215,6 +210,30 @@ class HumanLog:
             all_failed = self.results[0] > 0 and self.results[1] == self.results[0]
             result = event.result
             line(w.summary(result, self.changes, all_failed, self.read_only), _colour(result))
+
+    def _call(self, event: ToolCallStarted) -> None:
+        w, line = self.words, self._line
+        shown = one_line(f"{event.name} {_pretty_arguments(event.arguments)}")
+        said = w("call", turn=event.turn) if event.turn else w("opening_call")
+        line(f"{said} {shown}", "36")
+        line(f"  call_id={one_line(event.call_id)}")
+
+    def _result(self, event: ToolResultReady) -> None:
+        """A tool's result: counted for the summary, then shown (folded unless ``verbose``)."""
+        w, line = self.words, self._line
+        res = event.result
+        self.changes += res.changed
+        self.results[0] += 1
+        self.results[1] += res.is_error
+        self.read_only = self.read_only or res.code == "read_only"
+        if res.denied:  # the user's decision, not a tool's failure
+            line(w("denied_result"), "33")
+        elif res.is_error:
+            line(w("failed", code=one_line(str(res.code))), "33")
+        else:
+            line(w("ok"), "32")
+        content = res.content.rstrip("\n")
+        line(self._quoted(content if self.verbose else fold(content, w)))
 
     def _status(self, event: AgentEvent) -> None:
         """What the status line says: the model is thinking, a tool is running, or nothing."""

@@ -48,14 +48,7 @@ def _store(directory: Path) -> SessionStore | None:
 
 
 def list_sessions(directory: Path, *, as_json: bool, project: Path | None = None) -> int:
-    store = _store(directory)
-    if store is None:
-        found: list[SessionInfo] = []
-    else:
-        try:
-            found = store.sessions(os.path.realpath(project) if project else None)
-        finally:
-            store.close()
+    found = _saved_sessions(directory, project)
     if as_json:
         click.echo(
             safe_json(json.dumps([_session_json(s) for s in found], ensure_ascii=False, indent=1))
@@ -64,6 +57,24 @@ def list_sessions(directory: Path, *, as_json: bool, project: Path | None = None
     if not found:
         click.echo("no saved sessions (start one with: minipi chat --session NAME)", err=True)
         return 0
+    for line in _session_table(found):
+        click.echo(line)
+    return 0
+
+
+def _saved_sessions(directory: Path, project: Path | None) -> list[SessionInfo]:
+    """The sessions saved in ``directory`` (of ``project`` alone when given)."""
+    store = _store(directory)
+    if store is None:
+        return []
+    try:
+        return store.sessions(os.path.realpath(project) if project else None)
+    finally:
+        store.close()
+
+
+def _session_table(found: list[SessionInfo]) -> list[str]:
+    """One line per session under a header, the columns padded to line up."""
     rows = [("NAME", "PROJECT", "RUNS", "UPDATED", "LAST")]
     rows += [
         (
@@ -76,10 +87,11 @@ def list_sessions(directory: Path, *, as_json: bool, project: Path | None = None
         for s in found
     ]
     widths = [max(len(safe(r[i])) for r in rows) for i in range(4)]
+    lines = []
     for row in rows:
         cells = [safe(cell).ljust(width) for cell, width in zip(row, widths, strict=False)]
-        click.echo("  ".join([*cells, row[4]]))
-    return 0
+        lines.append("  ".join([*cells, row[4]]))
+    return lines
 
 
 @contextmanager
@@ -203,32 +215,62 @@ def _timeline(number: int, run: RunRecord, entries: list[Entry]) -> list[str]:
     seconds: dict[str, object] = {}  # call_id -> its tool's seconds (saved before its output)
     for entry in entries[1:] if entries and entries[0].type == "items" else entries:
         lines.extend(_entry_lines(entry.event, run, seconds))
+    lines.extend(_outcome_lines(run))
+    lines.extend(_evidence_block(run))
+    lines.append(_total_line(run, entries))
+    return lines
+
+
+def _outcome_lines(run: RunRecord) -> list[str]:
+    """The answer (and its cited facts) of a run that succeeded, the error of one that failed."""
     if run.status == "succeeded":
-        lines.extend(_labelled("answer", run.answer))
+        lines = _labelled("answer", run.answer)
         facts = run.end.get("facts") if run.end is not None else None
         if isinstance(facts, list) and facts:  # guided mode's cited facts: minipi's block
             words = words_for(run.question)
             lines.extend("  " + line for line in cited_lines([str(f) for f in facts], words))
-    elif run.status is not None:
-        lines.append(f"  {run.code}: {one_line(run.error or '')}")
+        return lines
+    if run.status is not None:
+        return [f"  {run.code}: {one_line(run.error or '')}"]
+    return []
+
+
+def _evidence_block(run: RunRecord) -> list[str]:
+    """The sources block, as the run showed it (none when it saved none)."""
     evidence = run.end.get("evidence") if run.end is not None else None
-    if isinstance(evidence, dict):  # the sources block, as the run showed it
-        words = words_for(run.question)
-        lines.extend("  " + line for line in evidence_lines(evidence, words, fancy=False))
+    if not isinstance(evidence, dict):
+        return []
+    words = words_for(run.question)
+    return ["  " + line for line in evidence_lines(evidence, words, fancy=False)]
+
+
+def _total_line(run: RunRecord, entries: list[Entry]) -> str:
     took = f", {run.ended - run.started:.2f} s" if run.ended is not None else ""
     usage, turns, calls = run.usage, run.turns, run.tool_calls
     if run.status is None:  # no end yet: count what was saved
         usage, turns, calls = saved_totals(entries)
-    lines.append(
+    return (
         f"  total  {plural(turns, 'request')}, {plural(calls, 'tool call')}, "
         f"tokens in {usage.input_tokens} / "
         f"out {usage.output_tokens} / cached {usage.cached_tokens}{took}"
     )
-    return lines
 
 
 def _entry_lines(event: dict[str, Any], run: RunRecord, seconds: dict[str, object]) -> list[str]:
     kind = event.get("type")
+    if kind == "tool_result":
+        seconds[str(event.get("call_id"))] = event.get("seconds")
+        return []
+    if kind == "items":
+        items = event.get("items")
+        if not isinstance(items, list):
+            return []
+        return [line for i in items if isinstance(i, dict) for line in _item_lines(i, run, seconds)]
+    return _step_lines(kind, event)
+
+
+def _step_lines(kind: object, event: dict[str, Any]) -> list[str]:
+    """The lines of a saved step that holds no items: a request, an approval, a notice."""
     if kind == "model_response":
         saved = event.get("usage")
         usage: dict[str, Any] = saved if isinstance(saved, dict) else {}
@@ -237,19 +279,13 @@ def _entry_lines(event: dict[str, Any], run: RunRecord, seconds: dict[str, objec
             f"{usage.get('output_tokens')} / cached {usage.get('cached_tokens')}  "
             f"{event.get('seconds')} s"
         ]
-    if kind == "tool_result":
-        seconds[str(event.get("call_id"))] = event.get("seconds")
-        return []
     if kind == "approval_asked":
         return [f"    approval asked: {one_line(str(event.get('summary')))}"]
     if kind == "approval_answered":
         return [f"    approval {'granted' if event.get('allowed') is True else 'refused'}"]
     if kind == "notice":
         return [f"  notice  {one_line(str(event.get('message')))}"]
-    items = event.get("items") if kind == "items" else None
-    if not isinstance(items, list):
-        return []
-    return [line for i in items if isinstance(i, dict) for line in _item_lines(i, run, seconds)]
+    return []
 
 
 def _item_lines(data: dict[str, Any], run: RunRecord, seconds: dict[str, object]) -> list[str]:
@@ -259,21 +295,33 @@ def _item_lines(data: dict[str, Any], run: RunRecord, seconds: dict[str, object]
         name, call_id = one_line(str(data.get("name"))), one_line(str(data.get("call_id")))
         return [f"  call {name} {arguments}  ({call_id})"]
     if kind == "function_call_output":
-        output = str(data.get("output"))
-        if data.get("is_error") is True:  # the output says "error [code]: ..." itself
-            shown = output if output.startswith("error [") else f"error {output}"
-            return [f"    {_short(shown, 160)}"]
-        took = seconds.get(str(data.get("call_id")))
-        return [f"    ok  {_short(output, 160)}" + (f"  {took} s" if took is not None else "")]
-    if kind == "message" and data.get("role") == "assistant":
+        return [_output_line(data, seconds)]
+    if kind == "message":
+        return _message_lines(data, run)
+    if kind == "reasoning":
+        return [f"  reasoning  ({len(str(data.get('text')))} characters)"]
+    return []
+
+
+def _output_line(data: dict[str, Any], seconds: dict[str, object]) -> str:
+    output = str(data.get("output"))
+    if data.get("is_error") is True:  # the output says "error [code]: ..." itself
+        shown = output if output.startswith("error [") else f"error {output}"
+        return f"    {_short(shown, 160)}"
+    took = seconds.get(str(data.get("call_id")))
+    return f"    ok  {_short(output, 160)}" + (f"  {took} s" if took is not None else "")
+
+
+def _message_lines(data: dict[str, Any], run: RunRecord) -> list[str]:
+    """A model's message (not again when it is the answer shown below), or a user's question."""
+    role = data.get("role")
+    if role == "assistant":
         text = str(data.get("text")).strip()
         if run.status == "succeeded" and text == run.answer.strip():
             return []
         return [f"  model  {_short(text, 160)}"] if text else []
-    if kind == "message" and data.get("role") == "user":
+    if role == "user":
         return _labelled("question", str(data.get("text")))
-    if kind == "reasoning":
-        return [f"  reasoning  ({len(str(data.get('text')))} characters)"]
     return []
 
 

@@ -120,26 +120,40 @@ def marked_search(result: SearchResult) -> tuple[str, list[Mark]]:
     if not result.matches:
         where = "" if result.path == "." else f" in {quote_path(result.path)}"
         lines.append(f"no matches for '{escape_line(result.query)}'{where}")
+    lines.extend(_count_note(result))
+    lines.extend(_search_notices(result))
+    for line in lines:
+        marked.add((line, None))
+    return marked.text(), marked.marks
+
+
+def _count_note(result: SearchResult) -> list[str]:
+    """How many lines matched, in how many files, when every match was shown.
+
+    Counted, as ``rg --count`` does: a model reading a list of hits miscounts it easily, so
+    the tool states a number it knows exactly rather than leave the count to the reader."""
     hits = [m for m in result.matches if m.line]
-    if len(hits) > 1 and not result.more_matches and result.complete:
-        # counted, as `rg --count` does: asked how many ERROR lines a 20-line log has,
-        # Qwen2.5-Coder-1.5B counted 2 of 4 from the file's text
-        files = len({m.path for m in hits})
-        lines.append(f"[{len(hits)} matching lines in {files} file{'s' if files > 1 else ''}]")
+    if len(hits) <= 1 or result.more_matches or not result.complete:
+        return []
+    files = len({m.path for m in hits})
+    return [f"[{len(hits)} matching lines in {files} file{'s' if files > 1 else ''}]"]
+
+
+def _search_notices(result: SearchResult) -> list[str]:
+    """The notices for more matches than shown, a walk cut short, and files not searched."""
+    notices = []
     if result.more_matches:
         least = "" if result.complete else "at least "
-        lines.append(
+        notices.append(
             f"[truncated: {least}{result.more_matches} more matches; "
             "use a longer query or a narrower path]"
         )
     if not result.complete:
-        lines.append(
+        notices.append(
             f"[search stopped after visiting {result.visited} entries; results are "
             "incomplete: search a subdirectory with path]"
         )
     if result.skipped:
         counts = ", ".join(f"{_SKIP_LABELS.get(k, k)}: {n}" for k, n in result.skipped.items())
-        lines.append(f"[not searched: {counts}]")
-    for line in lines:
-        marked.add((line, None))
-    return marked.text(), marked.marks
+        notices.append(f"[not searched: {counts}]")
+    return notices

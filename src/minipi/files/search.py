@@ -127,15 +127,8 @@ def _visit(root: Root, frame: _Frame, name: str, state: _State) -> _Frame | None
         state.skipped["sensitive"] += 1
         return None
     try:
-        info = lstat_at(frame.fd, name, rel)
-        kind = entry_kind(info.st_mode)
-        if state.ignore is not None and state.ignore.skips(rel.parts, kind == "dir"):
-            return None
-        if kind == "file" and info.st_size > state.limits.max_bytes:
-            state.skipped["too_large"] += 1
-            return None
-        if kind not in ("file", "dir"):
-            state.skipped["symlink" if kind == "symlink" else "not_regular_file"] += 1
+        kind = _searchable_kind(frame.fd, name, rel, state)
+        if kind is None:
             return None
         fd, _ = open_at(root, frame.fd, name, rel, "dir" if kind == "dir" else "file")
     except FileAccessError as error:
@@ -150,6 +143,22 @@ def _visit(root: Root, frame: _Frame, name: str, state: _State) -> _Frame | None
     finally:
         os.close(fd)
     return None
+
+
+def _searchable_kind(dir_fd: int, name: str, rel: RelPath, state: _State) -> str | None:
+    """``file`` or ``dir`` for an entry to search; None for one skipped (counted unless it is
+    ignored). FileAccessError when it cannot be looked at."""
+    info = lstat_at(dir_fd, name, rel)
+    kind = entry_kind(info.st_mode)
+    if state.ignore is not None and state.ignore.skips(rel.parts, kind == "dir"):
+        return None
+    if kind == "file" and info.st_size > state.limits.max_bytes:
+        state.skipped["too_large"] += 1
+        return None
+    if kind not in ("file", "dir"):
+        state.skipped["symlink" if kind == "symlink" else "not_regular_file"] += 1
+        return None
+    return kind
 
 
 def _descend(fd: int, rel: RelPath, state: _State) -> _Frame | None:

@@ -172,32 +172,49 @@ class GuidedClient:
 
     def create(self, request: ModelRequest) -> ModelResponse:
         """Rewrite ``request`` for the grammar, ask the inner client, translate the reply."""
-        reserved = sorted({"response_format", "grammar"}.intersection(request.options))
-        if reserved:
-            raise ConfigError(
-                f"request options may not set {', '.join(reserved)} in guided mode: "
-                "GuidedClient builds it every turn",
-                code="reserved_option",
-            )
-        mutating = frozenset(t.name for t in request.tools if t.mutating)
-        tools = request.tools
-        if not self.offer_mutating:
-            tools = [t for t in tools if not t.mutating]
+        _refuse_reserved(request.options)
+        tools = self._offerable(request.tools)
+        listing = self._listing(request, tools)
+        schema = self._schema(request, tools, listing)
+        constraint, facts = self._constraint(schema, request.items, tools)
+        guided = self._guided(request, constraint, listing)
+        cited = Cited(facts, last_question(request.items))
+        offered, declared = offered_tools(schema), [t.name for t in request.tools]
+        response = translate(self.inner.create(guided), self.style, cited, offered, declared)
+        if cited.composed is not None:  # later turns show the model its reply as it wrote it
+            self._rendered[id(cited.composed)] = (cited.composed, cited.reply)
+        return response
+
+    def _offerable(self, tools: Sequence[ToolSpec]) -> Sequence[ToolSpec]:
+        """The request's tools the grammar may offer (not the mutating ones without
+        ``offer_mutating``)."""
+        return tools if self.offer_mutating else [t for t in tools if not t.mutating]
+
+    def _listing(self, request: ModelRequest, tools: Sequence[ToolSpec]) -> bool:
+        """Whether the reply's calls are a list: the model ``lists``, the request allows
+        parallel calls, and some tool does not explore the project."""
         listing = self.lists and request.parallel_tool_calls
-        listing = listing and not all(explores(t) for t in tools)
-        schema = guided_schema(
+        return listing and not all(explores(t) for t in tools)
+
+    def _schema(
+        self, request: ModelRequest, tools: Sequence[ToolSpec], listing: bool
+    ) -> JsonObject:
+        return guided_schema(
             tools,
             request.items,
             request.tool_choice,
-            mutating=mutating,
+            mutating=frozenset(t.name for t in request.tools if t.mutating),
             answer_needs_evidence=self.answer_needs_evidence,
             free_text=self.free_text,
             parallel=listing,
             optional=self.optional,
             spans=self.spans,
         )
-        constraint, facts = self._constraint(schema, request.items, tools)
-        guided = ModelRequest(
+
+    def _guided(self, request: ModelRequest, constraint: JsonObject, listing: bool) -> ModelRequest:
+        """The request the inner client sends: the history rendered, the tools declared in
+        the instructions, the constraint in the options."""
+        return ModelRequest(
             items=self._render(request.items, listing),
             instructions=guided_instructions(
                 request.instructions,
@@ -209,12 +226,6 @@ class GuidedClient:
             parallel_tool_calls=request.parallel_tool_calls,
             options={**request.options, **constraint},
         )
-        cited = Cited(facts, last_question(request.items))
-        offered, declared = offered_tools(schema), [t.name for t in request.tools]
-        response = translate(self.inner.create(guided), self.style, cited, offered, declared)
-        if cited.composed is not None:  # later turns show the model its reply as it wrote it
-            self._rendered[id(cited.composed)] = (cited.composed, cited.reply)
-        return response
 
     def _constraint(
         self, schema: JsonObject, items: Sequence[Item], tools: Sequence[ToolSpec]
@@ -223,9 +234,9 @@ class GuidedClient:
 
         In every form, while a tool can still be called, the answer needs a content fact (a
         file read, not only a listing) that shares a word with the question (``Facts.leading``),
-        unless ``answer_needs_evidence`` is off. Measured with Qwen2.5-Coder-1.5B, which
-        otherwise answers from the first listing, citing a directory, and, asked which pet
-        likes the sun, describes the first pet file it read. When no tool is left (every
+        unless ``answer_needs_evidence`` is off: a model let answer before it has read what
+        the question is about answers from whatever it saw first (a listing, cited as if it
+        were content, or the first file read, asked about or not). When no tool is left (every
         listed file read) the answer is offered whatever the facts: a Chinese question about
         an English JSON file shares no word with it; a search for the question's words does
         not count as a tool left (``searches_only``)."""
@@ -265,6 +276,17 @@ class GuidedClient:
                 rendered.append(message)
         self._rendered = current
         return rendered
+
+
+def _refuse_reserved(options: Mapping[str, Any]) -> None:
+    """A ``ConfigError`` for request options that set what guided mode builds each turn."""
+    reserved = sorted({"response_format", "grammar"}.intersection(options))
+    if reserved:
+        raise ConfigError(
+            f"request options may not set {', '.join(reserved)} in guided mode: "
+            "GuidedClient builds it every turn",
+            code="reserved_option",
+        )
 
 
 def response_format(schema: JsonObject, style: ResponseFormatStyle) -> JsonObject:
@@ -311,21 +333,32 @@ def _render(
     """One history item as a plain message (None for reasoning and empty messages); the
     calls of one reply as one message (``reply``: a JSON list when there are several)."""
     if isinstance(item, Message):
-        if item.role != "assistant":
-            return item
-        text = strip_think(item.text).strip()
-        return Message("assistant", dumps_json({"answer": text})) if text else None
+        return _rendered_message(item)
     if isinstance(item, FunctionCall):
-        shown = [{"tool": call.name, "arguments": _shown(call)} for call in reply]
-        if not shown:
-            return None  # rendered with the reply's first call
-        listed = listing or len(shown) > 1
-        return Message("assistant", dumps_json(shown if listed else shown[0]))
+        return _rendered_calls(reply, listing)
     if isinstance(item, FunctionCallOutput):
         call = calls.get(item.call_id)
         head = f"Result of {call.name} {dumps_json(_shown(call))}" if call else "Result"
         return Message("user", f"{head}:\n{item.output}")
     return None
+
+
+def _rendered_message(message: Message) -> Message | None:
+    """A message as it is, an assistant's as ``{"answer": TEXT}`` (None when empty)."""
+    if message.role != "assistant":
+        return message
+    text = strip_think(message.text).strip()
+    return Message("assistant", dumps_json({"answer": text})) if text else None
+
+
+def _rendered_calls(reply: Sequence[FunctionCall], listing: bool) -> Message | None:
+    """A reply's calls as one message: a JSON list when ``listing`` or when there are
+    several; None for a call rendered with its reply's first."""
+    shown = [{"tool": call.name, "arguments": _shown(call)} for call in reply]
+    if not shown:
+        return None  # rendered with the reply's first call
+    listed = listing or len(shown) > 1
+    return Message("assistant", dumps_json(shown if listed else shown[0]))
 
 
 def _shown(call: FunctionCall) -> Any:

@@ -11,9 +11,9 @@ parameters, required and optional, as a schema the grammar can write exactly:
 - a string is free text of at most ``MAX_TEXT`` characters (less when ``maxLength`` says
   so): bounded, so a small model's string ends; with ``spans`` (models under
   ``assemble.FULL_OFFER_FROM``) it is one of the runs of the question's words that fit
-  (``question_spans``; free text when none does): SmolLM2-135M otherwise wrote a parameter's
-  description or a sentence of its own where a name from the question was asked for; an
-  ``enum`` or ``const`` is one of its values;
+  (``question_spans``; free text when none does): a small model otherwise writes a
+  parameter's description, or a sentence of its own, where a value from the question is
+  asked for; an ``enum`` or ``const`` is one of its values;
 - ``integer``, ``number``, ``boolean`` and ``null`` as declared (with ``spans``, the
   schema's ``with_numbers`` then makes a top-level number one the question writes); a list
   of types, ``anyOf`` and ``oneOf`` as alternatives;
@@ -21,15 +21,16 @@ parameters, required and optional, as a schema the grammar can write exactly:
   JSON value, which the loop's argument check then answers.
 
 Descriptions, titles, defaults and formats are dropped: they are in the system prompt, and a
-default is the tool's to apply, not the model's to write. Measured on BFCL with
-Qwen2.5-Coder-1.5B: with required parameters only, 10 of 11 wrong arguments were an optional
-parameter the question gave and the grammar could not write.
+default is the tool's to apply, not the model's to write. Optional parameters are offered
+because a question often gives one, and a call missing a value the question gave is wrong
+however well the model read it.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from minipi.ai.types import JsonObject
@@ -37,6 +38,7 @@ from minipi.ai.types import JsonObject
 __all__ = [
     "MAX_DEPTH",
     "MAX_TEXT",
+    "Offer",
     "offered_arguments",
     "offered_value",
     "question_numbers",
@@ -128,39 +130,83 @@ def question_numbers(question: str) -> tuple[int | float, ...]:
 def with_numbers(arguments: JsonObject, numbers: Sequence[int | float]) -> JsonObject | None:
     """``arguments`` (``offered_arguments``) with each top-level ``integer`` or ``number``
     parameter one of the question's ``numbers`` that fit its type (for a small model, as
-    strings are runs of its words: SmolLM2-135M wrote 5.243987654321 for a rate the question
-    gave as 5); an optional one that none fits is left out, and None when a required one
-    cannot be given: the question does not hold the call's values (BFCL's irrelevance
-    entries, "how to increase the population of deer?" for a growth rate calculator)."""
+    strings are runs of its words: a small model otherwise writes digits the question never
+    gave); an optional one that none fits is left out, and None when a required one cannot be
+    given: the question does not hold the call's values, so the tool does not answer it."""
     properties = arguments.get("properties")
     if not isinstance(properties, dict):
         return arguments
     needed = set(arguments.get("required", ()))
     kept: dict[str, Any] = {}
     for name, node in properties.items():
-        kind = node.get("type") if node.keys() == {"type"} else None
-        if kind not in ("integer", "number"):
-            kept[name] = node
-            continue
-        fitting = [n for n in numbers if kind == "number" or isinstance(n, int)]
-        if fitting:
-            kept[name] = {"enum": fitting}
+        numbered = _numbered(node, numbers)
+        if numbered is not None:
+            kept[name] = numbered
         elif name in needed:
             return None
     required = [n for n in arguments.get("required", ()) if n in kept]
     return {**arguments, "properties": kept, "required": required}
 
 
+@dataclass(frozen=True, slots=True)
+class Offer:
+    """How a call's free values are offered: any text for the question's words
+    (``free_text``), optional parameters too (``optional``), strings as runs of the
+    question's words (``spans``, when there are any), numbers as the question's
+    (``numbers``; None: any number)."""
+
+    free_text: bool = False
+    optional: bool = True
+    spans: tuple[str, ...] = ()
+    numbers: tuple[int | float, ...] | None = None
+
+    @classmethod
+    def of(cls, question: str, free_text: bool, optional: bool, spans: bool) -> Offer:
+        """The offer for ``question``: with ``spans``, its runs of words and its numbers."""
+        if not spans:
+            return cls(free_text, optional)
+        return cls(free_text, optional, question_spans(question), question_numbers(question))
+
+    def arguments(self, parameters: JsonObject) -> JsonObject | None:
+        """The arguments schema of a tool declaring ``parameters`` (``offered_arguments``,
+        then ``with_numbers``); None when the question holds no value for a required one."""
+        offered = offered_arguments(parameters, self.optional, self.spans)
+        return offered if self.numbers is None else with_numbers(offered, self.numbers)
+
+
+def _numbered(node: JsonObject, numbers: Sequence[int | float]) -> JsonObject | None:
+    """A parameter's schema with numbers the question's: for a bare ``integer`` or
+    ``number``, an enum of those that fit its type (None when none does); else as it is."""
+    kind = node.get("type") if node.keys() == {"type"} else None
+    if kind not in ("integer", "number"):
+        return node
+    fitting = [n for n in numbers if kind == "number" or isinstance(n, int)]
+    return {"enum": fitting} if fitting else None
+
+
 def _node(schema: Any, depth: int, spans: tuple[str, ...] = ()) -> JsonObject:
     if not isinstance(schema, Mapping) or depth > MAX_DEPTH:
         return {}
+    listed = _listed_values(schema)
+    if listed is not None:
+        return listed
+    choices = schema.get("anyOf", schema.get("oneOf"))
+    if isinstance(choices, list) and choices:
+        return _alternatives([_node(choice, depth + 1, spans) for choice in choices])
+    return _declared_type(schema, depth, spans)
+
+
+def _listed_values(schema: Mapping[str, Any]) -> JsonObject | None:
+    """A ``const`` or a non-empty ``enum`` as its values alone; None for any other node."""
     if "const" in schema:
         return {"const": schema["const"]}
     if isinstance(schema.get("enum"), list) and schema["enum"]:
         return {"enum": list(schema["enum"])}
-    choices = schema.get("anyOf", schema.get("oneOf"))
-    if isinstance(choices, list) and choices:
-        return _alternatives([_node(choice, depth + 1, spans) for choice in choices])
+    return None
+
+
+def _declared_type(schema: Mapping[str, Any], depth: int, spans: tuple[str, ...]) -> JsonObject:
+    """A node by its ``type``: one type, or a list of them as alternatives (none: any value)."""
     kind = schema.get("type")
     if isinstance(kind, list):
         typed = (_typed(schema, k, depth, spans) for k in kind if isinstance(k, str))
@@ -180,18 +226,30 @@ def _typed(schema: Mapping[str, Any], kind: str, depth: int, spans: tuple[str, .
     if kind == "array":
         return _array(schema, depth, spans)
     if kind == "string":
-        longest = schema.get("maxLength")
-        bound = min(longest, MAX_TEXT) if isinstance(longest, int) and longest >= 0 else MAX_TEXT
-        shortest = schema.get("minLength")
-        least = shortest if isinstance(shortest, int) and 0 < shortest <= bound else 0
-        fitting = [s for s in spans if least <= len(s) <= bound]
-        if fitting:
-            return {"enum": fitting}
-        node: JsonObject = {"type": "string", "maxLength": bound}
-        if least:
-            node["minLength"] = least
-        return node
+        return _string(schema, spans)
     return {"type": kind} if kind in _SCALARS else {}
+
+
+def _string(schema: Mapping[str, Any], spans: tuple[str, ...]) -> JsonObject:
+    """One of the ``spans`` that fit the string's length, else bounded free text."""
+    least, bound = _lengths(schema)
+    fitting = [s for s in spans if least <= len(s) <= bound]
+    if fitting:
+        return {"enum": fitting}
+    node: JsonObject = {"type": "string", "maxLength": bound}
+    if least:
+        node["minLength"] = least
+    return node
+
+
+def _lengths(schema: Mapping[str, Any]) -> tuple[int, int]:
+    """A string's least and most characters: ``minLength`` when it is positive and within
+    the most (else 0), ``maxLength`` when it is not negative, at most ``MAX_TEXT``."""
+    longest = schema.get("maxLength")
+    bound = min(longest, MAX_TEXT) if isinstance(longest, int) and longest >= 0 else MAX_TEXT
+    shortest = schema.get("minLength")
+    least = shortest if isinstance(shortest, int) and 0 < shortest <= bound else 0
+    return least, bound
 
 
 def _object(schema: Mapping[str, Any], depth: int, spans: tuple[str, ...]) -> JsonObject:

@@ -49,6 +49,11 @@ def visit(node: JsonObject, rules: Rules, answer: Answer) -> tuple[Symbol, ...]:
         name = _reserve(rules, "enum")
         rules[name] = tuple((json_text(value),) for value in node["enum"])
         return (Ref(name),)
+    return _typed(node, rules, answer)
+
+
+def _typed(node: JsonObject, rules: Rules, answer: Answer) -> tuple[Symbol, ...]:
+    """The symbols of a node by its ``type`` (any other node: any JSON value)."""
     kind = node.get("type")
     if kind == "object":
         return _object(node, rules, answer)

@@ -55,18 +55,34 @@ def translate(
 
     An answer whose text is a call of a ``declared`` tool (the guided form, or any form
     ``find_text_calls`` reads) is that call: a reply that is a call is never shown as an
-    answer. Qwen2.5-Coder wrote ``[{"tool": "hotel_search_find_hotels", …}]`` as its answer
-    on BFCL, where the grammar offered the answer too; the loop then checks the call like any
-    other (arguments, approval, sandbox). A call of a tool the grammar did not ``offer`` this
-    reply (a second change, the last turn's answer) is a protocol error, never run: the text
-    must not get round what the grammar withholds."""
+    answer: a model offered both may write its call as the answer's text, and the loop then
+    checks the call like any other (arguments, approval, sandbox). A call of a tool the grammar
+    did not ``offer`` this reply (a second change, the last turn's answer) is a protocol error,
+    never run: the text must not get round what the grammar withholds."""
     if response.finish_reason in ("length", "content_filter"):
         return response  # cut or filtered: the loop ends the run, nothing here is executed
     text = output_text(response.items)
     if not text:
         return replace(response, items=())  # the loop's empty-reply rule applies
+    value = _reply_value(text, style)
+    calls = _calls(value)
+    if calls:
+        finish = _finish(response.finish_reason, "tool_calls")
+        return replace(response, items=calls, finish_reason=finish)
+    answer = _answer(value, cited or Cited(Facts(), ""))
+    if answer is None:
+        raise ModelProtocolError(
+            f"the guided reply is neither a tool call nor an answer: {text[:160]!r}; "
+            "the server may not enforce the response_format schema",
+            code="guided_invalid_reply",
+        )
+    return _answered(response, answer, offered, declared)
+
+
+def _reply_value(text: str, style: ResponseFormatStyle) -> Any:
+    """The reply's text as JSON; a ``ModelProtocolError`` when it is not JSON."""
     try:
-        value = json.loads(text, parse_constant=_refuse_constant)
+        return json.loads(text, parse_constant=_refuse_constant)
     except (ValueError, RecursionError) as error:
         raise ModelProtocolError(
             f"the guided reply is not valid JSON despite the grammar ({str(error)[:80]}): "
@@ -74,40 +90,36 @@ def translate(
             "(llama-cpp-python wants 'json_object'; llama-server and vLLM 'json_schema')",
             code="guided_invalid_json",
         ) from None
+
+
+def _answered(
+    response: ModelResponse, answer: Message, offered: Collection[str], declared: Collection[str]
+) -> ModelResponse:
+    """The reply as its answer: none when blank, the calls its text is when it is calls of
+    ``declared`` tools (a ``ModelProtocolError`` for one not ``offered``), else the answer."""
+    if not answer.text.strip():
+        return replace(response, items=())  # a blank answer is an empty reply
+    written = _written_calls(answer.text, declared)
+    withheld = sorted({call.name for call in written} - set(offered))
+    if withheld:
+        raise ModelProtocolError(
+            f"the guided answer is a call of {', '.join(withheld)}, which this reply "
+            f"may not make: {answer.text[:160]!r}",
+            code="guided_invalid_reply",
+        )
     finish = response.finish_reason
-    calls = _calls(value)
-    if calls:
-        return replace(response, items=calls, finish_reason=_finish(finish, "tool_calls"))
-    answer = _answer(value, cited or Cited(Facts(), ""))
-    if answer is not None:
-        if not answer.text.strip():
-            return replace(response, items=())  # a blank answer is an empty reply
-        written = _written_calls(answer.text, declared)
-        withheld = sorted({call.name for call in written} - set(offered))
-        if withheld:
-            raise ModelProtocolError(
-                f"the guided answer is a call of {', '.join(withheld)}, which this reply "
-                f"may not make: {answer.text[:160]!r}",
-                code="guided_invalid_reply",
-            )
-        if written:
-            return replace(response, items=written, finish_reason=_finish(finish, "tool_calls"))
-        return replace(response, items=(answer,), finish_reason=_finish(finish, "stop"))
-    raise ModelProtocolError(
-        f"the guided reply is neither a tool call nor an answer: {text[:160]!r}; "
-        "the server may not enforce the response_format schema",
-        code="guided_invalid_reply",
-    )
+    if written:
+        return replace(response, items=written, finish_reason=_finish(finish, "tool_calls"))
+    return replace(response, items=(answer,), finish_reason=_finish(finish, "stop"))
 
 
 def _calls(value: Any) -> tuple[FunctionCall, ...]:
     """``{"tool": NAME, "arguments": {...}}``, or a list of such objects, as calls (none when
     ``value`` is not that). A call the list repeats identically is made once: the grammar
-    cannot say "not the same again" and a small model under a list grammar repeats itself
-    (Qwen2.5-Coder-1.5B listed ``religion_get_origin("Buddhism")`` twice for one question on
-    BFCL). The cost: a tool whose identical calls differ (a random draw) is asked once a
-    reply, and the model may ask again; of the 2,501 answers of BFCL's single-turn categories,
-    one lists the same call twice (``parallel_158``: two draws of one normal distribution)."""
+    cannot say "not the same again" and a small model under a list grammar repeats itself.
+    The cost: a tool whose identical calls differ (a random draw) is asked once a reply, and
+    the model may ask again; a question that wants the same call twice in one reply is
+    rare."""
     listed = value if isinstance(value, list) else [value]
     once = {json.dumps(item, sort_keys=True): item for item in listed}  # first place kept
     calls = [_call(item) for item in once.values()]
@@ -152,6 +164,12 @@ def _answer(value: Any, cited: Cited) -> Message | None:
         return Message("assistant", text)
     if set(value) != {"facts", "answer"} or not isinstance(facts, list):
         return None
+    return _with_facts(text, facts, cited)
+
+
+def _with_facts(text: str, facts: list[Any], cited: Cited) -> Message:
+    """The answer with the facts it cites of those ``cited`` offered (recorded on ``cited``);
+    the text alone when it cites none of them or is blank."""
     offered = cited.offered.citable
     kept = tuple(dict.fromkeys(f for f in facts if isinstance(f, str) and f in offered))
     if not kept or not text.strip():

@@ -23,14 +23,14 @@ from the request's items only, ``guided_state.RunState``):
   listed as constants up to 64) used by an earlier call are removed. Earlier calls count
   since the last successful call of a ``mutating`` tool (the names of the tools whose
   ``ToolSpec.mutating`` is set): after a change, reads may give new results; that change
-  itself stays made (SmolLM2-135M, having moved a file, moved it again, then back). A free-text
+  itself stays made (redoing it, or undoing it, is never what the question asked). A free-text
   value cannot be excluded (the grammar has no "not"), so such a repeat is answered by the
   loop's duplicate check, and a tool that has repeated an identical call is dropped from then
   on (until the next change);
 - one change a question: once a call of a ``mutating`` tool succeeded after the last user
   message, the answer is the only reply offered until the next one (the loop checks the
-  change on disk; SmolLM2-135M, having moved the cat's file as asked, moved the dog's too, or
-  listed again until the turns ran out; a second change is asked for by a second question);
+  change on disk; a model left free after its change makes others nobody asked for, or
+  explores until its turns run out; a second change is asked for by a second question);
 - a tool whose enum is empty is dropped; when no tool is left, the answer is allowed;
 - a parameter of kind ``question`` (``search_files``' query) takes the question's words
   (``guided_rank.Question.tokens``), offered until a result with content follows the
@@ -50,9 +50,8 @@ from the request's items only, ``guided_state.RunState``):
   longer count as made (a change made stays made);
 - a tool that does not explore is offered only when the question fits it (shares a content
   word with its name, description or parameters, ``guided_fit``; or the words cannot tell),
-  before and after results (Qwen2.5-Coder-1.5B, a time server configured beside the file
-  tools, asked how many ERROR lines a log has, called ``get_current_time`` and
-  ``convert_time`` after the search had counted them); before any result follows the
+  before and after results (a tool that is offered is a tool a small model may call, and
+  the question gives it no reason to); before any result follows the
   question, when no tool fits, the reply is the answer (the question is answered without a
   call), and when each offered tool shares only one word, the answer is offered beside the
   calls (the model decides);
@@ -63,9 +62,9 @@ from the request's items only, ``guided_state.RunState``):
   mutating tool's name: ``move``) was made while that tool is offered; or when no tool
   branch is left;
 - with ``parallel``, the calls are a list of 1 to ``MAX_CALLS`` (each one of the call
-  branches): after each call the model writes one more or the end (Qwen2.5-Coder-1.5B, on
-  BFCL's parallel dev entries: 0 of 15 right when a list was only offered beside one call,
-  5 with the list as the form);
+  branches): after each call the model writes one more or the end (a list is the form, not
+  an option beside one call: offered the choice, a model makes one call where the question
+  needs several);
 - ``tool_choice``: ``"none"`` allows only the answer, a tool name only that tool,
   ``"required"`` only tools, ``"auto"`` the rules above.
 
@@ -81,13 +80,7 @@ from itertools import product
 from typing import Any
 
 from minipi.ai.types import Item, JsonObject, ToolSpec
-from minipi.local.guided_arguments import (
-    offered_arguments,
-    offered_value,
-    question_numbers,
-    question_spans,
-    with_numbers,
-)
+from minipi.local.guided_arguments import Offer, offered_value
 from minipi.local.guided_fit import fit, question_words, tool_words
 from minipi.local.guided_state import (
     ChoiceSpec,
@@ -142,23 +135,28 @@ def guided_schema(
     does not explore is offered its required parameters only."""
     state = RunState.of(items, mutating)
     fitting = _Fitting.of(tools, state, tool_choice)
-    asked = state.question.text
-    offer = _Offer(
-        free_text,
-        optional,
-        question_spans(asked) if spans else (),
-        question_numbers(asked) if spans else None,
-    )
-    branches = _tool_branches(fitting.tools, state, tool_choice, offer)
-    calls = list(branches)
-    answered = state.evidence and _answered(tools, state, branches)
+    offer = Offer.of(state.question.text, free_text, optional, spans)
+    calls = _tool_branches(fitting.tools, state, tool_choice, offer)
+    answered = state.evidence and _answered(tools, state, calls)
     may_answer = answered or not answer_needs_evidence or fitting.declinable
-    if parallel and calls:  # the calls as a list: after each, one more or the end
-        listed = calls[0] if len(calls) == 1 else {"anyOf": calls}
-        branches = [{"type": "array", "items": listed, "minItems": 1, "maxItems": MAX_CALLS}]
-    if not calls or tool_choice == "none" or (tool_choice == "auto" and may_answer):
+    branches = _listed(calls) if parallel else list(calls)
+    if _answer_offered(calls, tool_choice, may_answer):
         branches.append(ANSWER_BRANCH)
     return branches[0] if len(branches) == 1 else {"anyOf": branches}
+
+
+def _listed(calls: list[JsonObject]) -> list[JsonObject]:
+    """The calls as a list (``parallel``): after each, one more or the end."""
+    if not calls:
+        return []
+    listed = calls[0] if len(calls) == 1 else {"anyOf": calls}
+    return [{"type": "array", "items": listed, "minItems": 1, "maxItems": MAX_CALLS}]
+
+
+def _answer_offered(calls: list[JsonObject], tool_choice: str, may_answer: bool) -> bool:
+    """Whether the reply may be the answer: no call is left, ``tool_choice`` allows only the
+    answer, or it leaves the choice to the rules and they allow the answer."""
+    return not calls or tool_choice == "none" or (tool_choice == "auto" and may_answer)
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,14 +172,27 @@ class _Fitting:
         others = [t for t in tools if not explores(t)]
         if tool_choice != "auto" or not others:
             return cls(tools)  # the file tools fit every question: no words to read
-        words = question_words(state.question.text)
-        scores: dict[str, int | None] = {t.name: None for t in tools}
-        scores.update((t.name, fit(words, tool_words(t))) for t in others)
+        scores = _fit_scores(tools, others, state.question.text)
         kept = [t for t in tools if scores[t.name] != 0]
         if state.evidence:  # a tool the question does not fit stays out after a result too
             return cls(kept)
-        strong = any(scores[t.name] is None or (scores[t.name] or 0) >= 2 for t in kept)
-        return cls(kept, declinable=not strong)
+        return cls(kept, declinable=not any(_fits_well(scores[t.name]) for t in kept))
+
+
+def _fit_scores(
+    tools: Sequence[ToolSpec], others: Sequence[ToolSpec], question: str
+) -> dict[str, int | None]:
+    """By tool name, how many words the question shares with each tool of ``others`` (those
+    that do not explore); None for the rest: they fit every question."""
+    words = question_words(question)
+    scores: dict[str, int | None] = {t.name: None for t in tools}
+    scores.update((t.name, fit(words, tool_words(t))) for t in others)
+    return scores
+
+
+def _fits_well(score: int | None) -> bool:
+    """A tool that fits every question, or shares two words or more with it."""
+    return score is None or score >= 2
 
 
 def explores(tool: ToolSpec) -> bool:
@@ -192,17 +203,25 @@ def explores(tool: ToolSpec) -> bool:
 
 def _answered(tools: Sequence[ToolSpec], state: RunState, branches: list[JsonObject]) -> bool:
     """Whether the results can answer yet: every file the question names was read (or
-    tried), a question that asks how many had a search count (Qwen2.5-Coder-1.5B counted 2
-    and 3 ERROR lines of 4 and 6 from a log's text), and a change it asks for was made,
+    tried), a question that asks how many had a search count (a model counting lines in a
+    file's text miscounts; a search counts them exactly), and a change it asks for was made,
     while the tools for them are offered."""
     offered = offered_tools({"anyOf": branches})
     if state.unread and "read_file" in offered:
         return False
+    return not (_uncounted(tools, state, offered) or _unchanged(tools, state, offered))
+
+
+def _uncounted(tools: Sequence[ToolSpec], state: RunState, offered: set[str]) -> bool:
+    """The question asks how many, a search is offered, and none has counted yet."""
     counters = [t for t in tools if _from_question(t) and t.name in offered]
-    if state.question.counts and counters and not state.searched:
-        return False
+    return state.question.counts and bool(counters) and not state.searched
+
+
+def _unchanged(tools: Sequence[ToolSpec], state: RunState, offered: set[str]) -> bool:
+    """The question asks for a change an offered tool makes, and none was made yet."""
     changing = [t for t in tools if t.mutating and t.name in offered]
-    return not (changing and not state.changed and state.asks_change(changing))
+    return bool(changing) and not state.changed and state.asks_change(changing)
 
 
 def searches_only(schema: JsonObject, tools: Sequence[ToolSpec]) -> bool:
@@ -221,21 +240,8 @@ def _from_question(tool: ToolSpec) -> bool:
     return bool(required) and all(n in chosen and chosen[n].kind == "question" for n in required)
 
 
-@dataclass(frozen=True, slots=True)
-class _Offer:
-    """How a call's free values are offered: any text for the question's words
-    (``free_text``), optional parameters too (``optional``), strings as runs of the
-    question's words (``spans``, when there are any), numbers as the question's
-    (``numbers``; None: any number)."""
-
-    free_text: bool = False
-    optional: bool = True
-    spans: tuple[str, ...] = ()
-    numbers: tuple[int | float, ...] | None = None
-
-
 def _tool_branches(
-    tools: Sequence[ToolSpec], state: RunState, tool_choice: str, offer: _Offer
+    tools: Sequence[ToolSpec], state: RunState, tool_choice: str, offer: Offer
 ) -> list[JsonObject]:
     """The branches of the tools ``tool_choice`` allows that can still be called usefully;
     none after a change (then the answer)."""
@@ -266,30 +272,31 @@ def _closed_value(schema: JsonObject) -> bool:
 _CLOSED_TYPES = ("boolean", "integer", "number")
 
 
-def _tool_branch(tool: ToolSpec, state: RunState, offer: _Offer) -> JsonObject | None:
+def _tool_branch(tool: ToolSpec, state: RunState, offer: Offer) -> JsonObject | None:
     """The branch for one call of ``tool``, or None when no useful call is left."""
     required = required_parameters(tool.parameters)
-    free_text = offer.free_text
-    if not _may_call(tool, required, state, free_text):
+    if not _may_call(tool, required, state, offer.free_text):
         return None
     chosen = choice_specs(tool)
-    if not chosen:
-        arguments = offered_arguments(tool.parameters, offer.optional, offer.spans)
-        if offer.numbers is not None:
-            numbered = with_numbers(arguments, offer.numbers)
-            if numbered is None:
-                return None  # the question holds no value for a required number
-            arguments = numbered
-        return _call_branch(tool.name, arguments)
-    if free_text:  # the question's words are a hint only: any text is allowed
-        chosen = {n: spec for n, spec in chosen.items() if spec.kind != "question"}
-    guided = {name: chosen[name] for name in required if name in chosen}
+    if not chosen:  # None: the question holds no value for a required number
+        arguments = offer.arguments(tool.parameters)
+        return None if arguments is None else _call_branch(tool.name, arguments)
+    guided = _guided(chosen, required, offer.free_text)
     if guided and len(guided) == len(required):
         return _enumerated_branch(tool, guided, state)
     arguments = {n: _argument(s, guided.get(n), state, tool.mutating) for n, s in required.items()}
     if any(argument is None for argument in arguments.values()):
         return None
     return _call_branch(tool.name, _object(arguments))
+
+
+def _guided(
+    chosen: Mapping[str, ChoiceSpec], required: JsonObject, free_text: bool
+) -> dict[str, ChoiceSpec]:
+    """The required parameters whose values come from results."""
+    if free_text:  # the question's words are a hint only: any text is allowed
+        chosen = {n: spec for n, spec in chosen.items() if spec.kind != "question"}
+    return {name: chosen[name] for name in required if name in chosen}
 
 
 def _may_call(tool: ToolSpec, required: JsonObject, state: RunState, free_text: bool) -> bool:
@@ -300,8 +307,8 @@ def _may_call(tool: ToolSpec, required: JsonObject, state: RunState, free_text: 
     found = state.read or state.located
     if not free_text and found and _from_question(tool) and not state.question.counts:
         # a search for the question's words helps find where to look, not answer; nor
-        # once what the question names was looked at (Qwen2.5-Coder-1.5B, shown the
-        # reports folder the question names, searched for "reports"); but it counts
+        # once what the question names was looked at (it would find the name again); but
+        # it counts
         return False
     return bool(required) or call_key(tool.name, {}) not in state.made
 
