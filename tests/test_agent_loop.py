@@ -571,7 +571,7 @@ def test_a_rule_can_nudge_an_answer_once_and_the_model_answers_again() -> None:
     assert (result.status, result.answer, result.turns) == ("succeeded", "128 orders", 2)
     sent = model.requests[1].items
     assert [type(i).__name__ for i in sent] == ["Message", "Message", "Message"]
-    assert sent[-1] == Message("user", "give the figures")
+    assert sent[-1] == Message("user", "give the figures", by_minipi=True)
     assert any(getattr(e, "code", "") == "nudge" for e in events)
     again = run_agent(ScriptedModel([reply_text("fine"), reply_text("ok")]), [], config, "q")
     assert again.answer == "ok"  # a fresh rule per run: it nudges again

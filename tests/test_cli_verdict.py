@@ -396,19 +396,20 @@ def test_a_question_for_a_computed_figure_or_a_left_out_field_is_not_backed(
 
 
 def test_one_wording_of_counting_for_guided_mode_and_the_verdict() -> None:
-    """A question guided mode has a search count (``Question.counts``) is one the verdict
-    calls computed; a quantity a file holds is neither."""
-    from minipi.agent.asked import asks_computed, asks_count
-    from minipi.local.guided_rank import Question
+    """A question guided mode has a search count (``Question.counts``) is the one the run's
+    question reads as a count (``minipi.reading.Question.figure``); a quantity a file holds
+    is neither: counting is said with the units of a file (lines, rows, entries, times)."""
+    from minipi.local.guided_rank import Question as Ranked
+    from minipi.reading import Question
 
     for counting in (
-        "How many warnings does logs/app.log have?",
+        "How many lines of logs/app.log say WARN?",
         "logs 目录里有多少条 ERROR？",
         "How often does 'retry' appear in the log?",
+        "In how many rows of people.csv is the team Ops?",
     ):
-        assert asks_count(counting), counting
-        assert Question.of(counting).counts, counting
-        assert asks_computed(counting), counting
+        assert Question.of(counting).figure == "count", counting
+        assert Ranked.of(counting).counts, counting
     for held in ("How many units of SKU-7 are left?", "SKU-7 还剩多少件？"):
-        assert not asks_count(held), held
-        assert not Question.of(held).counts, held
+        assert Question.of(held).figure is None, held
+        assert not Ranked.of(held).counts, held

@@ -1,25 +1,13 @@
-"""What a question asks for that an answer must say, as far as words can tell.
+"""Whether an answer leaves out a field the question names, as far as words can tell.
 
-The verdict (``minipi.agent.verdict``) reads this for an answer whose figures are all in the
-files: they may still not be the answer.
-
-- ``computed``: the question asks for a figure no file holds, computed from them: how many
-  lines or times (a count), by how much two values differ, a sum, an average. minipi checks
-  the figures an answer quotes, not its arithmetic, so such an answer is never ``backed``
-  (Qwen2.5-Coder-1.5B, asked which of two months had more orders and by how many, named the
-  month and quoted both counts, every figure in the files, and left out the difference).
-- ``left_out``: the question names a field that this question's reads hold (a JSON key, a
-  ``key = value`` or ``key: value`` line, a CSV column; ``revenue`` names ``revenue_yuan``)
-  and the answer states none of its values (a value the question itself says counts as
-  stated). Qwen2.5-Coder-0.5B, asked for a report's date, orders and revenue, gave the date
-  and the orders.
-
-Words are Latin words of 3+ letters, cut by a light stemmer, and the English words
-``GLOSSARY`` gives for common Chinese data words (``订单`` -> ``orders``: SmolLM2-135M, asked
-in Chinese for a report's date, orders and revenue, gave the date alone, and it was shown as a
-plain success); a question in Chinese about other English keys names no field (words cannot
-tell, so nothing is left out). Outputs over
-``MAX_OUTPUT`` characters are not read for fields.
+Principle: when a word of the question is a word of a field of this question's reads (a JSON
+key, the key of a ``key = value`` or ``key: value`` line, a table's column; ``revenue`` names
+``revenue_yuan``, ``area`` names ``area``) and the answer states none of that field's values
+(a value the question itself says counts as stated), the answer left out something asked.
+Words are ``minipi.reading.words``, in the question's own language: a question in Chinese
+about English keys shares no word with them, and then nothing is left out as far as words can
+tell (no glossary guesses a translation). Outputs over ``MAX_OUTPUT`` characters are not read
+for fields.
 """
 
 from __future__ import annotations
@@ -31,135 +19,78 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from minipi.ai.types import FunctionCallOutput, Item, since_question
+from minipi.reading import Question, words
 
 if TYPE_CHECKING:  # the evidence package is loaded by the check, not by `import minipi`
     from minipi.agent.evidence.types import CheckedClaim, Evidence
 
-__all__ = ["GLOSSARY", "MAX_OUTPUT", "asks_computed", "asks_count", "glossed", "left_out"]
+__all__ = ["MAX_OUTPUT", "left_out"]
 
 MAX_OUTPUT = 256 * 1024
-_COUNTED = (
-    r"(?:lines?|rows?|entries|entry|records?|times|occurrences?|files?|matches|errors?|warnings?)"
-)
-_COUNTING = (
-    rf"\bhow\s+many\s+(?:\S+\s+){{0,2}}{_COUNTED}\b|\bnumber\s+of\s+(?:\S+\s+){{0,2}}{_COUNTED}\b"
-    r"|\bhow\s+often\b|(?:多少|几)\s*(?:条|次|行|处)"
-)
-"""A question that counts lines or occurrences (``how many ERROR lines``, ``多少条``), not one
-that asks for a quantity a file holds (``how many units are left``, ``还剩多少件``)."""
-_COUNTS = re.compile(_COUNTING, re.IGNORECASE)
-_COMPUTED = re.compile(
-    rf"{_COUNTING}"
-    r"|\bby\s+how\s+(?:many|much)\b|\bhow\s+(?:many|much)\s+(?:more|less|fewer|higher|lower)\b"
-    r"|\bdifference\b|\bin\s+total\b|\baltogether\b|\bsum\s+of\b|\baverage\b"
-    r"|[多少差高低]多少|相差|差距|总共|一共|合计|总和|总计|加起来|平均",
-    re.IGNORECASE,
-)
-GLOSSARY = {
-    "日期": "date",
-    "哪天": "date",
-    "一天": "date",
-    "订单": "orders",
-    "营收": "revenue",
-    "收入": "revenue",
-    "端口": "port",
-    "数据": "database",
-    "主机": "host",
-    "超时": "timeout",
-    "版本": "version",
-    "部门": "department",
-    "分机": "extension",
-    "错误": "error",
-    "密码": "password",
-    "金额": "total",
-    "库存": "units",
-    "地区": "region",
-    "几点": "time",
-    "时间": "time",
-    "移到": "move",
-    "移动": "move",
-    "名称": "name",
-    "库名": "name",
-}
-"""English data words for common Chinese ones: a Chinese question names English keys and
-columns (``营收`` -> ``revenue``), in the verdict's ``left_out`` and guided mode's ranking."""
-_WORD = re.compile(r"[A-Za-z]{3,}")
 _KEY_LINE = re.compile(r"^\s*([A-Za-z_][\w.\-]*)\s*[=:]\s*(\S.*?)\s*$")
-_PARTS = re.compile(r"[A-Za-z]+")
-_STOP = frozenset(
-    {
-        "the",
-        "and",
-        "for",
-        "are",
-        "was",
-        "were",
-        "what",
-        "which",
-        "who",
-        "how",
-        "many",
-        "much",
-        "its",
-        "does",
-        "did",
-        "has",
-        "have",
-        "this",
-        "that",
-        "with",
-        "from",
-        "into",
-        "than",
-        "there",
-        "their",
-        "file",
-        "files",
-    }
-)
 
 
-def glossed(text: str) -> set[str]:
-    """The English words ``GLOSSARY`` gives for the Chinese words of ``text``."""
-    pairs = (text[i : i + 2] for i in range(len(text) - 1))
-    return {GLOSSARY[pair] for pair in pairs if pair in GLOSSARY}
-
-
-def asks_count(question: str) -> bool:
-    """Whether ``question`` counts lines or occurrences (guided mode then has a search count
-    them: ``minipi.local.guided_rank.Question.counts``)."""
-    return _COUNTS.search(question) is not None
-
-
-def asks_computed(question: str) -> bool:
-    """Whether ``question`` asks for a figure computed from the files (module docstring)."""
-    return _COMPUTED.search(question) is not None
-
-
-def left_out(question: str, answer: str, evidence: Evidence, items: Sequence[Item]) -> bool:
+def left_out(question: Question, answer: str, evidence: Evidence, items: Sequence[Item]) -> bool:
     """Whether the question names a field of this question's reads whose values the answer
     states none of (module docstring)."""
-    words = {w for w in _WORD.findall(question.lower()) if w not in _STOP} | glossed(question)
-    asked = {_stem(w) for w in words}
-    if not asked:
-        return False
-    said = _normal(f"{question}\n{answer}")
+    said = _normal(f"{question.text}\n{answer}")
+    fields = _fields(_this_question(items))
+    if _fewer_than_asked(question, evidence, _normal(answer), fields):
+        return True
     stated = _stated_keys(evidence.claims, items)
-    for key, values in _fields(_this_question(items)).items():
-        parts = {_stem(p) for p in _PARTS.findall(key.lower())}
-        if not parts & asked or key in stated:
+    for key, values in fields.items():
+        if not words(key) & question.words or key in stated:
             continue
         if not any(_holds(said, value) for value in values):
             return True
     return False
 
 
-def _stem(word: str) -> str:
-    word = word.lower()
-    for suffix in ("ies", "es", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
-    return word
+_CLAUSE = re.compile(r"[?？。!！;；，:：\n]")
+_ASKING = re.compile(
+    r"\b(?:what|which|who|whom|whose|when|where|how)\b|多少|几|哪|什么|谁|何", re.I
+)
+_LISTED = re.compile(r"、|\band\b|\bor\b|以及|和|及|与")
+
+
+def asked_parts(text: str) -> int:
+    """How many things a question asks for, as far as its grammar lists them: one, plus the
+    list words (``、 和 及 与``, ``and``, ``or``) of its longest clause that asks (holds an
+    interrogative; any clause when none does): ``X、Y和Z`` asks for three, ``…, and its X
+    and Y`` for three, ``Start at a.txt and follow the clues: what is the password?`` for
+    one. A comma is no list word: in either language it as often ends a clause, and counting
+    fewer never makes an answer green."""
+    clauses = _CLAUSE.split(text)
+    asking = [c for c in clauses if _ASKING.search(c)] or clauses
+    return max((1 + len(_LISTED.findall(c)) for c in asking), default=1)
+
+
+def _fewer_than_asked(
+    question: Question, evidence: Evidence, answer: str, fields: dict[str, list[str]]
+) -> bool:
+    """The answer states fewer distinct values than the question lists things (a figure
+    that is supported, or too common to check (``weak``: a small count), and not the
+    question's own; or a value of the reads' fields: a name, a region, a host)."""
+    wanted = asked_parts(question.text)
+    if wanted < 2:
+        return False
+    found = {
+        _normal(c.claim.value)
+        for c in evidence.claims
+        if (c.supported or c.status == "weak")
+        and str(c.claim.kind) != "path"
+        and not question.states(c.claim.value)
+    }
+    found |= _named_values(_normal(question.text), answer, fields)
+    return len(found) < wanted
+
+
+def _named_values(asked: str, answer: str, fields: dict[str, list[str]]) -> set[str]:
+    """The values of the reads' fields that are names (not figures) the answer states and
+    the question does not."""
+    values = (_normal(v.strip().strip("\"'")) for vs in fields.values() for v in vs)
+    names = {v for v in values if len(v) >= 2 and not v[0].isdigit() and v not in asked}
+    return {name for name in names if _holds(answer, name)}
 
 
 def _normal(text: str) -> str:

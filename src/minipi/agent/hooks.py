@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from minipi.agent.decisions import End, Note, Nudge, Refusal
 from minipi.agent.tools import AgentTool, ToolResult
 from minipi.ai.types import FunctionCall, Item, ModelRequest, ModelResponse
+from minipi.reading import NO_QUESTION, Question
 
 if TYPE_CHECKING:
     from minipi.agent.execute import CallOutcome
@@ -49,6 +50,8 @@ class RunView:
     admitted: int = 0
     """While a reply's calls are screened: how many of them were let through before this one
     (they have not run yet)."""
+    question: Question = NO_QUESTION
+    """The caller's question, read once when the run started (``minipi.reading.Question``)."""
 
 
 @dataclass(frozen=True, slots=True)

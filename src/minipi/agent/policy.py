@@ -12,7 +12,6 @@ from minipi.agent.config import EvidenceMode
 from minipi.agent.decisions import End, Nudge
 from minipi.agent.hooks import Rule, RunView
 from minipi.agent.verdict import claimed_changes, not_supported
-from minipi.ai.types import Message
 
 if TYPE_CHECKING:
     from minipi.agent.evidence import CheckedClaim, Evidence
@@ -43,8 +42,7 @@ class EvidencePolicy(Rule):
             return None
         from minipi.agent.evidence import check_evidence  # only a run that answers pays
 
-        nudge = Message("user", self.nudged) if self.nudged else None
-        self.last = evidence = check_evidence(answer, [i for i in view.history if i != nudge])
+        self.last = evidence = check_evidence(answer, view.history)
         unmade = self._unmade(evidence)
         if unmade is not None or self.mode != "require":
             return unmade

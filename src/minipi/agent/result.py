@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 from minipi.agent.decisions import End, FinalAnswer
 from minipi.agent.ends import RunStatus
 from minipi.agent.verdict import Verdict, judge
-from minipi.ai.types import Item, Message, Usage
+from minipi.ai.types import Item, Message, Usage, last_question
+from minipi.reading import NO_QUESTION, Question
 
 if TYPE_CHECKING:
     from minipi.agent.evidence import Evidence
@@ -43,6 +44,8 @@ class RunResult:
     evidence: Evidence | None = None
     facts: tuple[str, ...] = ()
     verdict: Verdict | None = None
+    question: Question = NO_QUESTION
+    """The caller's question of the run, as read once when it started."""
 
     @property
     def succeeded(self) -> bool:
@@ -56,16 +59,30 @@ class RunResult:
         usage: Usage,
         counts: tuple[int, int],
         evidence: Evidence | None,
+        question: Question | None = None,
     ) -> RunResult:
         """The result of a run that ended ``by`` an accepted answer or an ``End``, after
         ``counts`` (turns, tool calls)."""
+        asked = question if question is not None else Question.of(last_question(items))
         if isinstance(by, FinalAnswer):
             facts = _cited(items)
-            verdict = judge(evidence, facts=facts, items=items, answer=by.text)
+            verdict = judge(evidence, question=asked, facts=facts, items=items, answer=by.text)
             return cls(
-                "succeeded", by.text, items, usage, *counts, None, None, evidence, facts, verdict
+                "succeeded",
+                by.text,
+                items,
+                usage,
+                *counts,
+                None,
+                None,
+                evidence,
+                facts,
+                verdict,
+                asked,
             )
-        return cls(by.status, "", items, usage, *counts, by.code, by.detail, evidence)
+        return cls(
+            by.status, "", items, usage, *counts, by.code, by.detail, evidence, question=asked
+        )
 
 
 def _cited(items: tuple[Item, ...]) -> tuple[str, ...]:

@@ -37,6 +37,7 @@ from minipi.ai.types import (
     ToolSpec,
     result_follows_question,
 )
+from minipi.reading import Question
 
 if TYPE_CHECKING:
     from minipi.agent.evidence import Evidence
@@ -70,8 +71,8 @@ class TurnLimit(Rule):
     ``answer_last``, the last one asks for the answer (``tool_choice`` ``none``, where it
     was ``auto``) once a tool result follows the question: a call made then could never be
     read back, and the evidence check still judges what the answer says (as smolagents asks
-    for a final answer at its step limit). Qwen2.5-Coder-0.5B, guided, given the invoice it
-    was asked about, listed folders until its turns ran out."""
+    for a final answer at its step limit). A model that keeps exploring would otherwise end
+    with nothing to show for what it read."""
 
     max_turns: int
     answer_last: bool = False
@@ -311,8 +312,10 @@ class Rules:
         extra = tuple(make() for make in config.rules)
         return cls((*built_in, *extra), context, deadline, retry, policy)
 
-    def view(self, history: Sequence[Item], turns: int, calls_run: int) -> RunView:
-        return RunView(tuple(history), turns, calls_run, self.context.shortened)
+    def view(
+        self, history: Sequence[Item], turns: int, calls_run: int, question: Question
+    ) -> RunView:
+        return RunView(tuple(history), turns, calls_run, self.context.shortened, question=question)
 
     def before_request(self, view: RunView, tell: Callable[[Note], None]) -> End | None:
         """The first rule's ``End``, or None: ask. Each ``Note`` on the way is told."""

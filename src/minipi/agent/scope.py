@@ -15,34 +15,24 @@ from __future__ import annotations
 
 import json
 import posixpath
-import re
 from collections.abc import Sequence
 from typing import TypeGuard
 
 from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, last_question, since_question
+from minipi.reading.paths import named
 
 __all__ = ["is_file", "path_argument", "question_names", "read_scope", "run_scope", "within"]
 
-_FOLDER_WORD = re.compile(
-    r"(?<![\w.-])([\w.-]*[A-Za-z0-9_])\s*(?:目录|文件夹)"
-    r"|\b(?:the\s+)?([\w.-]*[A-Za-z0-9_])\s+(?:directory|folder)\b",
-    re.IGNORECASE,
-)
-
 
 def question_names(question: str) -> frozenset[str]:
-    """The files and folders (``dir/``) ``question`` names."""
-    from minipi.agent.evidence.statements import find_paths
-
-    named = {found.value for found in find_paths(question)}
-    named |= {f"{m.group(1) or m.group(2)}/" for m in _FOLDER_WORD.finditer(question)}
-    return frozenset(named)
+    """The files and folders (``dir/``) ``question`` names (``minipi.reading.paths``)."""
+    return named(question)
 
 
-def run_scope(items: Sequence[Item]) -> frozenset[str]:
-    """The names of the last question, with every path named in the text a tool returned
-    for one of them, to a fixed point; empty when the question names none."""
-    return _led(question_names(last_question(items)), items)
+def run_scope(items: Sequence[Item], names: frozenset[str] | None = None) -> frozenset[str]:
+    """``names`` (None: those of the last question of ``items``), with every path named in
+    the text a tool returned for one of them, to a fixed point; empty when there are none."""
+    return _led(question_names(last_question(items)) if names is None else names, items)
 
 
 def read_scope(items: Sequence[Item]) -> frozenset[str] | None:

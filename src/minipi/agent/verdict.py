@@ -1,32 +1,37 @@
 """What a succeeded run's answer rests on, in one word a user reads at a glance.
 
 A run that ends ``succeeded`` carries a ``Verdict`` (``RunResult.verdict``, ``run_end``'s
-``"verdict"``, batch results), judged from the evidence of its last answer:
+``"verdict"``, batch results), judged from the evidence of its last answer and the run's
+question (``RunResult.question``: the caller's, read once; never a message minipi wrote).
+Each rule states a principle that holds for any question and any files; where words cannot
+tell, the verdict is not ``backed`` (it never guesses green):
 
-- ``backed``: every claim of the answer was examined, at least one that is not a ``path``
-  claim is supported by content a tool of this conversation returned, and none is
-  ``unsupported``, ``from_question`` or only in a file name (``path``). ``weak`` claims
-  (small numbers, a year alone) may stand beside. Guided mode's cited facts are minipi's, not
-  the answer's: they never make an answer backed, and when there are some, a supported claim
-  counts only if its value is in one of them (the answer states what the facts cite; a file
-  name beside facts about the file's content does not).
-- ``weak``: nothing is unsupported, but nothing the answer itself states is backed: no
-  checkable claim (``no_claims``), only weak claims (``weak_claims``), a figure only in the
-  question (``from_question``) or only in a file name (``path_only``), the figures only in
-  the facts guided mode cited (``facts_only``), no tool result in the conversation
-  (``no_reads``), or no check at all (``--evidence off``: ``not_checked``). Also when the
-  question names files or folders (``In reports/``, ``config/app.toml``, ``reports 目录``)
-  and a figure the answer states was found only in other files (``outside_question``: a
-  draft, an example config, another folder), unless a file the question names led there (its
-  text names the file: a chain of clues). A source without a file (a search over a folder, a
-  tool with no path) is never counted as outside. Also when the answer is only lines the
-  tool results hold, copied whole (``copied``: a log line, a table row, a heading; lines of
-  two words or more, listed paths, joined by punctuation): it says nothing of its own, so
-  minipi cannot tell it answers the question (asked how many ERROR lines a log has,
-  Qwen2.5-Coder-0.5B answered with one of them, and its date and step number are in the file).
-  Also when the question asks for a figure computed from the files, a count, a difference, a
-  sum (``computed``: minipi checks the figures quoted, not the arithmetic), or names a field
-  the reads hold whose values the answer states none of (``left_out``; ``minipi.agent.asked``).
+- ``backed``: every claim of the answer was examined, none is ``unsupported``, ``from_question``
+  or only in a file name (``path``), and at least one claim that is not a path and does not
+  restate the question is supported by content a tool of this conversation returned. ``weak``
+  claims (small numbers, a year alone) may stand beside. Guided mode's cited facts are
+  minipi's, not the answer's: they never make an answer backed, and when there are some, a
+  supported claim counts only if its value is in one of them.
+- ``weak``: nothing is unsupported, but the answer is not shown to rest on the reads:
+  - nothing it states is backed: no checkable claim (``no_claims``), only weak claims
+    (``weak_claims``), a figure only in the question (``from_question``) or only in a file
+    name (``path_only``), the figures only in the facts guided mode cited (``facts_only``),
+    no tool result (``no_reads``), no check at all (``--evidence off``: ``not_checked``);
+  - ``restates_question``: what it states that is supported only repeats the question (a
+    name, code or number the question already says carries no information);
+  - ``mislabeled``: a figure's source says it is something else than the answer says
+    (``minipi.agent.evidence.context``: the words beside it name another record of its
+    source, none of its own);
+  - ``outside_question``: the question names files or folders and a figure was found only in
+    other files, unless a file the question names led there (its text names the file: a chain
+    of clues); a source without a file is never counted as outside;
+  - ``copied``: the answer is only whole lines of the tool results (lines of two words or
+    more, listed paths, joined by punctuation): it says nothing of its own;
+  - ``computed``: the question asks for a figure computed from the files (its arithmetic
+    words: ``minipi.reading.Question.figure``) and the answer states none that minipi
+    recomputed from the reads (``derived``: a count, sum, mean or difference);
+  - ``left_out``: the question lists more things than the answer states values, or names a
+    field of the reads whose values the answer states none of (``minipi.agent.asked``).
 - ``unbacked``: a claim is unsupported (``unsupported``), or part of the answer was too long
   to examine (``unexamined``).
 
@@ -42,9 +47,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from minipi.agent.asked import asks_computed, left_out
+from minipi.agent.asked import left_out
 from minipi.agent.scope import is_file, run_scope, within
 from minipi.ai.types import FunctionCallOutput, Item, last_question
+from minipi.reading import Question
 
 if TYPE_CHECKING:
     from minipi.agent.evidence import CheckedClaim, Evidence
@@ -96,36 +102,101 @@ def claimed_changes(evidence: Evidence) -> tuple[CheckedClaim, ...]:
 def judge(
     evidence: Evidence | None,
     *,
+    question: Question | None = None,
     facts: Sequence[str] = (),
     items: Sequence[Item] = (),
     answer: str = "",
 ) -> Verdict:
-    """The verdict on ``answer`` checked as ``evidence`` (None: not checked); ``facts``: the
-    lines minipi cited under it (guided mode, ``Message.cited``: ``fact (file)``); ``items``:
-    the conversation (its last question and tool results: ``outside_question``, ``copied``)."""
+    """The verdict on ``answer`` checked as ``evidence`` (None: not checked) for ``question``
+    (None: the caller's last question of ``items``, read here); ``facts``: the lines minipi
+    cited under it (guided mode, ``Message.cited``: ``fact (file)``); ``items``: the
+    conversation (its tool results: ``outside_question``, ``copied``, ``mislabeled``)."""
     if evidence is None:
         return Verdict("weak", "not_checked")
-    statuses: set[str] = {c.status for c in evidence.claims}
-    fault = _fault(evidence.unchecked_from is not None, statuses)
-    if fault is not None:
-        return fault
-    stated = [claim for claim in evidence.claims if _states(claim, facts)]
-    if not stated:
-        return Verdict("weak", _why_weak(evidence, statuses, bool(facts)))
-    named = run_scope(items)
-    found = [c for c in evidence.claims if c.supported and str(c.claim.kind) != "path"]
-    if named and any(_outside(claim, named) for claim in found):
-        # every figure of the text, cited or not: Qwen2.5-Coder-0.5B cited the port of
-        # config/app.toml and wrote the database name of app.example.toml beside it
-        return Verdict("weak", "outside_question")
-    if _copied(answer, items):
-        return Verdict("weak", "copied")
-    question = last_question(items)
-    if asks_computed(question):
-        return Verdict("weak", "computed")
-    if left_out(question, answer, evidence, items):
-        return Verdict("weak", "left_out")
+    asked = question if question is not None else Question.of(last_question(items))
+    case = _Case(evidence, asked, tuple(facts), items, answer)
+    for rule in _RULES:
+        verdict = rule(case)
+        if verdict is not None:
+            return verdict
     return Verdict("backed")
+
+
+@dataclass(frozen=True, slots=True)
+class _Case:
+    """What one verdict reads."""
+
+    evidence: Evidence
+    question: Question
+    facts: tuple[str, ...]
+    items: Sequence[Item]
+    answer: str
+
+
+def _faulty(case: _Case) -> Verdict | None:
+    statuses: set[str] = {c.status for c in case.evidence.claims}
+    return _fault(case.evidence.unchecked_from is not None, statuses)
+
+
+def _uninformative(case: _Case) -> Verdict | None:
+    """Nothing the answer itself states is backed, or only what the question says."""
+    evidence, facts = case.evidence, case.facts
+    stated = [claim for claim in evidence.claims if _states(claim, facts)]
+    if any(not _restates(claim, case.question) for claim in stated):
+        return None
+    statuses: set[str] = {c.status for c in evidence.claims}
+    reason = "restates_question" if stated else _why_weak(evidence, statuses, bool(facts))
+    return Verdict("weak", reason)
+
+
+def _mislabeled(case: _Case) -> Verdict | None:
+    from minipi.agent.evidence.context import mislabeled  # loaded with the check it reads
+
+    wrong = mislabeled(case.answer, case.evidence.claims, case.items)
+    return Verdict("weak", "mislabeled") if wrong else None
+
+
+def _outside_question(case: _Case) -> Verdict | None:
+    """A figure found only outside the files the question names (and those they lead to):
+    every figure of the text, cited or not (a cited port of the named config beside a
+    database name from the example config next to it is not an answer from the config)."""
+    named = run_scope(case.items, case.question.names)
+    claims = case.evidence.claims
+    found = [c for c in claims if c.supported and str(c.claim.kind) != "path"]
+    outside = named and any(_outside(claim, named) for claim in found)
+    return Verdict("weak", "outside_question") if outside else None
+
+
+def _copy(case: _Case) -> Verdict | None:
+    return Verdict("weak", "copied") if _copied(case.answer, case.items) else None
+
+
+def _not_computed(case: _Case) -> Verdict | None:
+    derived = any(c.status == "derived" for c in case.evidence.claims)
+    return Verdict("weak", "computed") if case.question.computed and not derived else None
+
+
+def _left_out(case: _Case) -> Verdict | None:
+    missing = left_out(case.question, case.answer, case.evidence, case.items)
+    return Verdict("weak", "left_out") if missing else None
+
+
+_RULES = (
+    _faulty,
+    _uninformative,
+    _mislabeled,
+    _outside_question,
+    _copy,
+    _not_computed,
+    _left_out,
+)
+"""The verdict's rules in order: the first that finds a fault says the verdict."""
+
+
+def _restates(claim: CheckedClaim, question: Question) -> bool:
+    """A claim that only says what the question already says (a name, code, number or
+    identifier of the question's text) carries no information: it never backs an answer."""
+    return question.states(claim.claim.text) or question.states(claim.claim.value)
 
 
 _WORDS = re.compile(r"\w+")
@@ -139,20 +210,23 @@ def _copied(answer: str, items: Sequence[Item]) -> bool:
     text = answer.strip()
     if not text or len(text) > _MAX_COPIED:
         return False
-    lines: set[str] = set()
-    for item in items:
-        if isinstance(item, FunctionCallOutput) and not item.is_error:
-            lines.update(line.strip() for line in item.output.splitlines())
-    copies = sorted(
-        (line for line in lines if line in text and (len(_WORDS.findall(line)) > 1 or "/" in line)),
-        key=len,
-        reverse=True,
-    )
+    copies = sorted(_lines_in(text, items), key=len, reverse=True)
     if not any(len(_WORDS.findall(line)) > 1 for line in copies):
         return False  # a path alone is path_only's to say
     for line in copies:
         text = text.replace(line, " ")
     return not _WORDS.search(text)
+
+
+def _lines_in(text: str, items: Sequence[Item]) -> set[str]:
+    """The lines of the tool results (of two words or more, or paths) that ``text`` holds."""
+    lines: set[str] = set()
+    for item in items:
+        if isinstance(item, FunctionCallOutput) and not item.is_error:
+            lines.update(line.strip() for line in item.output.splitlines())
+    return {
+        line for line in lines if line in text and (len(_WORDS.findall(line)) > 1 or "/" in line)
+    }
 
 
 def _fault(unexamined: bool, statuses: set[str]) -> Verdict | None:

@@ -57,6 +57,8 @@ def item_to_json(item: Item) -> JsonObject:
         record.update(role=item.role, text=item.text)
         if item.cited:
             record["cited"] = list(item.cited)
+        if item.by_minipi:
+            record["by_minipi"] = True
     elif isinstance(item, FunctionCall):
         record.update(call_id=item.call_id, name=item.name, arguments=item.arguments)
     else:
@@ -101,7 +103,11 @@ def _message(record: JsonObject, raw: JsonObject | None, wire: Any) -> Message:
     cited = record.get("cited", ())
     if not isinstance(cited, list | tuple):
         raise ValueError("a message's cited lines are not a list")
-    return Message(role, _text(record["text"]), raw, wire, cited=tuple(_text(c) for c in cited))
+    by_minipi = record.get("by_minipi", False)
+    if not isinstance(by_minipi, bool):
+        raise ValueError("a message's by_minipi is not true or false")
+    cited_lines = tuple(_text(c) for c in cited)
+    return Message(role, _text(record["text"]), raw, wire, cited=cited_lines, by_minipi=by_minipi)
 
 
 def _call(record: JsonObject, raw: JsonObject | None, wire: Any) -> FunctionCall:

@@ -24,7 +24,11 @@ class Message:
 
     ``cited``: lines minipi attached to an assistant's answer (guided mode's facts, each a
     verbatim piece of a tool result with its file), not the model's text: never sent on any
-    wire, never shown to the model as its own, saved with the item."""
+    wire, never shown to the model as its own, saved with the item.
+
+    ``by_minipi``: a user turn minipi wrote itself (a nudge that refuses an answer, a retry
+    request), not the caller's: sent as a user message on the wire, and to every other
+    reader never the question (``last_question``, ``since_question``)."""
 
     role: Literal["user", "assistant", "system"]
     text: str
@@ -32,6 +36,7 @@ class Message:
     wire: Wire | None = None
     type: Literal["message"] = "message"
     cited: tuple[str, ...] = ()
+    by_minipi: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,17 +208,22 @@ def output_text(items: Sequence[Item]) -> str:
     return strip_think("".join(parts)).strip()
 
 
+def is_question(item: Item) -> bool:
+    """A user message of the caller's (not one minipi wrote: ``Message.by_minipi``)."""
+    return isinstance(item, Message) and item.role == "user" and not item.by_minipi
+
+
 def last_question(items: Sequence[Item]) -> str:
-    """The text of the last user message of ``items`` ("" when there is none)."""
-    users = (i.text for i in reversed(items) if isinstance(i, Message) and i.role == "user")
-    return next(users, "")
+    """The text of the caller's last user message of ``items`` ("" when there is none)."""
+    asked = (i.text for i in reversed(items) if isinstance(i, Message) and is_question(i))
+    return next(asked, "")
 
 
 def since_question(items: Sequence[Item]) -> Sequence[Item]:
-    """The items after the last user message of ``items`` (all of them when there is none)."""
+    """The items after the caller's last user message of ``items`` (all of them when there
+    is none); minipi's own messages among them stay (``Message.by_minipi``)."""
     for index in range(len(items) - 1, -1, -1):
-        item = items[index]
-        if isinstance(item, Message) and item.role == "user":
+        if is_question(items[index]):
             return items[index + 1 :]
     return items
 

@@ -44,9 +44,17 @@ _TEXT: dict[str, tuple[str, str]] = {
         "the answer only repeats lines of the tool results",
     ),
     "why_computed": (
-        "问题要的是计算出的数（计数、差值、合计），minipi 不核对计算",
-        "the question asks for a computed figure (a count, a difference, a sum), "
-        "which minipi does not check",
+        "问题要的是计算出的数（计数、差值、合计），答案中没有 minipi 能从读到的内容算出的数",
+        "the question asks for a computed figure (a count, a difference, a sum), and the "
+        "answer states none that minipi could recompute from the reads",
+    ),
+    "why_restates_question": (
+        "答案核对得上的内容只是问题本身说过的",
+        "what the answer states that can be checked only repeats the question",
+    ),
+    "why_mislabeled": (
+        "有数字在来源中属于另一个字段或另一行，与答案的说法不符",
+        "a figure belongs to another field or line of its source than the answer says",
     ),
     "why_left_out": (
         "问题问到的字段，答案没有给出其值",
@@ -238,23 +246,33 @@ class Words:
         # the requests the model answered: a refused connection is not "1 model request"
         answered, calls = usage.requests, result.tool_calls
         line = self("summary", status=status, turns=answered, calls=calls, tokens=tokens)
-        if usage.cached_tokens:
-            line += self("cached", n=usage.cached_tokens)
+        return line + self._measured(result) + self._notes(result, changes, all_failed, read_only)
+
+    def _measured(self, result: RunResult) -> str:
+        """The cached tokens and the claims traced to a source, when there are any."""
+        said = ""
+        if result.usage.cached_tokens:
+            said += self("cached", n=result.usage.cached_tokens)
         if result.evidence is not None:
             done, wanted = result.evidence.supported, result.evidence.supported
             wanted += result.evidence.unsupported
-            line += self("traced", done=done, wanted=wanted)
+            said += self("traced", done=done, wanted=wanted)
+        return said
+
+    def _notes(self, result: RunResult, changes: int, all_failed: bool, read_only: bool) -> str:
+        """The changes made (or that none was), the warnings, and the reason a run failed."""
+        said = ""
         if changes:
-            line += self("changes", changes=changes)
+            said += self("changes", changes=changes)
         elif result.code == "change_not_made":
-            line += self("nothing_changed")
+            said += self("nothing_changed")
         if read_only:  # the model asked for a change the run could not make
-            line += self("read_only_refused")
+            said += self("read_only_refused")
         if result.succeeded and all_failed:
-            line += self("all_failed")
+            said += self("all_failed")
         if result.status != "succeeded" and result.code != "cancelled":  # said by the status
-            line += "\n" + self._end(result.code or "", str(result.error))
-        return line
+            said += "\n" + self._end(result.code or "", str(result.error))
+        return said
 
     def _end(self, code: str, detail: str) -> str:
         """The end code and what happened, on one line (the detail may quote a tool or a

@@ -7,50 +7,42 @@ tool that does not fit). Tools whose arguments come from what other tools showed
 tools: ``choice_specs``) explore the project and fit every question; this reads only the
 others (an MCP server's, a library user's).
 
-The words: Latin words of 3+ letters, lower case, less common English function words and
-the generic words of tool schemas (``value``, ``parameter``, ``string``...), each cut by a
-light stemmer (``calculates``/``calculated`` -> ``calculat``), and pairs of adjacent Han
-characters. A tool's words come from its name (``get_current_time``, ``math.hypot``,
-``camelCase`` split), its description, and each parameter's name, description and enum
-values, nested ones included. When the question and the tool share no script (a Chinese
-question, an English tool), the words cannot tell: ``fit`` is None.
+The words: ``minipi.reading.words`` (Latin words of 3+ letters less English function
+words, cut by the one light stemmer: ``calculates``/``calculated`` -> ``calculat``; pairs of
+adjacent Han characters), less the words of any function's schema (``_SCHEMA_WORDS``).
+A tool's words come from its name (``get_current_time``, ``math.hypot``,
+``camelCase`` split), its description, and each parameter's name and enum values, nested
+ones included (not the parameters' descriptions: ``_schema_texts``). When the question and
+the tool share no script (a Chinese question, an English tool), the words cannot tell:
+``fit`` is None.
 
-Measured on BFCL's own data (all entries of simple, multiple, parallel, irrelevance, v4):
-no shared word for 1.5 % of the questions a tool answers, and for 54 % of those no tool
-answers; exactly one shared word for 4-8 % and 23 %.
+A question a tool answers nearly always names something its schema names, so sharing no word
+is strong evidence that the tool does not fit, and sharing one is weak evidence that it does
+(the measurements: bench/TUNING.md).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from minipi.ai.types import ToolSpec
+from minipi.reading.words import words
 
 __all__ = ["fit", "question_words", "tool_words"]
 
-_LATIN = re.compile(r"[a-z]{3,}")
-_HAN = re.compile(r"[\u4e00-\u9fff]{2,}")
-_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
-_SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "ers", "er", "es", "ed", "s", "ly")
-_STOP = frozenset(
-    """the and for with what how are was were this that from into than then them they their
-    there these those which who whom whose will would could should can may might must shall
-    have has had does did done doing about above after again against all also any because
-    been before being below between both but each few further here its itself just more most
-    much many other our ours out over own same some such only very not nor now off once onto
-    per please give given find get tell show want need like use using used let make you your
-    value values number numbers name names user users list based provided specific specified
-    certain type types input output return returns result results function functions call
-    default optional required parameter parameters string integer float boolean array object
-    dict true false none null""".split()  # noqa: SIM905 - a word list
+_SCHEMA_WORDS = frozenset(
+    words(
+        """value values number numbers list based provided specific specified certain type
+        types input output return returns result results function functions call default
+        optional required parameter parameters string integer float boolean array object dict
+        true false none null more most other same such very given doing done using used like
+        want need make"""
+    )
 )
-# "name" and "user": every schema says "the name of", "provided by the user" (Qwen2.5-Coder
-# 0.5B, asked for a config's "database name" with a time server configured, called
-# get_current_time: its timezone is an "IANA timezone name"); on BFCL's v4 entries, stopping
-# them moves one question of 1,040 (simple, multiple, parallel, irrelevance) from two shared
-# words to one.
+"""The words of JSON Schema and of describing any function's parameters (``string``,
+``required``, ``the value of``): every tool's schema holds them, so they tell nothing of
+which tool a question fits."""
 _MAX_DEPTH = 8
 
 
@@ -61,7 +53,7 @@ def question_words(text: str) -> frozenset[str]:
 
 def tool_words(spec: ToolSpec) -> frozenset[str]:
     """The content words of a tool's name, description and parameters."""
-    name = _CAMEL.sub(" ", spec.name).replace("_", " ").replace(".", " ")
+    name = spec.name.replace("_", " ").replace(".", " ")
     texts = [name, spec.description, *_schema_texts(spec.parameters, 0)]
     return frozenset(w for text in texts for w in _words(text))
 
@@ -77,21 +69,7 @@ def fit(question: frozenset[str], tool: frozenset[str]) -> int | None:
 
 
 def _words(text: str) -> Iterator[str]:
-    lowered = _CAMEL.sub(" ", text).lower()
-    for match in _LATIN.finditer(lowered):
-        word = match.group()
-        if word not in _STOP:
-            yield _stem(word)
-    for match in _HAN.finditer(text):
-        run = match.group()
-        yield from (run[i : i + 2] for i in range(len(run) - 1))
-
-
-def _stem(word: str) -> str:
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
-            return word[: -len(suffix)]
-    return word
+    return (word for word in words(text) if word not in _SCHEMA_WORDS)
 
 
 def _script(word: str) -> str:
@@ -99,16 +77,15 @@ def _script(word: str) -> str:
 
 
 def _schema_texts(schema: Any, depth: int) -> Iterator[str]:
-    """The names, descriptions and enum values of a parameters schema, nested ones too."""
+    """The names and enum values of a parameters schema, nested ones too: what a tool works
+    on. A parameter's description says how to call the tool (``the name of``, ``if the user
+    gave none``), not what it does, and every schema's descriptions share such words."""
     if not isinstance(schema, Mapping) or depth > _MAX_DEPTH:
         return
     properties = schema.get("properties")
     for key, node in properties.items() if isinstance(properties, Mapping) else ():
         yield str(key).replace("_", " ")
         if isinstance(node, Mapping):
-            description = node.get("description")
-            if isinstance(description, str):
-                yield description
             values = node.get("enum")
             yield from (
                 (str(v) for v in values if isinstance(v, str)) if isinstance(values, list) else ()

@@ -3,8 +3,7 @@
 Guided mode offers facts and values because they bear on the question, not by position:
 
 - ``Question.words``: Latin words of 3+ letters (lower case) and pairs of adjacent Han
-  characters, plus the English words a small glossary gives for common Chinese data words
-  (``营收`` -> ``revenue``, ``端口`` -> ``port``): an English file answers a Chinese question;
+  characters (no translation: a Chinese question shares words with Chinese text only);
 - ``Question.tokens``: what a search for it may look for (names, numbers, codes, upper-case
   and long words, short Han runs), the values guided mode offers ``search_files``' query;
 - ``Question.paths``: what it names that looks like a path (``config/app.toml``,
@@ -24,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from minipi.agent.asked import asks_count, glossed
+from minipi.reading import Question as Asked
 
 __all__ = ["Question", "Ranked", "rank_facts", "words_of"]
 
@@ -65,7 +64,7 @@ class Question:
 
     @classmethod
     def of(cls, text: str) -> Question:
-        words = words_of(text) | glossed(text)
+        words = words_of(text)
         paths = tuple(dict.fromkeys(m.group().strip(".") for m in _PATH.finditer(text)))
         found = (m.group().strip(".-/") for m in _TOKEN.finditer(text))
         tokens = tuple(dict.fromkeys(t for t in found if _searchable(t)))
@@ -81,9 +80,9 @@ class Question:
 
     @property
     def counts(self) -> bool:
-        """Whether the question counts lines or occurrences (``asks_count``): a search
-        reports how many lines match."""
-        return asks_count(self.text)
+        """Whether the question counts lines or occurrences
+        (``minipi.reading.Question.figure``): a search reports how many lines match."""
+        return Asked.of(self.text).figure == "count"
 
     def says(self, path: str) -> bool:
         """Whether the question names ``path`` (``names``) or says its last part as a word
@@ -132,36 +131,72 @@ def rank_facts(
 
     A score: the question's words the fact shares, 2 for a file (or a folder) the question
     names, the cues (``_cued``, ``_stamps``), 3 for the largest or smallest row asked for.
-    Measured with Qwen2.5-Coder-0.5B: counting every fact of a named file as leading let it
-    cite a log's ``INFO ok`` lines for its first ERROR, and offering every fact of it let it
-    cite ``retries = 2`` for the SMTP host and timeout."""
-    rows = _extreme_rows(facts, origins, question)
-    named = {o for o in origins.values() if o is not None and question.names(o)}
-    shared = {f: len(question.words & words_of(f)) for f in facts}  # once a fact: per turn
-    shares = {f for f in facts if shared[f]}
-    dated = [f for f in facts if f in shares and (_STAMP.search(f) or _VERSION.search(f))]
-    stamped = _stamps(dated or facts, question)  # the first ERROR, not the first line
-    cues = {f: _cued(f, question.words) for f in facts}
-    # a cue alone makes a fact bear on the question only when no fact sharing a word holds
-    # that kind of value (a changelog's "## 1.2.0 - 2026-03-01" lines, under "# Changelog")
-    widened = {f for f in facts if cues[f]} if not any(cues[f] for f in shares) else set()
-    bears = shares | rows | stamped | widened
-    scores = {
-        f: shared[f]
-        + (2.0 if origins.get(f) in named else 0.0)
-        + cues[f]
-        + (3.0 if f in rows else 0.0)
-        + (1.0 if f in stamped else 0.0)
-        for f in facts
-    }
+    A file the question names holds its answer among lines that answer nothing asked:
+    counting every fact of it as leading, or offering every one, lets a small model cite one
+    of those."""
+    bearing = _Bearing.of(facts, origins, question)
+    bears = bearing.bears()
+    scores = {f: bearing.score(f) for f in facts}
     kept = sorted(facts, key=lambda fact: (fact not in bears, -scores[fact]))
-    relevant = {f for f in facts if f in shares or origins.get(f) in named}
+    relevant = {f for f in facts if bearing.shared[f] or f in bearing.named}
+    return Ranked(tuple(kept), _leading(kept, relevant, scores), len(bears))
+
+
+@dataclass(frozen=True, slots=True)
+class _Bearing:
+    """What ties each fact to the question: the words it shares with it (``shared``), the
+    kinds of value it asks for (``cues``), a file it names (``named``: the facts read from
+    one), the row it asks for (``rows``), the latest or earliest stamp (``stamped``)."""
+
+    shared: dict[str, int]
+    cues: dict[str, float]
+    named: set[str]
+    rows: set[str]
+    stamped: set[str]
+
+    @classmethod
+    def of(
+        cls, facts: Sequence[str], origins: Mapping[str, str | None], question: Question
+    ) -> _Bearing:
+        rows = _extreme_rows(facts, origins, question)
+        named = {o for o in origins.values() if o is not None and question.names(o)}
+        shared = {f: len(question.words & words_of(f)) for f in facts}  # once a fact: per turn
+        stamped = _stamps(_dated(facts, shared) or facts, question)  # the first ERROR, not line 1
+        cues = {f: _cued(f, question.words) for f in facts}
+        from_named = {f for f in facts if origins.get(f) in named}
+        return cls(shared, cues, from_named, rows, stamped)
+
+    def bears(self) -> set[str]:
+        """The facts that bear on the question. A cue alone makes a fact bear on it only when
+        no fact sharing a word holds that kind of value (a changelog's ``## 1.2.0 -
+        2026-03-01`` lines, under ``# Changelog``)."""
+        shares = {f for f, count in self.shared.items() if count}
+        cued = any(self.cues[f] for f in shares)
+        widened = set() if cued else {f for f, bonus in self.cues.items() if bonus}
+        return shares | self.rows | self.stamped | widened
+
+    def score(self, fact: str) -> float:
+        return (
+            self.shared[fact]
+            + (2.0 if fact in self.named else 0.0)
+            + self.cues[fact]
+            + (3.0 if fact in self.rows else 0.0)
+            + (1.0 if fact in self.stamped else 0.0)
+        )
+
+
+def _dated(facts: Sequence[str], shared: Mapping[str, int]) -> list[str]:
+    """The facts sharing a word with the question that hold a date-time or a version."""
+    return [f for f in facts if shared[f] and (_STAMP.search(f) or _VERSION.search(f))]
+
+
+def _leading(kept: Sequence[str], relevant: set[str], scores: Mapping[str, float]) -> int:
+    """How many of ``kept`` lead: up to the last relevant fact within one point of the best
+    relevant score (the leading facts come first among the facts an answer may cite)."""
     if not relevant:
-        return Ranked(tuple(kept), 0, len(bears))
+        return 0
     best = max(scores[f] for f in relevant)
-    # the leading facts come first among the facts an answer may cite: up to the last one
-    last = max(i for i, f in enumerate(kept) if f in relevant and scores[f] > best - 1.0)
-    return Ranked(tuple(kept), last + 1, len(bears))
+    return 1 + max(i for i, f in enumerate(kept) if f in relevant and scores[f] > best - 1.0)
 
 
 def _stamps(facts: Sequence[str], question: Question) -> set[str]:
@@ -170,6 +205,15 @@ def _stamps(facts: Sequence[str], question: Question) -> set[str]:
     latest, earliest = question.words & _LATEST, question.words & _EARLIEST
     if not latest and not earliest:
         return set()
+    found = _stamp_values(facts)
+    picked: set[str] = set()
+    for kind in (str, tuple):  # dates and versions each compared among their own kind
+        picked |= _at_top({f: v for f, v in found.items() if isinstance(v, kind)}, bool(latest))
+    return picked
+
+
+def _stamp_values(facts: Sequence[str]) -> dict[str, tuple[int, ...] | str]:
+    """Each fact's date-time (as written), else its version (as numbers), if it holds one."""
     found: dict[str, tuple[int, ...] | str] = {}
     for fact in facts:
         stamp = _STAMP.search(fact)
@@ -178,14 +222,16 @@ def _stamps(facts: Sequence[str], question: Question) -> set[str]:
             found[fact] = stamp.group()
         elif version is not None:
             found[fact] = tuple(int(part) for part in version.group().split("."))
-    picked: set[str] = set()
-    for kind in (str, tuple):
-        values = {f: v for f, v in found.items() if isinstance(v, kind)}
-        if values:
-            pick = max if latest else min
-            top = pick(values.values())
-            picked.update(f for f, v in values.items() if v == top)
-    return picked
+    return found
+
+
+def _at_top(values: Mapping[str, tuple[int, ...] | str], latest: bool) -> set[str]:
+    """The facts whose value is the largest (``latest``) or the smallest of ``values``."""
+    if not values:
+        return set()
+    pick = max if latest else min
+    top = pick(values.values())
+    return {f for f, v in values.items() if v == top}
 
 
 def _cued(fact: str, words: frozenset[str]) -> float:
@@ -222,7 +268,8 @@ def _extreme_rows(
 
 
 def _extreme(rows: list[list[str]], words: frozenset[str], most: bool) -> list[str] | None:
-    header = next((r for r in rows if not any(_is_number(c) for c in r)), None)
+    """The row whose value in the asked column is the largest (``most``) or the smallest."""
+    header = _header(rows)
     body = [r for r in rows if r is not header and len(r) == len(rows[0])]
     column = _column(header, body, words)
     if column is None:
@@ -234,12 +281,18 @@ def _extreme(rows: list[list[str]], words: frozenset[str], most: bool) -> list[s
     return pick(values, key=lambda pair: pair[0])[1]
 
 
+def _header(rows: list[list[str]]) -> list[str] | None:
+    """The first row holding no number."""
+    return next((r for r in rows if not any(_is_number(c) for c in r)), None)
+
+
 def _column(header: list[str] | None, body: list[list[str]], words: frozenset[str]) -> int | None:
     """The numeric column the question names in ``header``, else the last numeric one."""
     if not body:
         return None
     numeric = [i for i in range(len(body[0])) if all(_is_number(r[i]) for r in body)]
-    named = [i for i in numeric if header and words & words_of(header[i].replace("_", " "))]
+    heads = header or []  # a header may be shorter than the rows: its missing names say nothing
+    named = [i for i in numeric if i < len(heads) and words & words_of(heads[i].replace("_", " "))]
     if named:
         return named[0]
     return numeric[-1] if numeric else None

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from minipi.agent.scope import is_file, read_scope, within
-from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, Message, ToolSpec
+from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, ToolSpec, is_question
 from minipi.local.guided_rank import Question, words_of
 
 __all__ = ["ChoiceSpec", "RunState", "call_key", "choice_specs", "loads_or_none"]
@@ -72,54 +72,19 @@ class RunState:
         mutating: frozenset[str],
         searching: frozenset[str] = frozenset(),
     ) -> RunState:
-        shown: dict[str, dict[str, None]] = {}
-        made: set[str] = set()
-        repeated: set[str] = set()
-        asked: set[str] = set()
-        changes: set[str] = set()  # the changes made: never offered again
-        names: dict[str, tuple[str, str]] = {}  # call_id -> (tool name, call key)
-        evidence = changed = read = searched = False
-        question = ""
+        reading = _Reading(mutating, searching)
         for item in items:
-            if isinstance(item, FunctionCallOutput):
-                evidence = True
-                read = read or (not item.is_error and item.details.get("output") != "paths")
-                _show(shown, item)
-                name, change = names.get(item.call_id, ("", ""))
-                searched = searched or (name in searching and not item.is_error)
-                if name in mutating and not item.is_error:
-                    made.clear()  # the world changed: earlier reads may differ now
-                    changes.add(change)
-                    made.update(changes)  # but the same change again is not useful
-                    repeated.clear()
-                    changed = True
-            elif isinstance(item, FunctionCall):
-                arguments = loads_or_none(item.arguments)
-                key = call_key(item.name, arguments)
-                names[item.call_id] = (item.name, key)
-                if key in made:
-                    repeated.add(item.name)
-                made.add(key)
-                if isinstance(arguments, dict):
-                    asked.update(v for v in arguments.values() if isinstance(v, str))
-            elif isinstance(item, Message) and item.role == "user":
-                # a new question: its reads are useful again, even those made before
-                evidence = changed = read = searched = False
-                made = set(changes)
-                repeated.clear()
-                asked.clear()
-                question = item.text
-        shown_values = {k: tuple(v) for k, v in shown.items()}
+            reading.add(item)
         return cls(
-            shown_values,
-            frozenset(made),
-            frozenset(repeated),
-            evidence,
-            changed,
-            Question.of(question),
-            frozenset(asked),
-            read,
-            searched,
+            {k: tuple(v) for k, v in reading.shown.items()},
+            frozenset(reading.made),
+            frozenset(reading.repeated),
+            reading.evidence,
+            reading.changed,
+            Question.of(reading.question),
+            frozenset(reading.asked),
+            reading.read,
+            reading.searched,
             read_scope(items),
         )
 
@@ -127,33 +92,44 @@ class RunState:
         """The values of ``spec``: its ``always`` ones, those results showed, and those the
         question names (a path for ``file``/``dir``, its words for ``question``). For a
         change (``change``), the files whose names share the most words with the question,
-        when one does: Qwen2.5-Coder-0.5B, asked to move 狗狗阿黄's file, moved 兔子豆豆's."""
-        paths = set(self.question.paths)
-        named = {
-            "file": self.question.named_files,
-            "dir": self.question.named_dirs,
-            "question": tuple(t for t in self.question.tokens if t not in paths),
-        }.get(spec.kind, ())
-        values = list(dict.fromkeys((*spec.always, *self.shown.get(spec.kind, ()), *named)))
+        when one does: a change cannot be taken back by reading again, so its target is the
+        file the question names, not another of the same kind."""
+        shown = self.shown.get(spec.kind, ())
+        values = list(dict.fromkeys((*spec.always, *shown, *self._named(spec.kind))))
         if not change and self.focus is not None and spec.kind in ("file", "dir"):
             return self._focused(values, spec.kind)
         if not change or spec.kind != "file":
             return values
-        shared = {v: len(self.question.words & words_of(v.rsplit("/", 1)[-1])) for v in values}
+        return self._closest(values)
+
+    def _named(self, kind: str) -> tuple[str, ...]:
+        """The values of ``kind`` the question names: its paths for ``file``/``dir``, its
+        search tokens that are not paths for ``question``."""
+        paths = set(self.question.paths)
+        return {
+            "file": self.question.named_files,
+            "dir": self.question.named_dirs,
+            "question": tuple(t for t in self.question.tokens if t not in paths),
+        }.get(kind, ())
+
+    def _closest(self, files: list[str]) -> list[str]:
+        """The files whose names share the most words with the question, when one does (else
+        all of ``files``)."""
+        shared = {v: len(self.question.words & words_of(v.rsplit("/", 1)[-1])) for v in files}
         most = max(shared.values(), default=0)
-        return [v for v in values if shared[v] == most] if most else values
+        return [v for v in files if shared[v] == most] if most else files
 
     def _focused(self, values: list[str], kind: str) -> list[str]:
         """Once each file and folder the question names was read (``focus``), the values
         within them and the paths their text leads to, less the names already read: not
         the example config beside the real one, a draft beside the report, the decoy of a
-        chain of clues (Qwen2.5-Coder-0.5B read each after the file the question named,
-        and answered from it), nor the folders of a tree whose file was found."""
+        chain of clues (a small model reads a look-alike after the named file and answers
+        from the last thing it read), nor the folders of a tree whose file was found."""
         focus = self.focus or frozenset()
-        led = sorted(p for p in focus if (p.endswith("/") or not is_file(p)) == (kind == "dir"))
         # sorted: the grammar is the same each run; bounded: a file that names a thousand
         # paths does not make a thousand-value enum
-        found = dict.fromkeys((*values, *(p.rstrip("/") for p in led[:MAX_LED])))
+        led = _of_kind(focus, kind)[:MAX_LED]
+        found = dict.fromkeys((*values, *(p.rstrip("/") for p in led)))
         kept = [v for v in found if within(v, focus)]
         return [v for v in kept if not self._asked_for(v)] if kind == "file" else kept
 
@@ -181,6 +157,73 @@ class RunState:
         ``move`` of a tool that moves files, is one of the question's words)."""
         verbs = {t.name.split("_")[0].lower() for t in tools if t.mutating}
         return bool(verbs & self.question.words)
+
+
+def _of_kind(paths: frozenset[str], kind: str) -> list[str]:
+    """The folders (``kind`` ``dir``: ending in ``/``, or not a file) or else the files of
+    ``paths``, sorted."""
+    return sorted(p for p in paths if (p.endswith("/") or not is_file(p)) == (kind == "dir"))
+
+
+@dataclass(slots=True)
+class _Reading:
+    """What ``RunState.of`` gathers as it reads the history, item by item."""
+
+    mutating: frozenset[str]
+    searching: frozenset[str]
+    shown: dict[str, dict[str, None]] = field(default_factory=dict)
+    made: set[str] = field(default_factory=set)
+    repeated: set[str] = field(default_factory=set)
+    asked: set[str] = field(default_factory=set)
+    changes: set[str] = field(default_factory=set)  # the changes made: never offered again
+    names: dict[str, tuple[str, str]] = field(default_factory=dict)  # call_id -> (tool, key)
+    evidence: bool = False
+    changed: bool = False
+    read: bool = False
+    searched: bool = False
+    question: str = ""
+
+    def add(self, item: Item) -> None:
+        if isinstance(item, FunctionCallOutput):
+            self._answered(item)
+        elif isinstance(item, FunctionCall):
+            self._called(item)
+        elif is_question(item):
+            self._asked(item.text)
+
+    def _answered(self, item: FunctionCallOutput) -> None:
+        self.evidence = True
+        self.read = self.read or (not item.is_error and item.details.get("output") != "paths")
+        _show(self.shown, item)
+        name, change = self.names.get(item.call_id, ("", ""))
+        self.searched = self.searched or (name in self.searching and not item.is_error)
+        if name in self.mutating and not item.is_error:
+            self._changed(change)
+
+    def _changed(self, change: str) -> None:
+        self.made.clear()  # the world changed: earlier reads may differ now
+        self.changes.add(change)
+        self.made.update(self.changes)  # but the same change again is not useful
+        self.repeated.clear()
+        self.changed = True
+
+    def _called(self, item: FunctionCall) -> None:
+        arguments = loads_or_none(item.arguments)
+        key = call_key(item.name, arguments)
+        self.names[item.call_id] = (item.name, key)
+        if key in self.made:
+            self.repeated.add(item.name)
+        self.made.add(key)
+        if isinstance(arguments, dict):
+            self.asked.update(v for v in arguments.values() if isinstance(v, str))
+
+    def _asked(self, question: str) -> None:
+        """A new question: its reads are useful again, even those made before."""
+        self.evidence = self.changed = self.read = self.searched = False
+        self.made = set(self.changes)
+        self.repeated.clear()
+        self.asked.clear()
+        self.question = question
 
 
 def _show(shown: dict[str, dict[str, None]], output: FunctionCallOutput) -> None:

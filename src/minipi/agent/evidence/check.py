@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from minipi.agent.evidence.claims import extract_claims
+from minipi.agent.evidence.context import FIGURES, label_words
+from minipi.agent.evidence.derive import Term, derive, difference_of, fraction
 from minipi.agent.evidence.elsewhere import Rereads, argument_hits, question_hits
 from minipi.agent.evidence.locate import Locator
 from minipi.agent.evidence.match import (
@@ -49,6 +51,8 @@ from minipi.agent.evidence.types import (
     TimeFigure,
 )
 from minipi.ai.types import Item
+from minipi.reading.paths import path_spans
+from minipi.reading.question import Question
 
 __all__ = [
     "MAX_ANSWER_CHARS",
@@ -102,7 +106,7 @@ def check_evidence(answer: str, items: Sequence[Item]) -> Evidence:
     says where they begin (never a silent pass).
     """
     claims, cut = checked_claims(answer)
-    check = _Check(collect_sources(items))
+    check = _Check(collect_sources(items), answer, claims)
     checked = []
     for claim in claims:
         verdict = check.verdict(claim)
@@ -110,7 +114,7 @@ def check_evidence(answer: str, items: Sequence[Item]) -> Evidence:
             cut = claim.span[0]
             break
         checked.append(CheckedClaim(claim, verdict.status, verdict.sources, verdict.nearest))
-    return Evidence(tuple(checked), check.run.tool_results, cut)
+    return Evidence(_differences(tuple(checked)), check.run.tool_results, cut)
 
 
 MAX_ANSWER_CHARS = 20_000
@@ -160,8 +164,11 @@ class _Check:
     """The verdicts of one check: equal figures judged once, the searches counted against
     ``MAX_WORK``; and what the searches share (locators, lowered texts, quoted pieces)."""
 
-    def __init__(self, run: RunSources) -> None:
+    def __init__(self, run: RunSources, answer: str = "", claims: Sequence[Claim] = ()) -> None:
         self.run = run
+        self.answer = answer
+        self.spans = [c.span for c in claims if c.kind in FIGURES]
+        self.asked = Question.of(run.question).words if run.question else frozenset[str]()
         self.locator = Locator()
         self.views = Views()
         self.pieces: dict[str, list[Piece]] = {}
@@ -176,22 +183,82 @@ class _Check:
         key = (claim.kind, claim.figure, claim.weak)
         verdict = self._verdicts.get(key)
         if verdict is None and claim.weak:
-            verdict = self._verdicts[key] = Verdict("weak")
+            verdict = self._verdicts[key] = self.derived(claim) or Verdict("weak")
         if verdict is None and claim.kind == "change":
             verdict = self._verdicts[key] = _judge_change(claim, self.run.changes)
         if verdict is None:
-            matcher = matcher_for(claim.figure, self.views)
-            usual = rest = 0
-            for text in self._texts:
-                a, b = matcher.cost(text)
-                usual, rest = usual + a * len(text), rest + b * len(text)
-            if self._work + usual + rest + self.rereads.cost(matcher) > MAX_WORK:
-                return None
-            spent = self.rereads.spent
-            verdict, further = _judge(claim, self, matcher)
-            self._work += usual + (rest if further else 0) + self.rereads.spent - spent
-            self._verdicts[key] = verdict
+            verdict = self._searched(claim)
+            if verdict is not None:
+                self._verdicts[key] = verdict
         return verdict
+
+    def _searched(self, claim: Claim) -> Verdict | None:
+        """The verdict of a claim looked up in the reads (then recomputed from them when no
+        read holds it), or None when the search would pass ``MAX_WORK``."""
+        matcher = matcher_for(claim.figure, self.views)
+        usual = rest = 0
+        for text in self._texts:
+            a, b = matcher.cost(text)
+            usual, rest = usual + a * len(text), rest + b * len(text)
+        if self._work + usual + rest + self.rereads.cost(matcher) > MAX_WORK:
+            return None
+        spent = self.rereads.spent
+        verdict, further = _judge(claim, self, matcher)
+        if verdict.status == "unsupported":
+            verdict = self.derived(claim) or verdict
+        self._work += usual + (rest if further else 0) + self.rereads.spent - spent
+        return verdict
+
+    def derived(self, claim: Claim) -> Verdict | None:
+        """``derived`` when a number of the answer is a count, sum, mean or difference over
+        this question's reads (``derive``), selected by the words beside it and the
+        question's."""
+        figure = _derivable(claim)
+        if figure is None:
+            return None
+        others = [span for span in self.spans if span != claim.span]
+        chosen = label_words(self.answer, claim.span, others) | self.asked
+        outputs = self.run.outputs
+        texts = [o.document or o.text if o.question is None else None for o in outputs]
+        terms: tuple[Term, ...] | None
+        if figure.percent:
+            found = fraction(figure.value, texts)
+            terms = None if found is None else (found,)
+        else:
+            terms = derive(figure.value, figure.decimals, texts, chosen)
+        if terms is None:
+            return None
+        hits = ((outputs[t.output], Hit(t.start, t.end, "exact")) for t in terms)
+        sources = tuple(self.locator.source(o, h, "content") for o, h in hits)
+        return Verdict("derived", sources[:MAX_SOURCES])
+
+
+def _derivable(claim: Claim) -> NumberFigure | None:
+    """A number that is not approximate (no interval) and not one or two: one or two rows
+    of a read hold almost any word, so such a count would back anything."""
+    figure = claim.figure
+    if not isinstance(figure, NumberFigure) or figure.interval:
+        return None
+    return None if claim.weak and figure.value < 3 else figure
+
+
+def _differences(claims: tuple[CheckedClaim, ...]) -> tuple[CheckedClaim, ...]:
+    """An unsupported number that is the difference of two supported numbers the answer
+    states (450 and 380: 70 more) is ``derived`` from their sources."""
+    values = [
+        (figure.value, c)
+        for c in claims
+        if c.supported and isinstance(figure := c.claim.figure, NumberFigure)
+    ]
+    checked = []
+    for claim in claims:
+        figure = claim.claim.figure
+        if claim.status == "unsupported" and isinstance(figure, NumberFigure):
+            pair = difference_of(figure.value, values)
+            if pair is not None:
+                claim = CheckedClaim(claim.claim, "derived", pair[0].sources + pair[1].sources)
+        checked.append(claim)
+    return tuple(checked)
 
 
 def matcher_for(figure: Figure, views: Views | None = None) -> Matcher:
@@ -298,8 +365,12 @@ def _glued(value: str, check: _Check) -> Iterator[Source]:
 
 def _judge_change(claim: Claim, changes: tuple[Change, ...]) -> Verdict:
     """A claimed change: ``exact`` when a change this run made is called by a word of it (an
-    earlier question's change only if the sentence names a file it touched: ``Change``)."""
+    earlier question's change only if the sentence names a file it touched: ``Change``), and
+    every file the sentence names is one a change touched (one move of ``cat.txt`` does not
+    back "moved cat.txt and dog.txt")."""
     said = claim.text.lower()
+    if _untouched(claim.text, changes):
+        return Verdict("unsupported")
     for change in changes:
         if change.output.question is not None and not change.names_a_file(said):
             continue
@@ -318,6 +389,14 @@ def _judge_change(claim: Claim, changes: tuple[Change, ...]) -> Verdict:
             )
             return Verdict("exact", (source,))
     return Verdict("unsupported")
+
+
+def _untouched(said: str, changes: tuple[Change, ...]) -> bool:
+    """Whether ``said`` names a file (a name with an extension) that no change's record
+    names."""
+    names = (value.rstrip("/").rsplit("/", 1)[-1].lower() for _, _, value in path_spans(said))
+    files = [name for name in names if "." in name[1:]]
+    return any(not any(name in c.output.text.lower() for c in changes) for name in files)
 
 
 def _best(content: list[_Place]) -> list[_Place]:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from minipi.agent.evidence.types import Origin
-from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, Message
+from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, Message, is_question
 
 __all__ = ["Change", "Output", "PathArgument", "RunSources", "collect_sources"]
 
@@ -145,7 +145,7 @@ def _newest_first(runs: list[list[Output]]) -> list[Output]:
 
 
 def _questions(items: Sequence[Item]) -> list[int]:
-    return [i for i, item in enumerate(items) if isinstance(item, Message) and item.role == "user"]
+    return [i for i, item in enumerate(items) if is_question(item)]
 
 
 def _path_arguments(outputs: list[Output]) -> tuple[PathArgument, ...]:

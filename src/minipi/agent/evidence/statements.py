@@ -1,9 +1,7 @@
 """The claims of an answer about the project's files: the paths it names and the changes it
 says were made (``claims`` runs these finders with its own).
 
-Paths: a token with a ``/`` and a letter (``reports/daily.json``, ``archive/``, ``./a/b``),
-or a name with a file extension of the list below (``README.md``, ``猫咪小花.txt``,
-``.gitignore``); not a URL. Its value is the path without a leading ``./``.
+Paths: as ``minipi.reading.paths`` finds them (the one path finder of minipi).
 
 Changes: a sentence (up to ``。！？.!?;；`` or a line break) that says a file was moved,
 renamed, archived, deleted or created, in Chinese (``已移动``, ``移到了``, ``被归档``,
@@ -20,20 +18,9 @@ import re
 from collections.abc import Iterator
 
 from minipi.agent.evidence.types import Found, TextFigure
+from minipi.reading.paths import path_spans
 
 __all__ = ["find_changes", "find_paths"]
-
-_EXTENSIONS = (
-    "txt|md|markdown|rst|json|jsonl|csv|tsv|log|toml|yaml|yml|ini|cfg|conf|env|lock|xml|html"
-    "|htm|css|js|ts|tsx|jsx|py|java|kt|go|rs|rb|php|c|h|cpp|hpp|cs|sh|bat|ps1|sql|pdf|doc|docx"
-    "|xls|xlsx|ppt|pptx|png|jpg|jpeg|gif|svg|zip|gz|tar|bak|dat|db|sqlite|gitignore"
-)
-_SEGMENT = r"[\w\-.]*[\w\-]"
-_PATH = re.compile(
-    rf"(?<![\w./\\:-])(?:\./)?(?:(?:{_SEGMENT}/)+(?:{_SEGMENT}\.(?:{_EXTENSIONS}))?"
-    rf"|{_SEGMENT}\.(?:{_EXTENSIONS})|\.(?:gitignore|env))(?![A-Za-z0-9_/-]|\.[A-Za-z0-9])",
-    re.IGNORECASE,
-)
 
 _SENTENCE = re.compile(r"[^。！？!?;；\n]+(?:[.](?!\w)|[。！？!?;；\n]|$)")
 _ZH_VERBS = "移动|移到|移至|挪到|转移|归档|重命名|改名|删除|删掉|移除|创建|新建|放到|放入|移入"
@@ -55,16 +42,10 @@ _DENIED = re.compile(
 
 
 def find_paths(text: str) -> Iterator[Found]:
-    """The paths and file names of ``text`` (see the module docstring)."""
-    for match in _PATH.finditer(text):
-        token = match.group()
-        if "/" in token and not re.search(r"[^\W\d_]", token):
-            continue  # 2026/09/06, 1/2: no letter, no path
-        if text.startswith("//", match.end() - 1) or "://" in text[match.start() : match.end() + 3]:
-            continue
-        value = token[2:] if token.startswith("./") else token
+    """The paths and file names of ``text`` (``minipi.reading.paths``)."""
+    for start, end, value in path_spans(text):
         figure = TextFigure(value, "")
-        yield Found(match.start(), match.end(), "path", value, None, figure, match.span())
+        yield Found(start, end, "path", value, None, figure, (start, end))
 
 
 def find_changes(text: str) -> Iterator[Found]:

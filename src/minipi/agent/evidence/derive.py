@@ -1,0 +1,180 @@
+"""A computed figure recomputed from the reads: the sum, mean, count or difference that an
+answer states is checked, never guessed.
+
+Principle: a number the answer states that no read holds is ``derived`` when it equals
+a figure computed over one read of this question, on the rows the answer's or the question's
+words select:
+
+- a **count**: how many lines (rows, entries) of one read hold a word (the words beside the
+  figure in the answer, and the question's words: "7 people in 技术部" counts the rows that
+  hold 技术部; "3 ERROR lines" the lines that hold ERROR);
+- a **sum** or a **mean**: of one column of the rows that hold such a word, or of every row
+  (89.50 + 240.00 + 46.50 = 376.00, the rows that hold ``travel``), compared at the
+  precision the answer wrote;
+- a **difference**: of two figures of the rows that hold such a word, or of two figures the
+  answer itself states (450 - 380 = 70).
+
+The rows are selected by words, never by guessing which column is meant: every numeric column
+of the selected rows is tried, and the operands are shown as the figure's sources. Reads over
+``MAX_OUTPUT`` characters, rows past ``MAX_ROWS`` and figures past ``MAX_TERMS`` are not
+tried (the figure then stays as it was found).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import TypeVar
+
+from minipi.reading.words import words
+
+__all__ = ["MAX_OUTPUT", "MAX_ROWS", "MAX_TERMS", "Term", "derive", "difference_of", "fraction"]
+
+MAX_OUTPUT = 64 * 1024
+MAX_ROWS = 2000
+MAX_TERMS = 60
+_NUMBER = re.compile(r"(?<![\w.:/-])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w:/-]|\.\d|,\d)")
+"""A number of running text: thousands grouped with commas or not, never part of a date, a
+time, a version or a word."""
+_CELL_NUMBER = re.compile(r"(?<![\w.:/-])-?\d+(?:\.\d+)?(?![\w:/-]|\.\d)")
+"""A number in a table's cell, where a comma separates cells."""
+_SPLIT = re.compile(r"[,\t|]")
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    """One operand (or counted row) of a derived figure: output index and its range."""
+
+    output: int
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Row:
+    output: int
+    start: int
+    words: frozenset[str]
+    cells: tuple[tuple[int, Decimal, int, int], ...]  # (column, value, start, end)
+
+
+def derive(
+    value: Decimal, decimals: int, texts: Sequence[str | None], chosen: frozenset[str]
+) -> tuple[Term, ...] | None:
+    """The terms that compute ``value`` (module docstring), or None. ``texts``: the reads
+    (None: not one of this question's content reads); ``chosen``: the words that select
+    rows."""
+    for index, text in enumerate(texts):
+        if text is None or len(text) > MAX_OUTPUT:
+            continue
+        rows = list(_rows(index, text))[:MAX_ROWS]
+        found = _in_rows(value, decimals, rows, chosen)
+        if found is not None:
+            return found
+    return None
+
+
+def fraction(value: Decimal, texts: Sequence[str | None]) -> Term | None:
+    """Where a read holds ``value`` / 100: a percent the answer states is that fraction
+    (44.5 % of 0.445), written as the read writes it or with more digits of the answer's."""
+    wanted = value / 100
+    for index, text in enumerate(texts):
+        if text is None or len(text) > MAX_OUTPUT:
+            continue
+        for match in _NUMBER.finditer(text):
+            if Decimal(match.group().replace(",", "")) == wanted:
+                return Term(index, match.start(), match.end())
+    return None
+
+
+def _in_rows(
+    value: Decimal, decimals: int, rows: list[_Row], chosen: frozenset[str]
+) -> tuple[Term, ...] | None:
+    for word in sorted(chosen):
+        holding = [r for r in rows if word in r.words]
+        if holding and value == len(holding):
+            return tuple(Term(r.output, r.start, r.start + 1) for r in holding[:MAX_TERMS])
+        found = _over(value, decimals, holding)
+        if found is not None:
+            return found
+    return _over(value, decimals, rows)
+
+
+def _over(value: Decimal, decimals: int, rows: list[_Row]) -> tuple[Term, ...] | None:
+    """A sum or mean of one column of ``rows``, or a difference of two of its figures."""
+    if not rows or len(rows) > MAX_TERMS:
+        return None
+    columns: dict[int, list[tuple[Decimal, Term]]] = {}
+    for row in rows:
+        for column, number, start, end in row.cells:
+            columns.setdefault(column, []).append((number, Term(row.output, start, end)))
+    for cells in columns.values():
+        if len(cells) > 1 and _sum_or_mean(value, decimals, [v for v, _ in cells]):
+            return tuple(t for _, t in cells)
+    return difference_of(value, _figures(rows))
+
+
+def _sum_or_mean(value: Decimal, decimals: int, numbers: list[Decimal]) -> bool:
+    total = sum(numbers, Decimal(0))
+    return _equal(total, value, decimals) or _equal(total / len(numbers), value, decimals)
+
+
+def _figures(rows: list[_Row]) -> list[tuple[Decimal, Term]]:
+    found = [(v, Term(r.output, s, e)) for r in rows for _, v, s, e in r.cells]
+    return found[:MAX_TERMS]
+
+
+T = TypeVar("T")
+
+
+def difference_of(value: Decimal, figures: Sequence[tuple[Decimal, T]]) -> tuple[T, T] | None:
+    """Two of ``figures`` whose difference is ``value`` (> 0), the larger first, or None."""
+    if value <= 0:
+        return None
+    for i, (a, first) in enumerate(figures[:MAX_TERMS]):
+        for b, second in figures[i + 1 : MAX_TERMS]:
+            if abs(a - b) == value:
+                return (first, second) if a > b else (second, first)
+    return None
+
+
+def _equal(computed: Decimal, value: Decimal, decimals: int) -> bool:
+    """``computed`` written with the answer's ``decimals`` is ``value`` (376 for 376.00)."""
+    try:
+        return computed.quantize(Decimal(1).scaleb(-decimals)) == value
+    except InvalidOperation:
+        return False
+
+
+def _rows(index: int, text: str) -> Iterator[_Row]:
+    """The lines of a read with their words and numbers (a number's column: its cell's place
+    in a table line split at ``,``, a tab or ``|``, else its order on the line)."""
+    start = 0
+    for line in text.splitlines(keepends=True):
+        if line.strip():
+            yield _Row(index, start, words(line), tuple(_numbers(line, start)))
+        start += len(line)
+
+
+def _numbers(line: str, start: int) -> Iterator[tuple[int, Decimal, int, int]]:
+    if _table(line):
+        at = 0
+        for column, cell in enumerate(_SPLIT.split(line)):
+            for match in _CELL_NUMBER.finditer(cell):
+                yield (
+                    column,
+                    Decimal(match.group()),
+                    start + at + match.start(),
+                    start + at + match.end(),
+                )
+            at += len(cell) + 1
+        return
+    for order, match in enumerate(_NUMBER.finditer(line)):
+        number = Decimal(match.group().replace(",", ""))
+        yield order, number, start + match.start(), start + match.end()
+
+
+def _table(line: str) -> bool:
+    return line.count(",") >= 1 or "\t" in line or line.count("|") >= 2

@@ -1,0 +1,243 @@
+"""The verdict's general rules, each on files and questions the generated suite does not hold:
+the real loop, the real file tools on ``tmp_path``, a scripted model.
+
+- the question is read once: a nudge minipi wrote is never taken for it;
+- a claim that restates the question carries no information;
+- a figure backs a claim only where its record agrees with the words the answer puts beside
+  it (a time from an INFO line is no "first ERROR"; swapped labels);
+- a computed figure is recomputed from the reads (a sum of selected rows, a count);
+- a change is backed only for the files the tool's own record names;
+- no vocabulary decides: a column named ``area`` or ``region`` gives the same verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from minipi.agent import AgentConfig, RunResult, run_agent
+from minipi.agent.decisions import Nudge
+from minipi.agent.hooks import Rule, RunView
+from minipi.agent.tools import ApprovalRequest
+from minipi.ai.testing import ScriptedModel, reply_calls, reply_text
+from minipi.files import ProjectFiles, create_project_tools
+
+CONFIG = AgentConfig(max_turns=8)
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    return tmp_path
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+@pytest.fixture
+def sandbox(root: Path) -> Iterator[ProjectFiles]:
+    with ProjectFiles(root) as files:
+        yield files
+
+
+def ask(
+    files: ProjectFiles,
+    question: str,
+    reads: list[str],
+    *answers: str,
+    config: AgentConfig = CONFIG,
+) -> RunResult:
+    replies: list[Any] = [reply_calls(("read_file", {"path": path})) for path in reads]
+    model = ScriptedModel([*replies, *(reply_text(a) for a in answers)])
+    result = run_agent(model, create_project_tools(files), config, question)
+    model.assert_complete()
+    assert result.status == "succeeded", result.error
+    return result
+
+
+def verdict(result: RunResult) -> tuple[str, str | None]:
+    assert result.verdict is not None
+    return result.verdict.kind, result.verdict.reason
+
+
+LOG = (
+    "2026-11-30 09:00:02 INFO start worker=7\n"
+    "2026-11-30 09:00:06 INFO cache hit key=users\n"
+    "2026-11-30 09:00:14 ERROR job failed code=E431\n"
+    "2026-11-30 09:01:40 ERROR job failed code=E502\n"
+)
+
+
+def test_a_nudge_is_never_the_question(root: Path, sandbox: ProjectFiles) -> None:
+    """The same final answer gets the same verdict whether a rule nudged once or not: the
+    nudge is minipi's message, and the question stays the caller's."""
+    write(root, {"logs/app.log": LOG})
+
+    class OnceMore(Rule):
+        nudged = False
+
+        def accept(self, answer: str, view: RunView) -> Nudge | None:
+            if self.nudged:
+                return None
+            self.nudged = True
+            return Nudge("Please answer in one sentence.", "asked for one sentence")
+
+    question = "When was the first ERROR in logs/app.log, and its code?"
+    final = "The first ERROR was at 09:00:14, code E431."
+    direct = ask(sandbox, question, ["logs/app.log"], final)
+    config = AgentConfig(max_turns=8, rules=[OnceMore])
+    nudged = ask(sandbox, question, ["logs/app.log"], "E431", final, config=config)
+    assert nudged.question.text == direct.question.text == question
+    assert verdict(nudged) == verdict(direct) == ("backed", None)
+
+
+def test_a_claim_that_restates_the_question_backs_nothing(
+    root: Path, sandbox: ProjectFiles
+) -> None:
+    write(root, {"limits/v2.json": '{"api": "v2", "requests_per_minute": 1200, "burst": 60}'})
+    question = "What are the API v2 limits in limits/v2.json?"
+    said = "This is a JSON object that contains data about the API v2 limits."
+    assert verdict(ask(sandbox, question, ["limits/v2.json"], said)) == (
+        "weak",
+        "restates_question",
+    )
+    right = "v2 allows 1200 requests per minute with a burst of 60."
+    assert verdict(ask(sandbox, question, ["limits/v2.json"], right)) == ("backed", None)
+
+
+def test_a_time_from_an_info_line_is_not_the_first_error(
+    root: Path, sandbox: ProjectFiles
+) -> None:
+    write(root, {"logs/app.log": LOG})
+    question = "When did the first ERROR in logs/app.log happen?"
+    wrong = "The first ERROR in logs/app.log was at 09:00:06, and it was a cache hit."
+    assert verdict(ask(sandbox, question, ["logs/app.log"], wrong)) == ("weak", "mislabeled")
+    right = "The first ERROR in logs/app.log was at 09:00:14."
+    assert verdict(ask(sandbox, question, ["logs/app.log"], right)) == ("backed", None)
+
+
+def test_swapped_labels_are_not_backed(root: Path, sandbox: ProjectFiles) -> None:
+    write(root, {"shop/day.json": '{"day": "2026-03-02", "orders": 128, "revenue_yuan": 9600}'})
+    question = "What were the orders and the revenue in shop/day.json?"
+    swapped = "Orders 9600, revenue 128."
+    assert verdict(ask(sandbox, question, ["shop/day.json"], swapped)) == ("weak", "mislabeled")
+    right = "Orders 128, revenue 9600 yuan."
+    assert verdict(ask(sandbox, question, ["shop/day.json"], right)) == ("backed", None)
+    # a Chinese sentence about English keys: words cannot tell, the figures stand as found
+    zh = "订单 128，营收 9600 元。"
+    assert verdict(ask(sandbox, "shop/day.json 的订单和营收是多少？", ["shop/day.json"], zh)) == (
+        "backed",
+        None,
+    )
+
+
+def test_a_sum_is_recomputed_from_the_rows_it_names(root: Path, sandbox: ProjectFiles) -> None:
+    rows = [
+        "date,kind,amount_eur",
+        "2026-11-03,travel,89.50",
+        "2026-11-04,meals,31.20",
+        "2026-11-09,travel,240.00",
+        "2026-11-12,office,12.99",
+        "2026-11-20,travel,46.50",
+    ]
+    write(root, {"expenses/2026-11.csv": "\n".join(rows) + "\n"})
+    question = "How much did we spend on travel in total in expenses/2026-11.csv?"
+    right = ask(sandbox, question, ["expenses/2026-11.csv"], "We spent €376.00 on travel.")
+    assert verdict(right) == ("backed", None)
+    assert right.evidence is not None
+    derived = [c for c in right.evidence.claims if c.status == "derived"]
+    assert [s.text for s in derived[0].sources] == ["89.50", "240.00", "46.50"]
+    wrong = ask(sandbox, question, ["expenses/2026-11.csv"], "We spent €386.00 on travel.")
+    assert verdict(wrong) == ("unbacked", "unsupported")
+    # quoting the rows without the total does not answer a question for a total
+    quoted = ask(sandbox, question, ["expenses/2026-11.csv"], "Travel: 89.50, 240.00, 46.50.")
+    assert verdict(quoted) == ("weak", "computed")
+
+
+def test_a_count_is_recomputed_from_the_rows_that_hold_its_words(
+    root: Path, sandbox: ProjectFiles
+) -> None:
+    people = ["name,department,role"]
+    people += [f"员工{n},技术部,工程师" for n in range(6)] + ["王芳,技术部,负责人"]
+    people += [f"员工{n},市场部,专员" for n in range(6, 10)]
+    write(root, {"hr/people.csv": "\n".join(people) + "\n"})
+    question = "hr/people.csv 里技术部的负责人是谁？技术部一共有几个人？"
+    right = ask(sandbox, question, ["hr/people.csv"], "技术部的负责人是王芳，技术部一共有7个人。")
+    assert verdict(right) == ("backed", None)
+    wrong = ask(sandbox, question, ["hr/people.csv"], "技术部的负责人是王芳，技术部一共有5个人。")
+    assert verdict(wrong)[0] != "backed"
+
+
+@pytest.mark.parametrize("column", ["region", "area"])
+def test_a_column_name_never_decides_through_a_word_list(
+    root: Path, sandbox: ProjectFiles, column: str
+) -> None:
+    """The same answer to the same question gets the same verdict whatever the column is
+    called: no list maps a question's word to a file's key."""
+    rows = [f"{column},revenue", "North,12800", "South,9100", "East,15300"]
+    write(root, {"sales.csv": "\n".join(rows) + "\n"})
+    for question in (
+        "Which region of sales.csv has the highest revenue, and how much?",
+        "sales.csv 里哪个地区营收最高？是多少？",
+    ):
+        said = "East, with 15300."
+        assert verdict(ask(sandbox, question, ["sales.csv"], said)) == ("backed", None)
+
+
+def test_a_change_is_backed_only_for_the_files_its_record_names(
+    root: Path, sandbox: ProjectFiles
+) -> None:
+    write(root, {"inbox/cat.txt": "a cat\n", "inbox/dog.txt": "a dog\n", "archive/.keep": ""})
+
+    def yes(request: ApprovalRequest) -> bool:
+        return True
+
+    def move_and_say(said: str) -> RunResult:
+        model = ScriptedModel(
+            [
+                reply_calls(("move_file", {"source": "inbox/cat.txt", "target": "archive/"})),
+                reply_text(said),
+            ]
+        )
+        tools = create_project_tools(sandbox, yes)
+        return run_agent(model, tools, CONFIG, "Move the cat's file from inbox/ to archive/.")
+
+    both = move_and_say("I moved cat.txt and dog.txt to archive/.")
+    assert (both.status, both.code) == ("failed", "change_not_made")
+    (root / "archive" / "cat.txt").rename(root / "inbox" / "cat.txt")  # as it was
+    one = move_and_say("I moved cat.txt to archive/.")
+    assert one.status == "succeeded"
+    assert one.verdict is not None and one.verdict.kind == "backed"
+
+
+def test_a_percent_and_a_currency_are_read_as_the_source_writes_them(
+    root: Path, sandbox: ProjectFiles
+) -> None:
+    write(root, {"kpi.json": '{"churn": 0.05, "conversion": 0.445, "revenue_yuan": 9600}'})
+    question = "What do kpi.json's churn, conversion and revenue say?"
+    cases = {
+        "Churn 0.05%, conversion 44.5%, revenue 9600 yuan.": ("weak", "mislabeled"),
+        "Churn 5%, conversion 44.5%, revenue $9600.": ("weak", "mislabeled"),
+        "Churn 5%, conversion 44.5%, revenue 9600 yuan.": ("backed", None),
+        "流失率 5%，转化率 44.5%，营收 9600 元。": ("backed", None),
+    }
+    for said, expected in cases.items():
+        assert verdict(ask(sandbox, question, ["kpi.json"], said)) == expected, said
+
+
+def test_a_figure_said_to_come_from_a_file_must_come_from_it(
+    root: Path, sandbox: ProjectFiles
+) -> None:
+    write(root, {"billing/a.json": '{"total": 120}', "billing/b.json": '{"total": 340}'})
+    question = "What are the totals of the invoices in billing/?"
+    reads = ["billing/a.json", "billing/b.json"]
+    swapped = "billing/a.json totals 340 and billing/b.json totals 120."
+    assert verdict(ask(sandbox, question, reads, swapped)) == ("weak", "mislabeled")
+    right = "billing/a.json totals 120 and billing/b.json totals 340."
+    assert verdict(ask(sandbox, question, reads, right)) == ("backed", None)
