@@ -42,7 +42,7 @@ class EvidencePolicy(Rule):
             return None
         from minipi.agent.evidence import check_evidence  # only a run that answers pays
 
-        self.last = evidence = check_evidence(answer, view.history)
+        self.last = evidence = check_evidence(answer, view.history, view.question)
         unmade = self._unmade(evidence)
         if unmade is not None or self.mode != "require":
             return unmade

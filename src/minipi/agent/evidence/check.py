@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from minipi.agent.evidence.claims import extract_claims
 from minipi.agent.evidence.context import FIGURES, label_words
-from minipi.agent.evidence.derive import Term, derive, difference_of, fraction
+from minipi.agent.evidence.derive import Reads, Term, derive, difference_of, fraction
 from minipi.agent.evidence.elsewhere import Rereads, argument_hits, question_hits
 from minipi.agent.evidence.locate import Locator
 from minipi.agent.evidence.match import (
@@ -94,8 +94,11 @@ class _Place:
     origin: Origin
 
 
-def check_evidence(answer: str, items: Sequence[Item]) -> Evidence:
-    """The claims of ``answer`` checked against the run that ends ``items``.
+def check_evidence(
+    answer: str, items: Sequence[Item], question: Question | None = None
+) -> Evidence:
+    """The claims of ``answer`` checked against the run that ends ``items``, for
+    ``question`` (the run's, as read once; None: the caller's last question of ``items``).
 
     ``items`` is the history as ``RunResult.items`` has it: the run is what follows its last
     user message (earlier turns of a chat are other runs); its sources are the tool results
@@ -106,7 +109,9 @@ def check_evidence(answer: str, items: Sequence[Item]) -> Evidence:
     says where they begin (never a silent pass).
     """
     claims, cut = checked_claims(answer)
-    check = _Check(collect_sources(items), answer, claims)
+    run = collect_sources(items)
+    asked = question if question is not None else Question.of(run.question or "")
+    check = _Check(run, answer, claims, asked.words)
     checked = []
     for claim in claims:
         verdict = check.verdict(claim)
@@ -164,11 +169,19 @@ class _Check:
     """The verdicts of one check: equal figures judged once, the searches counted against
     ``MAX_WORK``; and what the searches share (locators, lowered texts, quoted pieces)."""
 
-    def __init__(self, run: RunSources, answer: str = "", claims: Sequence[Claim] = ()) -> None:
+    def __init__(
+        self,
+        run: RunSources,
+        answer: str = "",
+        claims: Sequence[Claim] = (),
+        asked: frozenset[str] = frozenset(),
+    ) -> None:
         self.run = run
         self.answer = answer
         self.spans = [c.span for c in claims if c.kind in FIGURES]
-        self.asked = Question.of(run.question).words if run.question else frozenset[str]()
+        self.asked = asked
+        texts = [o.document or o.text if o.question is None else None for o in run.outputs]
+        self.reads = Reads(texts)
         self.locator = Locator()
         self.views = Views()
         self.pieces: dict[str, list[Piece]] = {}
@@ -217,15 +230,15 @@ class _Check:
         if figure is None:
             return None
         others = [span for span in self.spans if span != claim.span]
-        chosen = label_words(self.answer, claim.span, others) | self.asked
+        beside = label_words(self.answer, claim.span, others)
+        chosen = sorted(beside) + sorted(self.asked - beside)
         outputs = self.run.outputs
-        texts = [o.document or o.text if o.question is None else None for o in outputs]
         terms: tuple[Term, ...] | None
         if figure.percent:
-            found = fraction(figure.value, texts)
+            found = fraction(figure.value, self.reads.texts)
             terms = None if found is None else (found,)
         else:
-            terms = derive(figure.value, figure.decimals, texts, chosen)
+            terms = derive(figure.value, figure.decimals, self.reads, chosen)
         if terms is None:
             return None
         hits = ((outputs[t.output], Hit(t.start, t.end, "exact")) for t in terms)

@@ -19,6 +19,7 @@ records (the figure stands as found).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -196,21 +197,31 @@ def record_words(source: Source, output: str) -> tuple[frozenset[str], frozenset
     """The words of the record ``source`` is in, and of every record of ``output``."""
     if source.pointer is not None:
         keys = [k for k in source.pointer.split("/")[1:] if not k.isdigit()]
-        record = words(" ".join(_unescape(k) for k in keys))
-        return record, words(" ".join(_json_keys(output)))
-    lines = output.splitlines()
+        return words(" ".join(_unescape(k) for k in keys)), _key_words(output)
+    lines = _lines(output)
     at = output.count("\n", 0, source.range[0])
     line = lines[at] if at < len(lines) else ""
-    return words(line) | _column(lines, at, source.range[0] - _line_start(output, at)), words(
-        output
+    column = _column(
+        list(lines), at, source.range[0] - (output.rfind("\n", 0, source.range[0]) + 1)
     )
+    return words(line) | column, _text_words(output)
 
 
-def _line_start(output: str, number: int) -> int:
-    start = 0
-    for _ in range(number):
-        start = output.index("\n", start) + 1
-    return start
+@functools.lru_cache(maxsize=16)
+def _lines(output: str) -> tuple[str, ...]:
+    return tuple(output.splitlines())
+
+
+@functools.lru_cache(maxsize=16)
+def _text_words(output: str) -> frozenset[str]:
+    """Every word of a read (once a read: an answer's figures share its sources)."""
+    return words(output)
+
+
+@functools.lru_cache(maxsize=16)
+def _key_words(output: str) -> frozenset[str]:
+    """Every key's words of a JSON read."""
+    return words(" ".join(_json_keys(output)))
 
 
 def _column(lines: list[str], at: int, column: int) -> frozenset[str]:

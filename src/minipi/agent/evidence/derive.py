@@ -30,11 +30,24 @@ from typing import TypeVar
 
 from minipi.reading.words import words
 
-__all__ = ["MAX_OUTPUT", "MAX_ROWS", "MAX_TERMS", "Term", "derive", "difference_of", "fraction"]
+__all__ = [
+    "MAX_OUTPUT",
+    "MAX_ROWS",
+    "MAX_TERMS",
+    "MAX_WORDS",
+    "Reads",
+    "Term",
+    "derive",
+    "difference_of",
+    "fraction",
+]
 
 MAX_OUTPUT = 64 * 1024
 MAX_ROWS = 2000
 MAX_TERMS = 60
+MAX_WORDS = 48
+"""The words that select rows, at most: those beside the figure first, then the question's
+(a pasted question of thousands of words would cost a pass over the rows each)."""
 _NUMBER = re.compile(r"(?<![\w.:/-])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w:/-]|\.\d|,\d)")
 """A number of running text: thousands grouped with commas or not, never part of a date, a
 time, a version or a word."""
@@ -60,17 +73,31 @@ class _Row:
     cells: tuple[tuple[int, Decimal, int, int], ...]  # (column, value, start, end)
 
 
+class Reads:
+    """This question's content reads, each parsed into rows once (the figures of one answer
+    share them). ``texts``: a read's text, or None for one that is not this question's."""
+
+    def __init__(self, texts: Sequence[str | None]) -> None:
+        self.texts = texts
+        self._rows: dict[int, list[_Row]] = {}
+
+    def rows(self, index: int) -> list[_Row]:
+        rows = self._rows.get(index)
+        if rows is None:
+            text = self.texts[index]
+            whole = text is not None and len(text) <= MAX_OUTPUT
+            rows = list(_rows(index, text))[:MAX_ROWS] if whole and text else []
+            self._rows[index] = rows
+        return rows
+
+
 def derive(
-    value: Decimal, decimals: int, texts: Sequence[str | None], chosen: frozenset[str]
+    value: Decimal, decimals: int, reads: Reads, chosen: Sequence[str]
 ) -> tuple[Term, ...] | None:
-    """The terms that compute ``value`` (module docstring), or None. ``texts``: the reads
-    (None: not one of this question's content reads); ``chosen``: the words that select
-    rows."""
-    for index, text in enumerate(texts):
-        if text is None or len(text) > MAX_OUTPUT:
-            continue
-        rows = list(_rows(index, text))[:MAX_ROWS]
-        found = _in_rows(value, decimals, rows, chosen)
+    """The terms that compute ``value`` (module docstring), or None. ``chosen``: the words
+    that select rows, the first ``MAX_WORDS`` tried."""
+    for index in range(len(reads.texts)):
+        found = _in_rows(value, decimals, reads.rows(index), chosen[:MAX_WORDS])
         if found is not None:
             return found
     return None
@@ -90,9 +117,11 @@ def fraction(value: Decimal, texts: Sequence[str | None]) -> Term | None:
 
 
 def _in_rows(
-    value: Decimal, decimals: int, rows: list[_Row], chosen: frozenset[str]
+    value: Decimal, decimals: int, rows: list[_Row], chosen: Sequence[str]
 ) -> tuple[Term, ...] | None:
-    for word in sorted(chosen):
+    if not rows:
+        return None
+    for word in chosen:
         holding = [r for r in rows if word in r.words]
         if holding and value == len(holding):
             return tuple(Term(r.output, r.start, r.start + 1) for r in holding[:MAX_TERMS])
