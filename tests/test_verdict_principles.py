@@ -111,9 +111,7 @@ def test_a_claim_that_restates_the_question_backs_nothing(
     assert verdict(ask(sandbox, question, ["limits/v2.json"], right)) == ("backed", None)
 
 
-def test_a_time_from_an_info_line_is_not_the_first_error(
-    root: Path, sandbox: ProjectFiles
-) -> None:
+def test_a_time_from_an_info_line_is_not_the_first_error(root: Path, sandbox: ProjectFiles) -> None:
     write(root, {"logs/app.log": LOG})
     question = "When did the first ERROR in logs/app.log happen?"
     wrong = "The first ERROR in logs/app.log was at 09:00:06, and it was a cache hit."
@@ -213,7 +211,7 @@ def test_a_change_is_backed_only_for_the_files_its_record_names(
     (root / "archive" / "cat.txt").rename(root / "inbox" / "cat.txt")  # as it was
     one = move_and_say("I moved cat.txt to archive/.")
     assert one.status == "succeeded"
-    assert one.verdict is not None and one.verdict.kind == "backed"
+    assert verdict(one) == ("backed", None)
 
 
 def test_a_percent_and_a_currency_are_read_as_the_source_writes_them(
@@ -241,3 +239,41 @@ def test_a_figure_said_to_come_from_a_file_must_come_from_it(
     assert verdict(ask(sandbox, question, reads, swapped)) == ("weak", "mislabeled")
     right = "billing/a.json totals 120 and billing/b.json totals 340."
     assert verdict(ask(sandbox, question, reads, right)) == ("backed", None)
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        (
+            "deploy.yaml",
+            "services:\n  - name: api\n    limits:\n      memory: 2Gi\n"
+            "  - name: worker\n    limits:\n      memory: 768Mi\n  - name: scheduler\n"
+            "    image: reg/scheduler:4.5.6\n",
+        ),
+        (
+            "deploy.json",
+            '{"services": [{"name": "api", "memory": "2Gi"}, {"name": "worker", "memory": '
+            '"768Mi"}, {"name": "scheduler", "image": "reg/scheduler:4.5.6"}]}',
+        ),
+        (
+            "deploy.ini",
+            "[api]\nmemory = 2Gi\n\n[worker]\nmemory = 768Mi\n\n[scheduler]\nimage = x\n",
+        ),
+        (
+            "deploy.md",
+            "# Services\n\n## api\n\nmemory: 2Gi\n\n## worker\n\nmemory: 768Mi\n\n"
+            "## scheduler\n\nimage: x\n",
+        ),
+    ],
+)
+def test_a_figure_under_another_section_is_not_backed(
+    root: Path, sandbox: ProjectFiles, name: str, text: str
+) -> None:
+    """The section a figure is under (a parent key, a list item's name, an INI section, a
+    heading) is part of its record: a memory limit of api's is not the scheduler's."""
+    write(root, {name: text})
+    question = f"What memory limit does the scheduler have in {name}?"
+    wrong = "The memory limit for the scheduler is set to 2Gi and 768Mi."
+    assert verdict(ask(sandbox, question, [name], wrong)) == ("weak", "mislabeled")
+    right = "The api has a memory limit of 2Gi, the worker 768Mi."
+    assert verdict(ask(sandbox, question, [name], right)) == ("backed", None)

@@ -4,41 +4,45 @@ from.
 Principle: a source backs a figure only where the words the answer puts beside the figure do
 not name another record of the same source. The words beside a figure (its *label*) are the
 answer's words between the figure and its neighbours in the same clause (a clause ends at
-``, ; 。 ， ； 、 ! ?``, a line break, ``and``/``和``); the words of its *record* are the JSON
-keys on the figure's pointer, or the words of its line and, in a table, its column's header;
-the words of its *source* are those of every record of the same output. When the label holds
-a word of the source that is not a word of the figure's record, and no word of that record,
-the answer says the figure is something the source says it is not: a time taken from an
-``INFO`` line given as "the first ERROR was at …", ``orders 9600`` where 9600 is
-``revenue_yuan``. When the label shares no word with the source at all (a Chinese sentence
-about English keys, no label) words cannot tell, and the figure stands as found.
+``, ; 。 ， ； 、 ! ?``, a line break, ``and``/``和``). The figure's *record* is what the
+structure of its read says it belongs to (``minipi.agent.evidence.records``: the JSON keys on
+its pointer and its object's names, its line with the lines it is under and its column's
+header). The source disagrees with the answer when:
 
-Words are ``minipi.reading.words``. Outputs over ``MAX_OUTPUT`` characters are not read for
-records (the figure stands as found).
+- the label names a *section* of the read (a parent key, a heading, a ``[section]``, a list
+  item's name) that the figure's record is not in: "the scheduler's memory limit is 2Gi"
+  where 2Gi is under ``api``;
+- the label holds words of the read that are not the record's, and none of the record's: a
+  time taken from an ``INFO`` line given as "the first ERROR was at …", ``orders 9600``
+  where 9600 is ``revenue_yuan``;
+- the answer names another file beside the figure than the one it was read from, another
+  currency than the record's (``$9600`` of ``revenue_yuan``), or writes a bare ``0.05`` as
+  ``0.05%``.
+
+When the label shares no word with the read (a Chinese sentence about English keys, no
+label) words cannot tell, and the figure stands as found. Words are
+``minipi.reading.words``. Outputs over ``MAX_OUTPUT`` characters are not read for records.
 """
 
 from __future__ import annotations
 
-import functools
-import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
+from minipi.agent.evidence.records import record_of
 from minipi.agent.evidence.types import CheckedClaim, Claim, NumberFigure, Source
 from minipi.ai.types import FunctionCallOutput, Item
 from minipi.reading.paths import path_spans
 from minipi.reading.words import words
 
-__all__ = ["FIGURES", "MAX_OUTPUT", "label_paths", "label_words", "mislabeled", "record_words"]
+__all__ = ["FIGURES", "MAX_OUTPUT", "label_paths", "label_words", "mislabeled"]
 
 MAX_OUTPUT = 256 * 1024
 FIGURES = ("number", "date", "time", "identifier")
 """The claims a label speaks of (a path or a change sentence is its own label)."""
 _CLAUSE = re.compile(r"[,;，；。、!?！？\n]|\.(?:\s|$)|\s(?:and|but|while)\s|和|以及|而|并且")
-_CELL = re.compile(r"\s*[,\t|]\s*")
-_RULE = re.compile(r"^\s*\|?\s*:?-{3,}")
 
 
 def label_words(
@@ -119,18 +123,20 @@ class _Said:
 def _disagrees(said: _Said, source: Source, output: str | None) -> bool:
     """The source says the figure is something else than the answer says: another file than
     the one the answer names beside it, another currency, a bare number read as a percent,
-    or another record's words beside it."""
+    another section's name beside it, or another record's words and none of its own."""
     if output is None or len(output) > MAX_OUTPUT:
         return False
     if _other_file(said, source.path):
         return True  # "in a.json the total is 12" where 12 was read from b.json
-    record, whole = record_words(source, output)
-    if _other_currency(said, record, _line_of(output, source.range[0])):
+    record = record_of(source, output)
+    if _other_currency(said, record.own, _line_of(output, source.range[0])):
         return True  # 9600 of a revenue_yuan field said in dollars
-    if _bare_percent(said.claim, source, output, record):
+    if _bare_percent(said.claim, source, output, record.own):
         return True
     label = said.label
-    return bool(label) and not label & record and bool(label & (whole - record))
+    if label & (record.sections - record.own):
+        return True  # "the scheduler's memory is 2Gi" where 2Gi is under api
+    return bool(label) and not label & record.own and bool(label & (record.whole - record.own))
 
 
 def _other_file(said: _Said, path: str | None) -> bool:
@@ -191,79 +197,3 @@ def _line_of(output: str, at: int) -> str:
     start = output.rfind("\n", 0, at) + 1
     end = output.find("\n", at)
     return output[start : end if end >= 0 else len(output)]
-
-
-def record_words(source: Source, output: str) -> tuple[frozenset[str], frozenset[str]]:
-    """The words of the record ``source`` is in, and of every record of ``output``."""
-    if source.pointer is not None:
-        keys = [k for k in source.pointer.split("/")[1:] if not k.isdigit()]
-        return words(" ".join(_unescape(k) for k in keys)), _key_words(output)
-    lines = _lines(output)
-    at = output.count("\n", 0, source.range[0])
-    line = lines[at] if at < len(lines) else ""
-    column = _column(
-        list(lines), at, source.range[0] - (output.rfind("\n", 0, source.range[0]) + 1)
-    )
-    return words(line) | column, _text_words(output)
-
-
-@functools.lru_cache(maxsize=16)
-def _lines(output: str) -> tuple[str, ...]:
-    return tuple(output.splitlines())
-
-
-@functools.lru_cache(maxsize=16)
-def _text_words(output: str) -> frozenset[str]:
-    """Every word of a read (once a read: an answer's figures share its sources)."""
-    return words(output)
-
-
-@functools.lru_cache(maxsize=16)
-def _key_words(output: str) -> frozenset[str]:
-    """Every key's words of a JSON read."""
-    return words(" ".join(_json_keys(output)))
-
-
-def _column(lines: list[str], at: int, column: int) -> frozenset[str]:
-    """In a table (cells split by ``,``, a tab or ``|``), the header's words of the cell at
-    ``column`` of line ``at``: the header is the line above a Markdown table's ``|---|`` rule,
-    else the first line."""
-    header_at = _header(lines, at)
-    if at <= header_at or at >= len(lines):
-        return frozenset()
-    header = _cells(lines[header_at])
-    if len(header) < 2 or len(_cells(lines[at])) != len(header):
-        return frozenset()
-    row = lines[at]
-    index = sum(1 for m in _CELL.finditer(row) if m.end() <= column)
-    index -= row.lstrip().startswith("|")
-    return words(header[index]) if 0 <= index < len(header) else frozenset()
-
-
-def _header(lines: list[str], at: int) -> int:
-    """The line number of the header of the table line ``at`` is in."""
-    rule = next((n for n in range(at - 1, 0, -1) if _RULE.match(lines[n])), None)
-    return 0 if rule is None else rule - 1
-
-
-def _cells(line: str) -> list[str]:
-    return _CELL.split(line.strip().strip("|").strip())
-
-
-def _json_keys(output: str) -> Iterator[str]:
-    try:
-        document = json.loads(output)
-    except (ValueError, RecursionError):
-        return
-    stack: list[object] = [document]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Mapping):
-            yield from (str(k) for k in node)
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-
-
-def _unescape(key: str) -> str:
-    return key.replace("~1", "/").replace("~0", "~")

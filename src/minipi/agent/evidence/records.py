@@ -1,0 +1,197 @@
+"""The record a figure was found in, as the structure of its read says: what context checks
+a figure's label against (``minipi.agent.evidence.context``).
+
+- JSON: the keys on the figure's pointer, and the short text values of the object it is in
+  (``{"name": "api", "memory": "2Gi"}``: ``2Gi`` is api's); the *sections* are the keys that
+  hold other keys, and the short text values of objects in a list (the names that tell the
+  list's records apart).
+- Text: the figure's line, the lines it is under (a YAML or Python line's less indented
+  parents, an INI or TOML ``[section]``, a Markdown heading of each higher level), and in a
+  table (cells split by ``,``, a tab or ``|``) its column's header; the sections are the
+  words of every line that some other line is under.
+
+Every read is parsed once (``lru_cache``); reads over ``MAX_LINES`` lines are read for their
+line and column only, and parents are looked for at most ``MAX_UP`` lines up.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+from minipi.agent.evidence.types import Source
+from minipi.reading.words import words
+
+__all__ = ["MAX_LINES", "MAX_UP", "Record", "record_of"]
+
+MAX_LINES = 5000
+MAX_UP = 400
+_CELL = re.compile(r"\s*[,\t|]\s*")
+_RULE = re.compile(r"^\s*\|?\s*:?-{3,}")
+_HEADING = re.compile(r"^(#{1,6})\s")
+_BRACKET = re.compile(r"^\s*\[[^\]]+\]\s*$")
+_SHORT = 40
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """``own``: the words of the figure's record (its parents included); ``whole``: of the
+    whole read; ``sections``: the words that tell the read's records apart."""
+
+    own: frozenset[str]
+    whole: frozenset[str]
+    sections: frozenset[str]
+
+
+def record_of(source: Source, output: str) -> Record:
+    """The record ``source`` is in (module docstring)."""
+    if source.pointer is not None:
+        return _json_record(source.pointer, output)
+    lines = _lines(output)
+    at = output.count("\n", 0, source.range[0])
+    if at >= len(lines):
+        return Record(frozenset(), _text_words(output), frozenset())
+    column = source.range[0] - (output.rfind("\n", 0, source.range[0]) + 1)
+    own = words(lines[at]) | _column(lines, at, column)
+    if len(lines) > MAX_LINES:
+        return Record(own, _text_words(output), frozenset())
+    parents = (lines[n] for n in _parents(lines, at))
+    own |= words(" ".join(parents))
+    return Record(own, _text_words(output), _text_sections(output))
+
+
+def _json_record(pointer: str, output: str) -> Record:
+    keys = [_unescape(k) for k in pointer.split("/")[1:]]
+    own = words(" ".join(k for k in keys if not k.isdigit()))
+    document = _document(output)
+    node: object = document
+    for key in keys[:-1]:  # the object the figure is in: its short text values name it
+        node = (
+            node[int(key)]
+            if isinstance(node, list) and key.isdigit()
+            else (node.get(key) if isinstance(node, Mapping) else None)
+        )
+    if isinstance(node, Mapping):
+        own |= words(" ".join(_short_texts(node)))
+    whole, sections = _json_words(output)
+    return Record(own, whole, sections)
+
+
+@functools.lru_cache(maxsize=16)
+def _document(output: str) -> object:
+    try:
+        return json.loads(output)
+    except (ValueError, RecursionError):
+        return None
+
+
+@functools.lru_cache(maxsize=16)
+def _json_words(output: str) -> tuple[frozenset[str], frozenset[str]]:
+    """Every key's words, and the sections' words (module docstring)."""
+    keys: list[str] = []
+    sections: list[str] = []
+    stack: list[tuple[object, bool]] = [(_document(output), False)]
+    while stack:
+        node, listed = stack.pop()
+        if isinstance(node, Mapping):
+            keys.extend(str(k) for k in node)
+            sections.extend(str(k) for k, v in node.items() if isinstance(v, Mapping | list))
+            if listed:
+                sections.extend(_short_texts(node))
+            stack.extend((v, False) for v in node.values())
+        elif isinstance(node, list):
+            stack.extend((v, True) for v in node)
+    return words(" ".join(keys)), words(" ".join(sections))
+
+
+def _short_texts(node: Mapping[object, object]) -> Iterator[str]:
+    return (v for v in node.values() if isinstance(v, str) and len(v) <= _SHORT)
+
+
+@functools.lru_cache(maxsize=16)
+def _lines(output: str) -> tuple[str, ...]:
+    return tuple(output.splitlines())
+
+
+@functools.lru_cache(maxsize=16)
+def _text_words(output: str) -> frozenset[str]:
+    return words(output)
+
+
+@functools.lru_cache(maxsize=16)
+def _text_sections(output: str) -> frozenset[str]:
+    """The words of every line some other line is under: a heading, a ``[section]``, a line
+    the next line is more indented than."""
+    lines = [line for line in _lines(output) if line.strip()]
+    heads = [
+        line
+        for n, line in enumerate(lines)
+        if _level(line) < 7
+        or _BRACKET.match(line)
+        or (n + 1 < len(lines) and _indent(lines[n + 1]) > _indent(line))
+    ]
+    return words(" ".join(heads))
+
+
+def _parents(lines: tuple[str, ...], at: int) -> list[int]:
+    """The lines ``at`` is under: less indented lines above it, the ``[section]`` above it,
+    the Markdown heading of each higher level above it (above a heading or a section,
+    indentation says nothing more)."""
+    found: list[int] = []
+    indent, heading = _indent(lines[at]), _level(lines[at])
+    bracket = bool(_BRACKET.match(lines[at]))
+    for n in range(at - 1, max(-1, at - 1 - MAX_UP), -1):
+        line = lines[n]
+        if not line.strip():
+            continue
+        level, section = _level(line), not bracket and bool(_BRACKET.match(line))
+        if level < heading or section:
+            found.append(n)
+            heading, bracket, indent = min(heading, level), bracket or section, 0
+        elif _indent(line) < indent:
+            found.append(n)
+            indent = _indent(line)
+    return found
+
+
+def _level(line: str) -> int:
+    """A Markdown heading's level (1-6); 7 for any other line."""
+    match = _HEADING.match(line)
+    return len(match.group(1)) if match else 7
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def _column(lines: tuple[str, ...], at: int, column: int) -> frozenset[str]:
+    """In a table (cells split by ``,``, a tab or ``|``), the header's words of the cell at
+    ``column`` of line ``at``: the header is the line above a Markdown table's ``|---|`` rule,
+    else the first line."""
+    header_at = _header(lines, at)
+    if at <= header_at or at >= len(lines):
+        return frozenset()
+    header = _cells(lines[header_at])
+    if len(header) < 2 or len(_cells(lines[at])) != len(header):
+        return frozenset()
+    row = lines[at]
+    index = sum(1 for m in _CELL.finditer(row) if m.end() <= column)
+    index -= row.lstrip().startswith("|")
+    return words(header[index]) if 0 <= index < len(header) else frozenset()
+
+
+def _header(lines: tuple[str, ...], at: int) -> int:
+    """The line number of the header of the table line ``at`` is in."""
+    rule = next((n for n in range(at - 1, 0, -1) if _RULE.match(lines[n])), None)
+    return 0 if rule is None else rule - 1
+
+
+def _cells(line: str) -> list[str]:
+    return _CELL.split(line.strip().strip("|").strip())
+
+
+def _unescape(key: str) -> str:
+    return key.replace("~1", "/").replace("~0", "~")
