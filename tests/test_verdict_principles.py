@@ -277,3 +277,20 @@ def test_a_figure_under_another_section_is_not_backed(
     assert verdict(ask(sandbox, question, [name], wrong)) == ("weak", "mislabeled")
     right = "The api has a memory limit of 2Gi, the worker 768Mi."
     assert verdict(ask(sandbox, question, [name], right)) == ("backed", None)
+
+
+def test_files_that_disagree_leave_the_choice_to_the_question(
+    root: Path, sandbox: ProjectFiles
+) -> None:
+    """Two versions of one config: whichever value an answer takes, it is not green unless
+    the question says which file counts."""
+    old = "database:\n  host: pg-389.ams1\n  pool_size: 8\n"
+    new = "database:\n  host: pg-129.par1\n  pool_size: 37\n"
+    write(root, {"config/db.yaml": old, "config/db.tundra.yaml": new})
+    reads = ["config/db.yaml", "config/db.tundra.yaml"]
+    for said in ("Host pg-389.ams1, pool size 8.", "Host pg-129.par1, pool size 37."):
+        result = ask(sandbox, "Which database host and pool size does it use?", reads, said)
+        assert verdict(result) == ("weak", "conflicting"), said
+    named = "Which host and pool size does config/db.tundra.yaml set?"
+    right = "Host pg-129.par1, pool size 37."
+    assert verdict(ask(sandbox, named, reads, right)) == ("backed", None)

@@ -25,6 +25,9 @@ tell, the verdict is not ``backed`` (it never guesses green):
   - ``outside_question``: the question names files or folders and a figure was found only in
     other files, unless a file the question names led there (its text names the file: a chain
     of clues); a source without a file is never counted as outside;
+  - ``conflicting``: two files of the reads give a figure's field different values (two
+    versions of one config, two months' reports) and the question names neither: which
+    one counts, words cannot tell (``minipi.agent.evidence.conflicts``);
   - ``copied``: the answer is only whole lines of the tool results (lines of two words or
     more, listed paths, joined by punctuation): it says nothing of its own;
   - ``computed``: the question asks for a figure computed from the files (its arithmetic
@@ -48,7 +51,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from minipi.agent.asked import left_out
-from minipi.agent.scope import is_file, run_scope, within
+from minipi.agent.scope import is_file, path_argument, run_scope, within
 from minipi.ai.types import FunctionCallOutput, Item, last_question
 from minipi.reading import Question
 
@@ -167,6 +170,18 @@ def _outside_question(case: _Case) -> Verdict | None:
     return Verdict("weak", "outside_question") if outside else None
 
 
+def _conflicting(case: _Case) -> Verdict | None:
+    """The reads disagree on a figure's field and the question does not say which file
+    counts (``minipi.agent.evidence.conflicts``)."""
+    from minipi.agent.evidence.conflicts import conflicting  # loaded with the check
+
+    named = run_scope(case.items, case.question.names)
+    found = conflicting(
+        case.evidence.claims, case.items, path_argument, lambda path: within(path, named)
+    )
+    return Verdict("weak", "conflicting") if found else None
+
+
 def _copy(case: _Case) -> Verdict | None:
     return Verdict("weak", "copied") if _copied(case.answer, case.items) else None
 
@@ -186,6 +201,7 @@ _RULES = (
     _uninformative,
     _mislabeled,
     _outside_question,
+    _conflicting,
     _copy,
     _not_computed,
     _left_out,

@@ -48,6 +48,11 @@ _TEXT: dict[str, tuple[str, str]] = {
         "the question asks for a computed figure (a count, a difference, a sum), and the "
         "answer states none that minipi could recompute from the reads",
     ),
+    "why_conflicting": (
+        "读到的文件对同一字段给出了不同的值，问题没有说明以哪个文件为准",
+        "the files read give the same field different values, and the question does not "
+        "say which file counts",
+    ),
     "why_restates_question": (
         "答案核对得上的内容只是问题本身说过的",
         "what the answer states that can be checked only repeats the question",

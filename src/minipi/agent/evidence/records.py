@@ -25,10 +25,12 @@ from dataclasses import dataclass
 from minipi.agent.evidence.types import Source
 from minipi.reading.words import words
 
-__all__ = ["MAX_LINES", "MAX_UP", "Record", "record_of"]
+__all__ = ["MAX_LINES", "MAX_UP", "Record", "field_of", "fields", "record_of"]
 
 MAX_LINES = 5000
 MAX_UP = 400
+MAX_FIELD_LINES = 2000
+"""The lines of a text read whose fields are compared across reads (``fields``)."""
 _CELL = re.compile(r"\s*[,\t|]\s*")
 _RULE = re.compile(r"^\s*\|?\s*:?-{3,}")
 _HEADING = re.compile(r"^(#{1,6})\s")
@@ -195,3 +197,67 @@ def _cells(line: str) -> list[str]:
 
 def _unescape(key: str) -> str:
     return key.replace("~1", "/").replace("~0", "~")
+
+
+_OPENS = re.compile(r"^\s*(?:-\s+)?([A-Za-z_][\w.\-]*)\s*[:=]")
+_KEY_LINE = re.compile(r"^\s*(?:-\s+)?([A-Za-z_][\w.\-]*)\s*[=:]\s*(\S.*?)\s*$")
+
+
+def field_of(source: Source, output: str) -> tuple[str, ...] | None:
+    """The field a figure's source is the value of: its JSON pointer's keys (no indexes), or
+    a ``key: value`` / ``key = value`` line's key after the keys of the lines it is under;
+    None for a figure in running text."""
+    if source.pointer is not None:
+        keys = [_unescape(k) for k in source.pointer.split("/")[1:]]
+        return tuple(k for k in keys if not k.isdigit()) or None
+    lines = _lines(output)
+    at = output.count("\n", 0, source.range[0])
+    if at >= len(lines) or len(lines) > MAX_LINES:
+        return None
+    return _text_field(lines, at)
+
+
+def _text_field(lines: tuple[str, ...], at: int) -> tuple[str, ...] | None:
+    match = _KEY_LINE.match(lines[at])
+    if match is None:
+        return None
+    keys = [_key(lines[n]) for n in _parents(lines, at)]
+    return (*reversed([k for k in keys if k]), match.group(1))
+
+
+def _key(line: str) -> str | None:
+    """The key a parent line opens: ``database:``, ``- name: api``, ``[smtp]``."""
+    match = _OPENS.match(line)
+    if match is not None:
+        return match.group(1)
+    return line.strip(" []") if _BRACKET.match(line) else None
+
+
+@functools.lru_cache(maxsize=16)
+def fields(output: str) -> dict[tuple[str, ...], frozenset[str]]:
+    """Each field of a read (``field_of``'s keys) with the values it holds there."""
+    found: dict[tuple[str, ...], set[str]] = {}
+    document = _document(output)
+    if isinstance(document, Mapping | list):
+        for keys, value in _leaves(document):
+            found.setdefault(keys, set()).add(value)
+    else:
+        lines = _lines(output)
+        for at, line in enumerate(lines[:MAX_FIELD_LINES]):
+            match = _KEY_LINE.match(line)
+            key = _text_field(lines, at) if match else None
+            if match and key:
+                found.setdefault(key, set()).add(match.group(2).strip("\"'"))
+    return {k: frozenset(v) for k, v in found.items()}
+
+
+def _leaves(document: object) -> Iterator[tuple[tuple[str, ...], str]]:
+    stack: list[tuple[tuple[str, ...], object]] = [((), document)]
+    while stack:
+        keys, node = stack.pop()
+        if isinstance(node, Mapping):
+            stack.extend(((*keys, str(k)), v) for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((keys, v) for v in node)
+        elif keys and node is not None:
+            yield keys, node if isinstance(node, str) else json.dumps(node)
