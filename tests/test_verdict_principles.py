@@ -294,3 +294,20 @@ def test_files_that_disagree_leave_the_choice_to_the_question(
     named = "Which host and pool size does config/db.tundra.yaml set?"
     right = "Host pg-129.par1, pool size 37."
     assert verdict(ask(sandbox, named, reads, right)) == ("backed", None)
+
+
+def test_an_answer_that_leaves_out_one_of_two_asked_things_is_not_green(
+    root: Path, sandbox: ProjectFiles
+) -> None:
+    note = "# 会议纪要 2026-11-20\n\n- 决定：发布检查单截止日期改到 2026-12-14\n- 负责人：李雷\n"
+    write(root, {"notes/会议纪要.md": note})
+    for question in (
+        "谁负责发布检查单？截止日期改到了哪天？",
+        "Who owns the launch checklist in notes/会议纪要.md, and when is it due now?",
+    ):
+        half = ask(sandbox, question, ["notes/会议纪要.md"], "截止日期改到了 2026-12-14。")
+        assert verdict(half) == ("weak", "left_out"), question
+        whole = ask(
+            sandbox, question, ["notes/会议纪要.md"], "负责人是李雷，截止日期是 2026-12-14。"
+        )
+        assert verdict(whole) == ("backed", None), question

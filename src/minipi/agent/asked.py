@@ -27,7 +27,9 @@ if TYPE_CHECKING:  # the evidence package is loaded by the check, not by `import
 __all__ = ["MAX_OUTPUT", "left_out"]
 
 MAX_OUTPUT = 256 * 1024
-_KEY_LINE = re.compile(r"^\s*([A-Za-z_][\w.\-]*)\s*[=:]\s*(\S.*?)\s*$")
+_KEY_LINE = re.compile(r"^\s*(?:[-*]\s+)?([^\W\d][\w.\-]*)\s*[=:：]\s*(\S.*?)\s*$")
+"""A ``key: value`` or ``key = value`` line (a list item's too; a key in any script, a
+full-width colon as well: ``负责人：李雷``)."""
 
 
 def left_out(question: Question, answer: str, evidence: Evidence, items: Sequence[Item]) -> bool:
@@ -54,15 +56,18 @@ _LISTED = re.compile(r"、|\band\b|\bor\b|以及|和|及|与")
 
 
 def asked_parts(text: str) -> int:
-    """How many things a question asks for, as far as its grammar lists them: one, plus the
-    list words (``、 和 及 与``, ``and``, ``or``) of its longest clause that asks (holds an
-    interrogative; any clause when none does): ``X、Y和Z`` asks for three, ``…, and its X
-    and Y`` for three, ``Start at a.txt and follow the clues: what is the password?`` for
-    one. A comma is no list word: in either language it as often ends a clause, and counting
+    """How many things a question asks for, as far as its grammar lists them: in each
+    clause that asks (holds an interrogative), one plus its list words (``、 和 及 与``,
+    ``and``, ``or``), summed: ``哪一天的？订单数和营收各是多少？`` asks for three, ``…, and its
+    X and Y`` for three, ``Start at a.txt and follow the clues: what is the password?`` for
+    one. A request with no interrogative (``告诉我日期、订单数和营收``) asks for its longest
+    list. A comma is no list word: in either language it as often ends a clause, and counting
     fewer never makes an answer green."""
     clauses = _CLAUSE.split(text)
-    asking = [c for c in clauses if _ASKING.search(c)] or clauses
-    return max((1 + len(_LISTED.findall(c)) for c in asking), default=1)
+    asking = [1 + len(_LISTED.findall(c)) for c in clauses if _ASKING.search(c)]
+    if asking:
+        return sum(asking)
+    return max((1 + len(_LISTED.findall(c)) for c in clauses), default=1)
 
 
 def _fewer_than_asked(
