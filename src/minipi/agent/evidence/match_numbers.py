@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import cached_property, lru_cache
@@ -14,6 +14,7 @@ from typing import Literal, TypeAlias
 
 from minipi.agent.evidence.match import Hit, find_all
 from minipi.agent.evidence.numbers import (
+    GROUP_SPACES,
     SourceNumber,
     glued_before,
     read_chinese,
@@ -34,6 +35,7 @@ __all__ = [
 ]
 
 _FULLWIDTH = str.maketrans("0123456789,.", "０１２３４５６７８９，．")
+_SPACE_GROUP = re.compile(f"[0-9][ {GROUP_SPACES}][0-9]")
 _CN_DIGIT_BY_DIGIT = str.maketrans("0123456789", "〇一二三四五六七八九")
 
 
@@ -76,6 +78,8 @@ def _renderings(figure: NumberFigure) -> set[str]:
     magnitude = abs(figure.value)
     literal = figure.literal.lstrip("+-")
     renderings = {canonical(magnitude)} | ({literal} if literal.isascii() else set())
+    if _SPACE_GROUP.search(literal):  # 7 000 as written, or with a plain space
+        renderings.add(_grouped(canonical(magnitude)).replace(",", " "))
     if figure.percent:
         renderings.add(canonical(magnitude / 100))
     elif figure.decimals and magnitude < 1:
@@ -106,27 +110,38 @@ RangeGroup = tuple[re.Pattern[str], ...]
 
 def _same_length(low: str, high: str) -> RangeGroup:
     """Numbers of ``len(low)`` whole digits from about ``low`` to ``high``: their common
-    leading digits, then a range for the next one (``9,?[5-6]`` and three more digits,
-    each maybe after a comma).
+    leading digits, then a range for the next one, then any digits (``9,?[5-6][0-9][0-9]``),
+    a thousands separator allowed only where one may stand (before the last 3, 6, ...
+    digits).
 
     Each regex starts with a literal digit, so that ``re`` skips ahead to it at C speed, and
     the lookbehind sits right after it. A range of first digits (``[4-5]``) is one regex per
     digit: a character class first makes ``re`` test a set at every position, which cost 2.7x
     the two literal passes (bench/perf_evidence.py, callgrind). Matches of the split regexes
-    never overlap (each starts after no digit, point or comma and holds only those), so
-    merged in text order they are the class regex's."""
+    never overlap (each holds the range's count of digits and ends at no digit), so merged in
+    text order they are the class regex's. A match may start after a comma: a cell
+    (``travel,89.50``, ``5,89.50``) or a thousands group, which the reader tells apart."""
     size = 0
     while size < len(low) and low[size] == high[size]:
         size += 1
-    rest = len(low) - size - (1 if size < len(low) else 0)
-    tail = ",?[0-9]" * rest + "(?![0-9])"  # unrolled: a repeat group costs more in ``re``
+    length = len(low)
+    places = list(low[:size]) + ([f"[{low[size]}-{high[size]}]"] if size < length else [])
+    places += ["[0-9]"] * (length - len(places))
+    # unrolled: a repeat group costs more in ``re``
+    tail = "".join(_mark_before(length - i) + places[i] for i in range(1, length)) + "(?![0-9])"
     if size == 0 and int(high[0]) - int(low[0]) < 5:
         firsts = [str(d) for d in range(int(low[0]), int(high[0]) + 1)]
-        return tuple(re.compile(f"{d}(?<![0-9.,]{d}){tail}") for d in firsts)
-    lead = list(low[:size]) + ([f"[{low[size]}-{high[size]}]"] if size < len(low) else [])
-    first = lead[0]
-    body = "".join(",?" + c for c in lead[1:])
-    return (re.compile(f"{first}(?<![0-9.,]{first}){body}{tail}"),)
+        return tuple(re.compile(f"{d}(?<![0-9.]{d}){tail}") for d in firsts)
+    first = places[0]
+    return (re.compile(f"{first}(?<![0-9.]{first}){tail}"),)
+
+
+def _mark_before(digits_left: int) -> str:
+    return _MARK if digits_left % 3 == 0 else ""
+
+
+_MARK = f"[,{GROUP_SPACES}]?"
+"""A thousands separator that may stand before a digit (``9,600``, ``9 600``)."""
 
 
 @lru_cache(maxsize=256)
@@ -144,13 +159,34 @@ def range_regexes(low: int, high: int) -> tuple[RangeGroup, ...]:
 _DIGITS = frozenset("0123456789０１２３４５６７８９")
 
 
-def _inside_larger(text: str, start: int, end: int) -> bool:
-    """A cheap first look: digits right before or after a hit make it part of a larger
-    number (``63`` in ``1637``). Most hits of a short needle end here, before the reader."""
+def _after_digits(text: str, start: int) -> bool:
+    """A cheap first look: a digit, or a digit and a point, right before a hit make it part
+    of a larger number (``63`` in ``163``, ``1.63``). Most hits of a short needle end here,
+    before the reader. A comma after a digit is left to the reader: it groups thousands
+    (``1,630``) or ends a cell (``5,63``)."""
     before = text[start - 1] if start else ""
-    if before in _DIGITS or (before in ".,，．" and start >= 2 and text[start - 2] in _DIGITS):
-        return bool(before)
-    return end < len(text) and text[end] in _DIGITS
+    return before in _DIGITS or (before in ".．" and start >= 2 and text[start - 2] in _DIGITS)
+
+
+def _continues(text: str, end: int, fraction: bool) -> bool:
+    """Whether digits after a hit make it part of a larger number (``63`` in ``637``), which
+    zeros after a fraction do not (``89.5`` in ``89.50``: the reader reads it whole)."""
+    if end >= len(text) or text[end] not in _DIGITS:
+        return False
+    return not fraction or text[end] not in "0０"
+
+
+def _whole(digits: str) -> int:
+    """The value of digits that may hold thousands separators (a regex's match)."""
+    return int(digits if digits.isdigit() else digits.replace(",", "").translate(_NO_MARKS))
+
+
+_NO_MARKS = str.maketrans(dict.fromkeys(GROUP_SPACES))
+
+
+def _number_from(text: str, start: int, *, spaced: bool = False) -> SourceNumber | None:
+    """The number whose digits include ``start``, or None when they are glued to a letter."""
+    return None if glued_before(text, start) else read_number(text, start, spaced=spaced)
 
 
 def _start(text: str, index: int, needle: Needle) -> int | None:
@@ -218,7 +254,7 @@ class NumberMatcher:
                 if start in seen:
                     continue
                 seen.add(start)
-                whole = int(match.group().replace(",", ""))
+                whole = _whole(match.group())
                 hit = None
                 for low, high in windows:
                     if low <= whole <= high:
@@ -232,14 +268,14 @@ class NumberMatcher:
             yield from self._nearest(text, sorted(near))
 
     def _check(self, text: str, start: int) -> Hit | None:
-        token = None if glued_before(text, start) else read_number(text, start)
+        token = _number_from(text, start)
         tier = compare_number(self.figure, token) if token is not None else None
         return Hit(token.start, token.end, tier, token.value) if token and tier else None
 
     def _nearest(self, text: str, candidates: list[tuple[Decimal, int]]) -> Iterator[Hit]:
         for _, start in candidates[:8]:
-            token = None if glued_before(text, start) else read_number(text, start)
-            if token is not None:
+            token = _number_from(text, start)
+            if token is not None and token.start >= start - 1:  # not 1,234 for 234
                 yield Hit(token.start, token.end, "near", token.value)
                 return
 
@@ -256,22 +292,29 @@ class NumberMatcher:
 
 
 def _tokens(text: str, needle: Needle) -> Iterator[SourceNumber]:
-    """The numbers of ``text`` that start with a hit of ``needle``."""
-    chinese = needle.text[0] in CN_DIGITS or needle.text[0] == "十"
+    """The numbers of ``text`` that start with a hit of ``needle``; a needle with a space
+    (``7 000``) reads a plain space as a thousands separator."""
+    read = _reader(needle)
+    fraction = "." in needle.text or "．" in needle.text
     length = len(needle.text)
     for index in find_all(text, needle.text):
         end = index + length
-        if end < len(text) and text[end] in _DIGITS:
+        if _continues(text, end, fraction):
             continue  # inside a larger number whatever precedes (most hits of "63")
         start = _start(text, index, needle)
-        if start is None or _inside_larger(text, start, end):
+        if start is None or _after_digits(text, start):
             continue
-        if chinese:
-            token = read_chinese(text, start)
-        else:
-            token = None if glued_before(text, start) else read_number(text, start)
+        token = read(text, start)
         if token is not None:
             yield token
+
+
+def _reader(needle: Needle) -> Callable[[str, int], SourceNumber | None]:
+    """How the number at a hit of ``needle`` is read."""
+    if needle.text[0] in CN_DIGITS or needle.text[0] == "十":
+        return read_chinese
+    spaced = " " in needle.text
+    return lambda text, start: _number_from(text, start, spaced=spaced)
 
 
 def _matches(group: RangeGroup, text: str) -> Iterable[re.Match[str]]:

@@ -147,33 +147,67 @@ def parse_chinese(text: str) -> int | None:
     last digit right after 百/千/万/亿 is read the colloquial way (``一万二`` 12000,
     ``三千五`` 3500). Digit strings without units (``五六``) are not positional: None.
     """
-    total, section, pending = 0, 0, None
-    last_small, last_unit, zero = 10**4, 1, False
-    for char in text:
+    reading = _ChineseReading()
+    return reading.value() if all(reading.read(char) for char in text) else None
+
+
+@dataclass(slots=True)
+class _ChineseReading:
+    """A positional numeral read so far: the ``total`` of the finished 万/亿 sections, the
+    ``section`` being read, and its ``pending`` digit (a unit may still follow it)."""
+
+    total: int = 0
+    section: int = 0
+    pending: int | None = None
+    last_small: int = 10**4
+    """The last 十/百/千 of the section: the next must be smaller."""
+    last_unit: int = 1
+    """The last unit read: what a colloquial last digit is a tenth of (一万二)."""
+    zero: bool = False
+    """A 零 since the last unit: the digit after it is a unit digit (一百零八)."""
+
+    def read(self, char: str) -> bool:
+        """Read one character; False when the text is no positional numeral."""
         if char in CN_DIGITS:
-            digit = CN_DIGITS[char]
-            if pending is not None:
-                return None
-            zero = zero or digit == 0
-            pending = None if digit == 0 else digit
-        elif char in _SMALL:
-            unit = _SMALL[char]
-            if unit >= last_small:
-                return None
-            section += (1 if pending is None else pending) * unit
-            pending, last_small, last_unit, zero = None, unit, unit, False
-        elif char in _BIG:
-            section += pending or 0
-            if section == 0:
-                return None
-            big = _BIG[char]
-            total = (total + section) * big if big > total else total + section * big
-            section, pending, last_small, last_unit, zero = 0, None, 10**4, big, False
+            return self._digit(CN_DIGITS[char])
+        if char in _SMALL:
+            return self._small(_SMALL[char])
+        if char in _BIG:
+            return self._big(_BIG[char])
+        return False
+
+    def value(self) -> int:
+        section = self.section
+        if self.pending is not None:
+            colloquial = not self.zero and self.last_unit > 10
+            section += self.pending * (self.last_unit // 10 if colloquial else 1)
+        return self.total + section
+
+    def _digit(self, digit: int) -> bool:
+        if self.pending is not None:
+            return False  # two digits in a row: 五六
+        self.zero = self.zero or digit == 0
+        self.pending = None if digit == 0 else digit
+        return True
+
+    def _small(self, unit: int) -> bool:
+        if unit >= self.last_small:
+            return False
+        self.section += (1 if self.pending is None else self.pending) * unit
+        self.pending, self.last_small, self.last_unit, self.zero = None, unit, unit, False
+        return True
+
+    def _big(self, big: int) -> bool:
+        self.section += self.pending or 0
+        if self.section == 0:
+            return False
+        if big > self.total:
+            self.total = (self.total + self.section) * big
         else:
-            return None
-    if pending is not None:
-        section += pending * (1 if zero or last_unit <= 10 else last_unit // 10)
-    return total + section
+            self.total += self.section * big
+        self.section, self.pending, self.last_small, self.zero = 0, None, 10**4, False
+        self.last_unit = big
+        return True
 
 
 def digit_string(num: str) -> int | None:
