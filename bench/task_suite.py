@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
-from task_templates import NEW_TEMPLATES, Files
+from task_templates import MONTHS_EN, NEW_TEMPLATES, Files
 
 __all__ = [
     "SPLITS",
@@ -401,25 +401,9 @@ def write_suite(tasks: list[SuiteTask], out: Path) -> Path:
     return listing
 
 
-_MONTHS = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-]
-
-
 def _date_forms(value: str) -> list[str]:
     year, month, day = (int(part) for part in value.split("-"))
-    name = _MONTHS[month - 1]
+    name = MONTHS_EN[month - 1]
     return [
         value,
         f"{year}/{month:02d}/{day:02d}",

@@ -81,7 +81,7 @@ _LAST = (
 )
 _ZH_FAMILY = "苏邓韩冯曹彭曾萧田董潘袁蒋蔡余杜"
 _ZH_GIVEN = ("思远", "嘉怡", "子轩", "雨桐", "浩然", "欣妍", "俊杰", "梓涵", "宇航", "诗琪", "明哲")
-_MONTH_EN = (
+MONTHS_EN = (
     "January",
     "February",
     "March",
@@ -728,7 +728,7 @@ def _statement_percent(rng: random.Random, lang: str) -> Drafted:
     for n, margin in enumerate(margins):
         month = first + n
         files[f"finance/statements/2026-{month:02d}.md"] = _lines(
-            f"# Statement, {_MONTH_EN[month - 1]} 2026",
+            f"# Statement, {MONTHS_EN[month - 1]} 2026",
             "",
             f"- Net sales: {rng.randint(80, 400) * 1000} EUR",
             f"- Gross margin (fraction of net sales): {Decimal(margin) / 1000}",
@@ -745,8 +745,8 @@ def _statement_percent(rng: random.Random, lang: str) -> Drafted:
             f"帮我查一下 2026 年 {month} 月的毛利率，用百分比表示。",
         ),
         (
-            f"What was the gross margin in the {_MONTH_EN[month - 1]} statement, as a percentage?",
-            f"Tell me {_MONTH_EN[month - 1]}'s gross margin in percent.",
+            f"What was the gross margin in the {MONTHS_EN[month - 1]} statement, as a percentage?",
+            f"Tell me {MONTHS_EN[month - 1]}'s gross margin in percent.",
         ),
     )
     needed = (f"finance/statements/2026-{month:02d}.md",)
@@ -782,7 +782,7 @@ def _csv_travel_sum(rng: random.Random, lang: str) -> Drafted:
         f"expenses/2026-{month - 1:02d}.csv": old,
         "expenses/README.md": "One CSV per month; amount_eur includes VAT.\n",
     }
-    name = _MONTH_EN[month - 1]
+    name = MONTHS_EN[month - 1]
     question = _ask(
         rng,
         lang,
@@ -886,8 +886,8 @@ def _absent_month(rng: random.Random, lang: str) -> Drafted:
             f"帮我查一下 {month} 月 {channel} 的新注册数。",
         ),
         (
-            f"How many new accounts came from {channel} in {_MONTH_EN[month - 1]} 2026?",
-            f"Tell me {channel}'s signups for {_MONTH_EN[month - 1]} 2026.",
+            f"How many new accounts came from {channel} in {MONTHS_EN[month - 1]} 2026?",
+            f"Tell me {channel}'s signups for {MONTHS_EN[month - 1]} 2026.",
         ),
     )
     decoys = (str(values[(last, channel)]), str(values[(last - 1, channel)]))
@@ -1039,7 +1039,7 @@ def _zh_meeting(rng: random.Random, lang: str) -> Drafted:
             f"{md}那次{topic}会议，结论选的是哪家，迁移的负责人和截止时间分别是什么？",
         ),
         (
-            f"In the {topic_en} meeting of {_MONTH_EN[day.month - 1]} {day.day}: which vendor "
+            f"In the {topic_en} meeting of {MONTHS_EN[day.month - 1]} {day.day}: which vendor "
             "did they pick, who owns the migration, and what is the deadline?",
             f"Tell me the outcome of the {topic_en} meeting on {day}: the chosen vendor, the "
             "migration owner and the due date.",

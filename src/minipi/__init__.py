@@ -12,8 +12,9 @@ print(result.status, result.answer)
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from minipi._lazy import lazy_names
 
 if TYPE_CHECKING:
     from minipi.agent import (
@@ -65,16 +66,7 @@ _HOMES = {
     ),
     "minipi.files": ("ProjectFiles", "create_project_tools"),
 }
-_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
-
-
-def __getattr__(name: str) -> Any:
-    module = _HOME_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module 'minipi' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _HOMES)
 
 
 __version__ = "0.1.0"

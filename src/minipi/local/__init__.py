@@ -13,8 +13,9 @@ a model and finding a running server work without it.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from minipi._lazy import lazy_names
 
 if TYPE_CHECKING:
     from minipi.local.client import EngineClient
@@ -54,13 +55,4 @@ _HOMES = {
     ),
     "minipi.local.models": ("ModelChoice", "resolve_model"),
 }
-_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
-
-
-def __getattr__(name: str) -> Any:
-    module = _HOME_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module 'minipi.local' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _HOMES)

@@ -16,8 +16,9 @@ are opened.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from minipi._lazy import lazy_names
 
 if TYPE_CHECKING:
     from minipi.mcp.config import (
@@ -57,16 +58,7 @@ _HOMES = {
         "open_mcp_tools",
     ),
 }
-_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
-
-
-def __getattr__(name: str) -> Any:
-    module = _HOME_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module 'minipi.mcp' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _HOMES)
 
 
 __all__ = [

@@ -8,7 +8,7 @@ as that larger token, which is not the number 9600: that is how digit boundaries
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
@@ -403,12 +403,15 @@ def _inner(text: str, index: int, spaces: str = GROUP_SPACES) -> bool:
     return before in _DIGITS and after in _DIGITS
 
 
-def _extend(text: str, start: int) -> tuple[int, int]:
-    """The run of digits and inner separators around ``start``."""
+def _extend(
+    text: str, start: int, inner: Callable[[str, int], bool] | None = None
+) -> tuple[int, int]:
+    """The run of digits and inner separators (``inner``: ``_inner``) around ``start``."""
+    joins = inner or _inner
     a = b = start
-    while a > 0 and (text[a - 1] in _DIGITS or _inner(text, a - 1)):
+    while a > 0 and (text[a - 1] in _DIGITS or joins(text, a - 1)):
         a -= 1
-    while b < len(text) and (text[b] in _DIGITS or _inner(text, b)):
+    while b < len(text) and (text[b] in _DIGITS or joins(text, b)):
         b += 1
     return a, b
 
@@ -416,12 +419,7 @@ def _extend(text: str, start: int) -> tuple[int, int]:
 def _piece(text: str, at: int) -> tuple[int, int]:
     """The digits around ``at`` with the points between them: a number, or one group or
     cell of a longer run (``1,234``, ``5,89.50``)."""
-    a = b = at
-    while a > 0 and (text[a - 1] in _DIGITS or _inner_point(text, a - 1)):
-        a -= 1
-    while b < len(text) and (text[b] in _DIGITS or _inner_point(text, b)):
-        b += 1
-    return a, b
+    return _extend(text, at, _inner_point)
 
 
 def _inner_point(text: str, index: int) -> bool:
