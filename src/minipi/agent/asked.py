@@ -4,9 +4,10 @@ Principle: when a word of the question is a word of a field of this question's r
 key, the key of a ``key = value`` or ``key: value`` line, a table's column; ``revenue`` names
 ``revenue_yuan``, ``area`` names ``area``) and the answer states none of that field's values
 (a value the question itself says counts as stated), the answer left out something asked.
-Words are ``minipi.reading.words``, in the question's own language: a question in Chinese
-about English keys shares no word with them, and then nothing is left out as far as words can
-tell (no glossary guesses a translation). Outputs over ``MAX_OUTPUT`` characters are not read
+A question word that names a file or folder this question read or listed says where to look,
+not which field. Words are ``minipi.reading.words``, in the question's own language: a
+question in Chinese about English keys shares no word with them, and then nothing is left
+out as far as words can tell (no glossary guesses a translation). Outputs over ``MAX_OUTPUT`` characters are not read
 for fields.
 """
 
@@ -18,7 +19,8 @@ import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from minipi.ai.types import FunctionCallOutput, Item, since_question
+from minipi.agent.scope import path_argument
+from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, since_question
 from minipi.reading import Question, words
 
 if TYPE_CHECKING:  # the evidence package is loaded by the check, not by `import minipi`
@@ -40,12 +42,22 @@ def left_out(question: Question, answer: str, evidence: Evidence, items: Sequenc
     if _fewer_than_asked(question, evidence, _normal(answer), fields):
         return True
     stated = _stated_keys(evidence.claims, items)
+    asked = question.words - _path_words(items)
     for key, values in fields.items():
-        if not words(key) & question.words or key in stated:
+        if not words(key) & asked or key in stated:
             continue
         if not any(_holds(said, value) for value in values):
             return True
     return False
+
+
+def _path_words(items: Sequence[Item]) -> frozenset[str]:
+    """The words of the paths this question's calls read or listed: a question word that
+    names a file or folder (``ansible/`` for "the ansible inventory") says where to look,
+    not which field."""
+    later = since_question(items)
+    paths = (path_argument(i) for i in later if isinstance(i, FunctionCall))
+    return words(" ".join(p for p in paths if p))
 
 
 _CLAUSE = re.compile(r"[?？。!！;；，:：\n]")

@@ -9,9 +9,10 @@ tell, the verdict is not ``backed`` (it never guesses green):
 - ``backed``: every claim of the answer was examined, none is ``unsupported``, ``from_question``
   or only in a file name (``path``), and at least one claim that is not a path and does not
   restate the question is supported by content a tool of this conversation returned. ``weak``
-  claims (small numbers, a year alone) may stand beside. Guided mode's cited facts are
-  minipi's, not the answer's: they never make an answer backed, and when there are some, a
-  supported claim counts only if its value is in one of them.
+  claims (small numbers, a year alone) may stand beside; a file's name, whatever kind of
+  claim reads it, backs nothing (it says where an answer is, not what it is). Guided
+  mode's cited facts are minipi's, not the answer's: they never make an answer backed; the
+  answer's own claims are judged against the reads like any answer's.
 - ``weak``: nothing is unsupported, but the answer is not shown to rest on the reads:
   - nothing it states is backed: no checkable claim (``no_claims``), only weak claims
     (``weak_claims``), a figure only in the question (``from_question``) or only in a file
@@ -54,6 +55,7 @@ from minipi.agent.asked import left_out
 from minipi.agent.scope import is_file, path_argument, run_scope, within
 from minipi.ai.types import FunctionCallOutput, Item, last_question
 from minipi.reading import Question
+from minipi.reading.paths import path_spans
 
 if TYPE_CHECKING:
     from minipi.agent.evidence import CheckedClaim, Evidence
@@ -144,7 +146,7 @@ def _faulty(case: _Case) -> Verdict | None:
 def _uninformative(case: _Case) -> Verdict | None:
     """Nothing the answer itself states is backed, or only what the question says."""
     evidence, facts = case.evidence, case.facts
-    stated = [claim for claim in evidence.claims if _states(claim, facts)]
+    stated = [claim for claim in evidence.claims if _states(claim)]
     if any(not _restates(claim, case.question) for claim in stated):
         return None
     statuses: set[str] = {c.status for c in evidence.claims}
@@ -268,17 +270,13 @@ def _why_weak(evidence: Evidence, statuses: set[str], facts: bool) -> str:
     return "weak_claims" if statuses else "no_claims"
 
 
-def _states(claim: CheckedClaim, facts: Sequence[str]) -> bool:
-    """``claim`` backs the answer: supported, no path, and in a cited fact if there are any."""
+def _states(claim: CheckedClaim) -> bool:
+    """``claim`` backs the answer: supported, and not a path (a file's name, whatever kind
+    of claim read it, says where an answer is, not what it is)."""
     if not claim.supported or str(claim.claim.kind) == "path":
         return False
-    return not facts or any(claim.claim.value in _fact(line) for line in facts)
-
-
-def _fact(line: str) -> str:
-    """A cited line without the file it names (``orders: 128 (reports/a.json)``)."""
-    head, sep, _ = line.rpartition(" (")
-    return head if sep and line.endswith(")") else line
+    value = claim.claim.value
+    return not any(start == 0 and end == len(value) for start, end, _ in path_spans(value))
 
 
 def _outside(claim: CheckedClaim, named: frozenset[str]) -> bool:

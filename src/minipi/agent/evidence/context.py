@@ -70,7 +70,16 @@ def _window(answer: str, span: tuple[int, int], others: Sequence[tuple[int, int]
     after = next((m.start() for m in _CLAUSE.finditer(answer, end)), len(answer))
     before = max([before] + [e for s, e in others if e <= start])
     after = min([after] + [s for s, e in others if s >= end])
-    return answer[before:start] + " " + answer[end:after]
+    lead = " ".join(answer[before:start].split()[-_NEAR_BEFORE:])[-_NEAR_CHARS:]
+    tail = " ".join(answer[end:after].split()[:_NEAR_AFTER])[:_NEAR_CHARS]
+    return f"{lead} {tail}"
+
+
+_NEAR_BEFORE, _NEAR_AFTER, _NEAR_CHARS = 5, 3, 40
+"""A label is the words next to a figure: the last five before it and the first three after
+(at most 40 characters each side, for scripts without spaces). Further words of the same
+clause are the sentence's frame (``The inventory lists the following hosts: …``), not what
+the answer says the figure is."""
 
 
 def mislabeled(
