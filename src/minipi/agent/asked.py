@@ -7,8 +7,8 @@ key, the key of a ``key = value`` or ``key: value`` line, a table's column; ``re
 A question word that names a file or folder this question read or listed says where to look,
 not which field. Words are ``minipi.reading.words``, in the question's own language: a
 question in Chinese about English keys shares no word with them, and then nothing is left
-out as far as words can tell (no glossary guesses a translation). Outputs over ``MAX_OUTPUT`` characters are not read
-for fields.
+out as far as words can tell (no glossary guesses a translation). Outputs over
+``MAX_OUTPUT`` characters are not read for fields.
 """
 
 from __future__ import annotations
