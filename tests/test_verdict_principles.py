@@ -311,3 +311,19 @@ def test_an_answer_that_leaves_out_one_of_two_asked_things_is_not_green(
             sandbox, question, ["notes/会议纪要.md"], "负责人是李雷，截止日期是 2026-12-14。"
         )
         assert verdict(whole) == ("backed", None), question
+
+
+def test_a_search_hit_is_read_in_its_file(root: Path, sandbox: ProjectFiles) -> None:
+    """A figure found by a search is in the file its hit line names: when the question names
+    another file (one that does not exist), the figure is outside what was asked."""
+    write(root, {"docs/runbooks/backup.md": "# backup\n\nTarget RTO: 180 minutes\n"})
+    model = ScriptedModel(
+        [
+            reply_calls(("search_files", {"query": "RTO"})),
+            reply_calls(("read_file", {"path": "docs/runbooks/failover.md"})),
+            reply_text("The RTO of the failover runbook is 180 minutes."),
+        ]
+    )
+    question = "Tell me the RTO the failover runbook (docs/runbooks/failover.md) sets."
+    result = run_agent(model, create_project_tools(sandbox), CONFIG, question)
+    assert verdict(result) == ("weak", "outside_question")

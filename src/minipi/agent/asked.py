@@ -13,10 +13,9 @@ out as far as words can tell (no glossary guesses a translation). Outputs over
 
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from minipi.agent.scope import path_argument
@@ -29,9 +28,6 @@ if TYPE_CHECKING:  # the evidence package is loaded by the check, not by `import
 __all__ = ["MAX_OUTPUT", "left_out"]
 
 MAX_OUTPUT = 256 * 1024
-_KEY_LINE = re.compile(r"^\s*(?:[-*]\s+)?([^\W\d][\w.\-]*)\s*[=:：]\s*(\S.*?)\s*$")
-"""A ``key: value`` or ``key = value`` line (a list item's too; a key in any script, a
-full-width colon as well: ``负责人：李雷``)."""
 
 
 def left_out(question: Question, answer: str, evidence: Evidence, items: Sequence[Item]) -> bool:
@@ -131,72 +127,31 @@ def _this_question(items: Sequence[Item]) -> list[FunctionCallOutput]:
 
 
 def _fields(outputs: Sequence[FunctionCallOutput]) -> dict[str, list[str]]:
-    """Field name -> the values this question's reads give it."""
-    fields: dict[str, list[str]] = {}
+    """Field name (a field's last key, a column's header) -> the values this question's
+    reads give it (``minipi.agent.evidence.records.fields``)."""
+    from minipi.agent.evidence.records import fields as read_fields
+
+    found: dict[str, list[str]] = {}
     for output in outputs:
         if len(output.output) > MAX_OUTPUT:
             continue
-        for key, value in _pairs(output.output):
-            fields.setdefault(key, []).append(value)
-    return fields
-
-
-def _pairs(text: str) -> Iterator[tuple[str, str]]:
-    """A JSON document's leaves (key, value), else ``key = value`` lines and CSV columns."""
-    try:
-        document = json.loads(text)
-    except (ValueError, RecursionError):
-        document = None
-    if isinstance(document, dict | list):
-        yield from _leaves(document)
-        return
-    lines = text.splitlines()
-    for line in lines:
-        match = _KEY_LINE.match(line)
-        if match is not None:
-            yield match.group(1), match.group(2)
-    yield from _columns(lines)
-
-
-def _leaves(document: object) -> Iterator[tuple[str, str]]:
-    stack: list[tuple[str, object]] = [("", document)]
-    while stack:
-        key, node = stack.pop()
-        if isinstance(node, Mapping):
-            stack.extend((str(k), v) for k, v in node.items())
-        elif isinstance(node, list):
-            stack.extend((key, v) for v in node)
-        elif key and node is not None:
-            yield key, node if isinstance(node, str) else json.dumps(node)
-
-
-def _columns(lines: list[str]) -> Iterator[tuple[str, str]]:
-    """A comma-separated table's columns: the header's names with each row's cells."""
-    rows = [line.split(",") for line in lines if line.count(",") >= 1]
-    if len(rows) < 2 or not all(re.fullmatch(r"[A-Za-z_][\w ]*", c.strip()) for c in rows[0]):
-        return
-    width = len(rows[0])
-    for row in rows[1:]:
-        if len(row) == width:
-            yield from zip((c.strip() for c in rows[0]), (c.strip() for c in row), strict=True)
+        for keys, values in read_fields(output.output).items():
+            found.setdefault(keys[-1], []).extend(values)
+    return found
 
 
 def _stated_keys(claims: Sequence[CheckedClaim], items: Sequence[Item]) -> set[str]:
-    """The fields a supported claim of the answer was found in: a JSON pointer's last key,
-    the key of a ``key = value`` line (a date written otherwise than in the file counts)."""
+    """The fields a supported claim of the answer was found in: the last key of a JSON
+    pointer or of a ``key = value`` line (a date written otherwise than in the file counts)."""
+    from minipi.agent.evidence.records import field_of
+
     outputs = {i.call_id: i.output for i in items if isinstance(i, FunctionCallOutput)}
     keys: set[str] = set()
     for claim in claims:
-        if not claim.supported:
-            continue
-        for source in claim.sources:
-            if source.pointer:
-                keys.add(source.pointer.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~"))
+        for source in claim.sources if claim.supported else ():
             text = outputs.get(source.call_id or "")
-            if text is not None and source.origin == "content":
-                start = text.rfind("\n", 0, source.range[0]) + 1
-                end = text.find("\n", source.range[0])
-                match = _KEY_LINE.match(text[start : end if end >= 0 else len(text)])
-                if match is not None:
-                    keys.add(match.group(1))
+            field = (
+                field_of(source, text) if text is not None and source.origin == "content" else None
+            )
+            keys.update(field[-1:] if field else ())
     return keys

@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from minipi.agent.asked import left_out
-from minipi.agent.scope import is_file, path_argument, run_scope, within
+from minipi.agent.scope import path_argument, run_scope, within
 from minipi.ai.types import FunctionCallOutput, Item, last_question
 from minipi.reading import Question
 from minipi.reading.paths import path_spans
@@ -168,7 +168,8 @@ def _outside_question(case: _Case) -> Verdict | None:
     named = run_scope(case.items, case.question.names)
     claims = case.evidence.claims
     found = [c for c in claims if c.supported and str(c.claim.kind) != "path"]
-    outside = named and any(_outside(claim, named) for claim in found)
+    outputs = {i.call_id: i.output for i in case.items if isinstance(i, FunctionCallOutput)}
+    outside = named and any(_outside(claim, named, outputs) for claim in found)
     return Verdict("weak", "outside_question") if outside else None
 
 
@@ -279,9 +280,13 @@ def _states(claim: CheckedClaim) -> bool:
     return not any(start == 0 and end == len(value) for start, end, _ in path_spans(value))
 
 
-def _outside(claim: CheckedClaim, named: frozenset[str]) -> bool:
-    """Every source of ``claim`` is a file's content, and no such file is one ``named``."""
-    files = [s.path for s in claim.sources if s.origin == "content"]
-    if not files or any(path is None or not is_file(path) for path in files):
+def _outside(claim: CheckedClaim, named: frozenset[str], outputs: dict[str, str]) -> bool:
+    """Every source of ``claim`` is a file's content (a read of it, or a search hit in it),
+    and no such file is one ``named``."""
+    from minipi.agent.evidence.records import file_of  # loaded with the check
+
+    sources = [s for s in claim.sources if s.origin == "content"]
+    files = [file_of(s, outputs.get(s.call_id or "", "")) for s in sources]
+    if not files or any(path is None for path in files):
         return False
     return not any(within(path, named) for path in files if path is not None)

@@ -19,13 +19,13 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from minipi.agent.evidence.types import Source
 from minipi.reading.words import words
 
-__all__ = ["MAX_LINES", "MAX_UP", "Record", "field_of", "fields", "record_of"]
+__all__ = ["MAX_LINES", "MAX_UP", "Record", "field_of", "fields", "file_of", "record_of"]
 
 MAX_LINES = 5000
 MAX_UP = 400
@@ -200,7 +200,23 @@ def _unescape(key: str) -> str:
 
 
 _OPENS = re.compile(r"^\s*(?:-\s+)?([A-Za-z_][\w.\-]*)\s*[:=]")
-_KEY_LINE = re.compile(r"^\s*(?:-\s+)?([A-Za-z_][\w.\-]*)\s*[=:]\s*(\S.*?)\s*$")
+_KEY_LINE = re.compile(r"^\s*(?:[-*]\s+)?([^\W\d][\w.\-]*)\s*[=:：]\s*(\S.*?)\s*$")
+"""A ``key: value`` or ``key = value`` line (a list item's too; a key in any script, a
+full-width colon as well: ``负责人：李雷``)."""
+
+
+_HIT = re.compile(r"^([^\s:]+\.[A-Za-z0-9]+):\d+:")
+
+
+def file_of(source: Source, output: str) -> str | None:
+    """The file a figure was read from: the call's path when it names a file, else the file
+    a search hit's line starts with (``docs/a.md:3: …``); None when neither says."""
+    path = source.path
+    if path is not None and "." in path.rstrip("/").rsplit("/", 1)[-1][1:]:
+        return path
+    start = output.rfind("\n", 0, source.range[0]) + 1
+    match = _HIT.match(output, start)
+    return match.group(1) if match else None
 
 
 def field_of(source: Source, output: str) -> tuple[str, ...] | None:
@@ -235,7 +251,8 @@ def _key(line: str) -> str | None:
 
 @functools.lru_cache(maxsize=16)
 def fields(output: str) -> dict[tuple[str, ...], frozenset[str]]:
-    """Each field of a read (``field_of``'s keys) with the values it holds there."""
+    """Each field of a read (``field_of``'s keys; a comma-separated table's columns, by
+    their header) with the values it holds there."""
     found: dict[tuple[str, ...], set[str]] = {}
     document = _document(output)
     if isinstance(document, Mapping | list):
@@ -248,7 +265,20 @@ def fields(output: str) -> dict[tuple[str, ...], frozenset[str]]:
             key = _text_field(lines, at) if match else None
             if match and key:
                 found.setdefault(key, set()).add(match.group(2).strip("\"'"))
+        for column, value in _columns(lines[:MAX_FIELD_LINES]):
+            found.setdefault((column,), set()).add(value)
     return {k: frozenset(v) for k, v in found.items()}
+
+
+def _columns(lines: Sequence[str]) -> Iterator[tuple[str, str]]:
+    """A comma-separated table's columns: the header's names with each row's cells."""
+    rows = [line.split(",") for line in lines if line.count(",") >= 1]
+    if len(rows) < 2 or not all(re.fullmatch(r"[^\W\d][\w ]*", c.strip()) for c in rows[0]):
+        return
+    width = len(rows[0])
+    for row in rows[1:]:
+        if len(row) == width:
+            yield from zip((c.strip() for c in rows[0]), (c.strip() for c in row), strict=True)
 
 
 def _leaves(document: object) -> Iterator[tuple[tuple[str, ...], str]]:
