@@ -327,3 +327,35 @@ def test_a_search_hit_is_read_in_its_file(root: Path, sandbox: ProjectFiles) -> 
     question = "Tell me the RTO the failover runbook (docs/runbooks/failover.md) sets."
     result = run_agent(model, create_project_tools(sandbox), CONFIG, question)
     assert verdict(result) == ("weak", "outside_question")
+
+
+def test_a_count_is_over_the_rows_every_telling_word_selects(
+    root: Path, sandbox: ProjectFiles
+) -> None:
+    """ "Open stores in East" counts the rows holding both words; the East rows alone, or a
+    difference of two years a row happens to hold, back nothing."""
+    rows = ["store,city,area,opened,status"]
+    rows += [f"S10{n},Graz,East,2015,open" for n in range(4)]
+    rows += ["S120,Linz,East,2021,closed", "S121,Linz,East,2021,renovating"]
+    rows += [f"S13{n},Wien,West,2016,open" for n in range(3)]
+    write(root, {"stores/locations.csv": "\n".join(rows) + "\n"})
+    question = "How many open stores are there in the East area (stores/locations.csv)?"
+    right = ask(sandbox, question, ["stores/locations.csv"], "There are 4 open stores in East.")
+    assert verdict(right) == ("backed", None)
+    for wrong in ("There are 6 stores in East.", "There are 6 open stores in East."):
+        result = ask(sandbox, question, ["stores/locations.csv"], wrong)
+        assert verdict(result)[0] != "backed", wrong
+
+
+def test_a_total_is_computed_unless_a_field_is_called_total(
+    root: Path, sandbox: ProjectFiles
+) -> None:
+    rows = ["date,kind,amount_eur", "2026-09-02,travel,40.00", "2026-09-16,travel,82.50"]
+    write(root, {"expenses/2026-09.csv": "\n".join(rows) + "\n", "inv.json": '{"total": 4821.5}'})
+    question = "Tell me the total of September's travel expenses (expenses/2026-09.csv)."
+    one_row = ask(sandbox, question, ["expenses/2026-09.csv"], "The total is 82.50.")
+    assert verdict(one_row) == ("weak", "computed")
+    summed = ask(sandbox, question, ["expenses/2026-09.csv"], "The total is 122.50.")
+    assert verdict(summed) == ("backed", None)
+    field = ask(sandbox, "What is the total of inv.json?", ["inv.json"], "It is 4821.5.")
+    assert verdict(field) == ("backed", None)

@@ -1,14 +1,20 @@
-"""Whether an answer leaves out a field the question names, as far as words can tell.
+"""Whether an answer leaves out something the question asks for, as far as words can tell.
 
-Principle: when a word of the question is a word of a field of this question's reads (a JSON
-key, the key of a ``key = value`` or ``key: value`` line, a table's column; ``revenue`` names
-``revenue_yuan``, ``area`` names ``area``) and the answer states none of that field's values
-(a value the question itself says counts as stated), the answer left out something asked.
-A question word that names a file or folder this question read or listed says where to look,
-not which field. Words are ``minipi.reading.words``, in the question's own language: a
-question in Chinese about English keys shares no word with them, and then nothing is left
-out as far as words can tell (no glossary guesses a translation). Outputs over
-``MAX_OUTPUT`` characters are not read for fields.
+- The question lists more things than the answer states values (``asked_parts``: the list
+  words of each asking clause; a value is a supported or small figure that is not the
+  question's own, or a value of a field the reads hold: a name, a host).
+- A word of the question is a word of a field of this question's reads (a JSON key, the key
+  of a ``key = value`` or ``key: value`` line, a table's column; ``revenue`` names
+  ``revenue_yuan``) and the answer states none of that field's values (a value the question
+  itself says counts as stated). A question for a computed figure, or an answer with a
+  figure recomputed from the reads, is about a computation over the fields, not their
+  values; a question word that names a file or folder this question read or listed says
+  where to look, not which field.
+
+Words are ``minipi.reading.words``, in the question's own language: a question in Chinese
+about English keys shares no word with them, and then no field is named as far as words can
+tell (no glossary guesses a translation). Outputs over ``MAX_OUTPUT`` characters are not
+read for fields.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from minipi.reading import Question, words
 if TYPE_CHECKING:  # the evidence package is loaded by the check, not by `import minipi`
     from minipi.agent.evidence.types import CheckedClaim, Evidence
 
-__all__ = ["MAX_OUTPUT", "left_out"]
+__all__ = ["MAX_OUTPUT", "holds_field", "left_out"]
 
 MAX_OUTPUT = 256 * 1024
 
@@ -37,6 +43,9 @@ def left_out(question: Question, answer: str, evidence: Evidence, items: Sequenc
     fields = _fields(_this_question(items))
     if _fewer_than_asked(question, evidence, _normal(answer), fields):
         return True
+    derived = any(c.status == "derived" for c in evidence.claims)
+    if question.computed or derived:  # a figure computed over the fields it names
+        return False
     stated = _stated_keys(evidence.claims, items)
     asked = question.words - _path_words(items)
     for key, values in fields.items():
@@ -45,6 +54,12 @@ def left_out(question: Question, answer: str, evidence: Evidence, items: Sequenc
         if not any(_holds(said, value) for value in values):
             return True
     return False
+
+
+def holds_field(word: str, items: Sequence[Item]) -> bool:
+    """Whether this question's reads hold a field (a key, a column) named with ``word``."""
+    wanted = words(word)
+    return any(wanted <= words(key) for key in _fields(_this_question(items)))
 
 
 def _path_words(items: Sequence[Item]) -> frozenset[str]:

@@ -51,7 +51,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from minipi.agent.asked import left_out
+from minipi.agent.asked import holds_field, left_out
 from minipi.agent.scope import path_argument, run_scope, within
 from minipi.ai.types import FunctionCallOutput, Item, last_question
 from minipi.reading import Question
@@ -190,8 +190,10 @@ def _copy(case: _Case) -> Verdict | None:
 
 
 def _not_computed(case: _Case) -> Verdict | None:
+    question = case.question
+    asks = question.computed or (question.total and not holds_field("total", case.items))
     derived = any(c.status == "derived" for c in case.evidence.claims)
-    return Verdict("weak", "computed") if case.question.computed and not derived else None
+    return Verdict("weak", "computed") if asks and not derived else None
 
 
 def _left_out(case: _Case) -> Verdict | None:

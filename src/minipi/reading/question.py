@@ -32,6 +32,7 @@ _ARITHMETIC = re.compile(
 """The words of arithmetic in either language (a count of lines or rows, a difference, a
 sum, a total, an average): a closed class of the language, not of any one file's keys."""
 _COUNTS = re.compile(_COUNTING, re.IGNORECASE)
+_TOTAL = re.compile(r"\btotals?\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +62,12 @@ class Question:
         elif _ARITHMETIC.search(text):
             figure = "computed"
         return cls(text, language, named(text), words(bare), figure)
+
+    @property
+    def total(self) -> bool:
+        """It asks for a total: computed, unless a read holds a field of that name (an
+        invoice's ``total``); the verdict reads the fields (``minipi.agent.asked``)."""
+        return _TOTAL.search(self.text) is not None
 
     @property
     def computed(self) -> bool:

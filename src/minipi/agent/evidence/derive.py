@@ -5,14 +5,16 @@ Principle: a number the answer states that no read holds is ``derived`` when it 
 a figure computed over one read of this question, on the rows the answer's or the question's
 words select:
 
-- a **count**: how many lines (rows, entries) of one read hold a word (the words beside the
-  figure in the answer, and the question's words: "7 people in 技术部" counts the rows that
-  hold 技术部; "3 ERROR lines" the lines that hold ERROR);
-- a **sum** or a **mean**: of one column of the rows that hold such a word, or of every row
-  (89.50 + 240.00 + 46.50 = 376.00, the rows that hold ``travel``), compared at the
-  precision the answer wrote;
-- a **difference**: of two figures of the rows that hold such a word, or of two figures the
-  answer itself states (450 - 380 = 70).
+- the rows: those of one read that hold every word of the question and of the answer
+  beside the figure that tells the read's rows apart (a word two rows or more hold, and not
+  all): "open stores in East" selects the rows holding both ``open`` and ``east``, "7 people
+  in 技术部" the rows holding 技术部; with no such word, every row;
+- a **count** of those rows ("3 ERROR lines": the lines that hold ERROR);
+- a **sum** or a **mean** of one of their columns (89.50 + 240.00 + 46.50 = 376.00, the rows
+  that hold ``travel``), compared at the precision the answer wrote;
+- a **difference** of two figures the answer itself states (450 - 380 = 70:
+  ``difference_of``, used by the check on the answer's supported figures); never of two
+  figures a read happens to hold, which a small difference matches by chance.
 
 The rows are selected by words, never by guessing which column is meant: every numeric column
 of the selected rows is tried, and the operands are shown as the figure's sources. Reads over
@@ -119,40 +121,35 @@ def fraction(value: Decimal, texts: Sequence[str | None]) -> Term | None:
 def _in_rows(
     value: Decimal, decimals: int, rows: list[_Row], chosen: Sequence[str]
 ) -> tuple[Term, ...] | None:
-    if not rows:
+    """A count of the rows ``chosen`` selects, or a sum or mean of one of their columns."""
+    selected = _selected(rows, chosen)
+    if not selected:
         return None
-    for word in chosen:
-        holding = [r for r in rows if word in r.words]
-        if holding and value == len(holding):
-            return tuple(Term(r.output, r.start, r.start + 1) for r in holding[:MAX_TERMS])
-        found = _over(value, decimals, holding)
-        if found is not None:
-            return found
-    return _over(value, decimals, rows)
-
-
-def _over(value: Decimal, decimals: int, rows: list[_Row]) -> tuple[Term, ...] | None:
-    """A sum or mean of one column of ``rows``, or a difference of two of its figures."""
-    if not rows or len(rows) > MAX_TERMS:
+    if value == len(selected) and len(selected) <= MAX_TERMS:
+        return tuple(Term(r.output, r.start, r.start + 1) for r in selected)
+    if len(selected) > MAX_TERMS:
         return None
     columns: dict[int, list[tuple[Decimal, Term]]] = {}
-    for row in rows:
+    for row in selected:
         for column, number, start, end in row.cells:
             columns.setdefault(column, []).append((number, Term(row.output, start, end)))
     for cells in columns.values():
         if len(cells) > 1 and _sum_or_mean(value, decimals, [v for v, _ in cells]):
             return tuple(t for _, t in cells)
-    return difference_of(value, _figures(rows))
+    return None
+
+
+def _selected(rows: list[_Row], chosen: Sequence[str]) -> list[_Row]:
+    """The rows holding every chosen word that tells rows apart (held by two rows or more,
+    not by all): "open stores in East" selects the rows holding both ``open`` and ``east``;
+    with no such word, every row."""
+    telling = [w for w in chosen if 1 < sum(w in r.words for r in rows) < len(rows)]
+    return [r for r in rows if all(w in r.words for w in telling)]
 
 
 def _sum_or_mean(value: Decimal, decimals: int, numbers: list[Decimal]) -> bool:
     total = sum(numbers, Decimal(0))
     return _equal(total, value, decimals) or _equal(total / len(numbers), value, decimals)
-
-
-def _figures(rows: list[_Row]) -> list[tuple[Decimal, Term]]:
-    found = [(v, Term(r.output, s, e)) for r in rows for _, v, s, e in r.cells]
-    return found[:MAX_TERMS]
 
 
 T = TypeVar("T")
