@@ -25,15 +25,17 @@ tell, the verdict is not ``backed`` (it never guesses green):
     source, none of its own);
   - ``outside_question``: the question names files or folders and a figure was found only in
     other files, unless a file the question names led there (its text names the file: a chain
-    of clues); a source without a file is never counted as outside;
+    of clues); a search hit is in the file its line names, and a source whose file is not
+    known (a tool with no path) is never counted as outside;
   - ``conflicting``: two files of the reads give a figure's field different values (two
     versions of one config, two months' reports) and the question names neither: which
     one counts, words cannot tell (``minipi.agent.evidence.conflicts``);
   - ``copied``: the answer is only whole lines of the tool results (lines of two words or
     more, listed paths, joined by punctuation): it says nothing of its own;
   - ``computed``: the question asks for a figure computed from the files (its arithmetic
-    words: ``minipi.reading.Question.figure``) and the answer states none that minipi
-    recomputed from the reads (``derived``: a count, sum, mean or difference);
+    words: ``minipi.reading.Question.figure``; "the total", unless a read has a field of
+    that name) and the answer states none that minipi recomputed from the reads
+    (``derived``: a count, sum, mean or difference);
   - ``left_out``: the question lists more things than the answer states values, or names a
     field of the reads whose values the answer states none of (``minipi.agent.asked``).
 - ``unbacked``: a claim is unsupported (``unsupported``), or part of the answer was too long
