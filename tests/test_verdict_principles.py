@@ -359,3 +359,21 @@ def test_a_total_is_computed_unless_a_field_is_called_total(
     assert verdict(summed) == ("backed", None)
     field = ask(sandbox, "What is the total of inv.json?", ["inv.json"], "It is 4821.5.")
     assert verdict(field) == ("backed", None)
+
+
+def test_a_question_about_what_no_read_holds_is_not_green(
+    root: Path, sandbox: ProjectFiles
+) -> None:
+    """The table stops before the month asked: every figure of the answer is in it, none is
+    about July 2026."""
+    rows = ["month,channel,new_accounts", "2026-05,ios,2182", "2026-06,ios,4020"]
+    write(root, {"growth/accounts.csv": "\n".join(rows) + "\n"})
+    question = "How many new iOS accounts came in July 2026 (growth/accounts.csv)?"
+    listed = "New iOS accounts: 2182 and 4020."
+    assert verdict(ask(sandbox, question, ["growth/accounts.csv"], listed)) == (
+        "weak",
+        "not_in_reads",
+    )
+    asked = "How many new iOS accounts came in June 2026 (growth/accounts.csv)?"
+    right = ask(sandbox, asked, ["growth/accounts.csv"], "4020 new iOS accounts.")
+    assert verdict(right) == ("backed", None)

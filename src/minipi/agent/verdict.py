@@ -20,6 +20,8 @@ tell, the verdict is not ``backed`` (it never guesses green):
     no tool result (``no_reads``), no check at all (``--evidence off``: ``not_checked``);
   - ``restates_question``: what it states that is supported only repeats the question (a
     name, code or number the question already says carries no information);
+  - ``not_in_reads``: a figure, date or code the question names is in no read of this
+    question (a month the table does not reach): nothing read is about what was asked;
   - ``mislabeled``: a figure's source says it is something else than the answer says
     (``minipi.agent.evidence.context``: the words beside it name another record of its
     source, none of its own);
@@ -156,6 +158,18 @@ def _uninformative(case: _Case) -> Verdict | None:
     return Verdict("weak", reason)
 
 
+def _unread_subject(case: _Case) -> Verdict | None:
+    """A figure, date or code the question names that no read of this question holds: then
+    nothing read is about what was asked (the month a table does not reach, a SKU no file
+    has), and whatever the answer states from the reads is about something else."""
+    from minipi.agent.evidence import check_evidence  # loaded with the check
+
+    named = check_evidence(case.question.text, case.items, case.question).claims
+    figures = ("number", "date", "time", "identifier")
+    unread = [c for c in named if str(c.claim.kind) in figures and c.status == "from_question"]
+    return Verdict("weak", "not_in_reads") if unread else None
+
+
 def _mislabeled(case: _Case) -> Verdict | None:
     from minipi.agent.evidence.context import mislabeled  # loaded with the check it reads
 
@@ -206,6 +220,7 @@ def _left_out(case: _Case) -> Verdict | None:
 _RULES = (
     _faulty,
     _uninformative,
+    _unread_subject,
     _mislabeled,
     _outside_question,
     _conflicting,

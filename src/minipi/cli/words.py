@@ -53,6 +53,11 @@ _TEXT: dict[str, tuple[str, str]] = {
         "the files read give the same field different values, and the question does not "
         "say which file counts",
     ),
+    "why_not_in_reads": (
+        "问题提到的数字或编号在读到的内容里都没有，读到的不是问题问的对象",
+        "a figure or code the question names is in nothing read: what was read is not about "
+        "what was asked",
+    ),
     "why_restates_question": (
         "答案核对得上的内容只是问题本身说过的",
         "what the answer states that can be checked only repeats the question",
