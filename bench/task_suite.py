@@ -61,8 +61,11 @@ SPLITS = {"dev": (0, 1), "heldout": (2, 3), "fresh": (4, 5)}
 """``fresh`` is a second held-out half, added in stop 28 after ``heldout``'s runs had been
 read by earlier sessions: it is run only to report, never read while tuning."""
 
-TEMPLATE_SPLITS = {"templates": (0, 1)}
-"""The held-out templates of ``bench/task_templates.py`` (not part of ``all``)."""
+TEMPLATE_SPLITS = {"templates": (0, 1), "templates_fresh": (2,)}
+"""The held-out templates of ``bench/task_templates.py`` (not part of ``all``).
+``templates_fresh`` (seed 2) was added in stop 35 after the verdict's rules had been
+changed for wrong greens seen on ``templates``' answers: the same templates with values and
+layouts never run, to report the verdict on answers nobody read."""
 
 
 @dataclass(frozen=True)
