@@ -377,3 +377,20 @@ def test_a_question_about_what_no_read_holds_is_not_green(
     asked = "How many new iOS accounts came in June 2026 (growth/accounts.csv)?"
     right = ask(sandbox, asked, ["growth/accounts.csv"], "4020 new iOS accounts.")
     assert verdict(right) == ("backed", None)
+
+
+def test_two_values_of_one_field_are_one_thing_stated(root: Path, sandbox: ProjectFiles) -> None:
+    """Asked for an image version and a replica count, an answer with the version of two
+    environments states one thing twice, and leaves out the count."""
+    prod = "notifier:\n  image: reg/notifier:18.16.4\n  replicas: 3\n"
+    staging = "notifier:\n  image: reg/notifier:18.16.7\n  replicas: 1\n"
+    write(root, {"deploy/production.yaml": prod, "deploy/staging.yaml": staging})
+    model = ScriptedModel(
+        [
+            reply_calls(("search_files", {"query": "notifier"})),
+            reply_text("notifier runs `reg/notifier:18.16.4` and `reg/notifier:18.16.7`."),
+        ]
+    )
+    question = "帮我查一下线上 notifier 服务的镜像版本号和副本数。"
+    result = run_agent(model, create_project_tools(sandbox), CONFIG, question)
+    assert verdict(result) == ("weak", "left_out")

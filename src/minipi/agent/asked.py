@@ -41,7 +41,7 @@ def left_out(question: Question, answer: str, evidence: Evidence, items: Sequenc
     states none of (module docstring)."""
     said = _normal(f"{question.text}\n{answer}")
     fields = _fields(_this_question(items))
-    if _fewer_than_asked(question, evidence, _normal(answer), fields):
+    if _fewer_than_asked(question, evidence, items, answer, fields):
         return True
     derived = any(c.status == "derived" for c in evidence.claims)
     if question.computed or derived:  # a figure computed over the fields it names
@@ -94,31 +94,53 @@ def asked_parts(text: str) -> int:
 
 
 def _fewer_than_asked(
-    question: Question, evidence: Evidence, answer: str, fields: dict[str, list[str]]
+    question: Question,
+    evidence: Evidence,
+    items: Sequence[Item],
+    answer: str,
+    fields: dict[str, list[str]],
 ) -> bool:
-    """The answer states fewer distinct values than the question lists things (a figure
-    that is supported, or too common to check (``weak``: a small count), and not the
-    question's own; or a value of the reads' fields: a name, a region, a host)."""
+    """The answer states values of fewer distinct things than the question lists: a
+    supported figure, or one too common to check (``weak``: a small count), that is not the
+    question's own, counted once a field it was read from (two image versions are one thing,
+    the version); a value of a field the reads hold (a name, a region, a host), once a
+    field."""
     wanted = asked_parts(question.text)
     if wanted < 2:
         return False
-    found = {
-        _normal(c.claim.value)
-        for c in evidence.claims
-        if (c.supported or c.status == "weak")
-        and str(c.claim.kind) != "path"
-        and not question.states(c.claim.value)
-    }
-    found |= _named_values(_normal(question.text), answer, fields)
-    return len(found) < wanted
+    outputs = {i.call_id: i.output for i in items if isinstance(i, FunctionCallOutput)}
+    things = {_thing(c, outputs) for c in evidence.claims if _answers(c, question)}
+    things |= _named_fields(_normal(question.text), _normal(answer), fields)
+    return len(things) < wanted
 
 
-def _named_values(asked: str, answer: str, fields: dict[str, list[str]]) -> set[str]:
-    """The values of the reads' fields that are names (not figures) the answer states and
-    the question does not."""
-    values = (_normal(v.strip().strip("\"'")) for vs in fields.values() for v in vs)
-    names = {v for v in values if len(v) >= 2 and not v[0].isdigit() and v not in asked}
-    return {name for name in names if _holds(answer, name)}
+def _answers(checked: CheckedClaim, question: Question) -> bool:
+    """A claim that states something asked: supported or too common to check, no path,
+    not the question's own."""
+    stated = checked.supported or checked.status == "weak"
+    kind, value = str(checked.claim.kind), checked.claim.value
+    return stated and kind != "path" and not question.states(value)
+
+
+def _thing(checked: CheckedClaim, outputs: dict[str, str]) -> object:
+    """What a claim states a value of: the field it was read from, else the value itself."""
+    from minipi.agent.evidence.records import field_of
+
+    content = [s for s in checked.sources if s.origin == "content" and s.call_id in outputs]
+    field = field_of(content[0], outputs[content[0].call_id or ""]) if content else None
+    return field[-1] if field else _normal(checked.claim.value)
+
+
+def _named_fields(asked: str, answer: str, fields: dict[str, list[str]]) -> set[object]:
+    """The fields whose values, names not figures, the answer states and the question does
+    not."""
+    named: set[object] = set()
+    for key, values in fields.items():
+        shown = (_normal(v.strip().strip("\"'")) for v in values)
+        names = (v for v in shown if len(v) >= 2 and not v[0].isdigit() and v not in asked)
+        if any(_holds(answer, name) for name in names):
+            named.add(key)
+    return named
 
 
 def _normal(text: str) -> str:

@@ -221,8 +221,8 @@ def file_of(source: Source, output: str) -> str | None:
 
 def field_of(source: Source, output: str) -> tuple[str, ...] | None:
     """The field a figure's source is the value of: its JSON pointer's keys (no indexes), or
-    a ``key: value`` / ``key = value`` line's key after the keys of the lines it is under;
-    None for a figure in running text."""
+    a ``key: value`` / ``key = value`` line's key after the keys of the lines it is under
+    (a search hit's line: its key alone); None for a figure in running text."""
     if source.pointer is not None:
         keys = [_unescape(k) for k in source.pointer.split("/")[1:]]
         return tuple(k for k in keys if not k.isdigit()) or None
@@ -230,6 +230,10 @@ def field_of(source: Source, output: str) -> tuple[str, ...] | None:
     at = output.count("\n", 0, source.range[0])
     if at >= len(lines) or len(lines) > MAX_LINES:
         return None
+    hit = _HIT.match(lines[at])
+    if hit is not None:  # a search hit: its line alone, after the file it names
+        match = _KEY_LINE.match(lines[at][hit.end() :])
+        return (match.group(1),) if match else None
     return _text_field(lines, at)
 
 
