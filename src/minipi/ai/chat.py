@@ -153,54 +153,44 @@ def _options(options: Mapping[str, Any]) -> JsonObject:
 
 def _messages(items: Sequence[Item]) -> list[JsonObject]:
     """The chat messages of ``items``, in order: a run of items sharing a chat ``raw`` is one
-    message, sent verbatim; a run of assistant items without one becomes one message."""
-    chat = _ChatMessages()
+    message, sent verbatim; a run of assistant items without one becomes one message.
+
+    One loop, not split into helpers (radon grade C): it runs every turn over the whole
+    history, and a builder with a method call an item cost 7% more per encode of a
+    200-turn history (0.34 against 0.32 ms), which the per-turn overhead target feels."""
+    messages: list[JsonObject] = []
+    neutral: list[Item] = []  # the current run of assistant items without a chat raw
+    sent: JsonObject | None = None  # the chat raw just sent (None after any other item)
     for item in items:
-        chat.add(item)
-    return chat.done()
-
-
-class _ChatMessages:
-    """The chat messages of items added in order (``_messages``)."""
-
-    def __init__(self) -> None:
-        self.messages: list[JsonObject] = []
-        self.neutral: list[Item] = []  # the current run of assistant items without a chat raw
-        self.sent: JsonObject | None = None  # the chat raw just sent (None after any other item)
-
-    def add(self, item: Item) -> None:
         if isinstance(item, FunctionCallOutput):
-            self.sent = None
-            self._send({"role": "tool", "tool_call_id": item.call_id, "content": item.output})
+            message: JsonObject | None = {
+                "role": "tool",
+                "tool_call_id": item.call_id,
+                "content": item.output,
+            }
+            sent = None
         elif item.wire == "chat" and item.raw is not None:
-            self._add_raw(item.raw)
+            raw = item.raw
+            if raw is sent or (sent is not None and raw == sent):
+                continue  # the rest of the message just sent
+            message = sent = raw
+            if raw.get("content", "") is None:
+                message = _replayable(raw)
         else:
-            self.sent = None
+            sent = None
+            message = None
             if isinstance(item, Message) and item.role != "assistant":
-                self._send({"role": item.role, "content": item.text})
-            else:
-                self.neutral.append(item)
-
-    def done(self) -> list[JsonObject]:
-        self._end_neutral()
-        return self.messages
-
-    def _add_raw(self, raw: JsonObject) -> None:
-        sent = self.sent
-        if raw is sent or (sent is not None and raw == sent):
-            return  # the rest of the message just sent
-        self.sent = raw
-        self._send(_replayable(raw) if raw.get("content", "") is None else raw)
-
-    def _send(self, message: JsonObject) -> None:
-        self._end_neutral()
-        self.messages.append(message)
-
-    def _end_neutral(self) -> None:
-        """Send the run of neutral assistant items, if any, as one message."""
-        if self.neutral:
-            self.messages.append(_assistant_message(self.neutral))
-            self.neutral = []
+                message = {"role": item.role, "content": item.text}
+        if message is None:
+            neutral.append(item)
+            continue
+        if neutral:
+            messages.append(_assistant_message(neutral))
+            neutral = []
+        messages.append(message)
+    if neutral:
+        messages.append(_assistant_message(neutral))
+    return messages
 
 
 def _decode_calls(message: JsonObject, taken: frozenset[str]) -> tuple[JsonObject, list[_Call]]:

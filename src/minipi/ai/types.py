@@ -215,17 +215,25 @@ def is_question(item: Item) -> bool:
 
 def last_question(items: Sequence[Item]) -> str:
     """The text of the caller's last user message of ``items`` ("" when there is none)."""
-    asked = (i.text for i in reversed(items) if isinstance(i, Message) and is_question(i))
-    return next(asked, "")
+    index = _question_at(items)
+    item = items[index] if index >= 0 else None
+    return item.text if isinstance(item, Message) else ""
 
 
 def since_question(items: Sequence[Item]) -> Sequence[Item]:
     """The items after the caller's last user message of ``items`` (all of them when there
     is none); minipi's own messages among them stay (``Message.by_minipi``)."""
+    return items[_question_at(items) + 1 :] if items else items
+
+
+def _question_at(items: Sequence[Item]) -> int:
+    """The index of the caller's last user message, or -1 (run every turn, over the whole
+    history: the test is inlined)."""
     for index in range(len(items) - 1, -1, -1):
-        if is_question(items[index]):
-            return items[index + 1 :]
-    return items
+        item = items[index]
+        if item.type == "message" and item.role == "user" and not item.by_minipi:
+            return index
+    return -1
 
 
 def result_follows_question(items: Sequence[Item]) -> bool:
