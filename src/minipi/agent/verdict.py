@@ -123,7 +123,7 @@ def judge(
     if evidence is None:
         return Verdict("weak", "not_checked")
     asked = question if question is not None else Question.of(last_question(items))
-    case = _Case(evidence, asked, tuple(facts), items, answer)
+    case = _Case(evidence, asked, tuple(facts), items, answer, run_scope(items, asked.names))
     for rule in _RULES:
         verdict = rule(case)
         if verdict is not None:
@@ -140,6 +140,8 @@ class _Case:
     facts: tuple[str, ...]
     items: Sequence[Item]
     answer: str
+    scope: frozenset[str]
+    """The files and folders the question names, and those their text leads to."""
 
 
 def _faulty(case: _Case) -> Verdict | None:
@@ -181,7 +183,7 @@ def _outside_question(case: _Case) -> Verdict | None:
     """A figure found only outside the files the question names (and those they lead to):
     every figure of the text, cited or not (a cited port of the named config beside a
     database name from the example config next to it is not an answer from the config)."""
-    named = run_scope(case.items, case.question.names)
+    named = case.scope
     claims = case.evidence.claims
     found = [c for c in claims if c.supported and str(c.claim.kind) != "path"]
     outputs = {i.call_id: i.output for i in case.items if isinstance(i, FunctionCallOutput)}
@@ -194,7 +196,7 @@ def _conflicting(case: _Case) -> Verdict | None:
     counts (``minipi.agent.evidence.conflicts``)."""
     from minipi.agent.evidence.conflicts import conflicting  # loaded with the check
 
-    named = run_scope(case.items, case.question.names)
+    named = case.scope
     found = conflicting(
         case.evidence.claims, case.items, path_argument, lambda path: within(path, named)
     )

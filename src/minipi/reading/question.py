@@ -11,12 +11,12 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from minipi.language import written_in_chinese
 from minipi.reading.paths import named, path_spans
 from minipi.reading.words import words
 
 __all__ = ["NO_QUESTION", "Question"]
 
-_HAN = re.compile(r"[\u4e00-\u9fff]")
 _COUNTED = r"(?:lines?|rows?|entries|entry|records?|items?|times|occurrences?|files?|matches)"
 _COUNTING = (
     rf"\bhow\s+many\s+(?:\S+\s+){{0,2}}{_COUNTED}\b|\bnumber\s+of\s+(?:\S+\s+){{0,2}}{_COUNTED}\b"
@@ -37,8 +37,9 @@ _TOTAL = re.compile(r"\btotals?\b", re.IGNORECASE)
 
 @dataclass(frozen=True, slots=True)
 class Question:
-    """``text`` as the caller wrote it; ``language`` ``zh`` when it holds Han characters
-    outside its paths, else ``en``; ``names``: the files and folders (``dir/``) it names;
+    """``text`` as the caller wrote it; ``language`` ``zh`` when it is written in Chinese
+    (``minipi.language``: the one rule the CLI's words follow too), else ``en``; ``names``:
+    the files and folders (``dir/``) it names;
     ``words``: its words (``minipi.reading.words``); ``figure``: ``count`` when it counts lines
     or occurrences, ``computed`` when it asks for another figure computed from the files (a
     sum, a difference, an average), else None."""
@@ -55,7 +56,7 @@ class Question:
         bare = text
         for start, end, _ in sorted(path_spans(text), reverse=True):
             bare = bare[:start] + " " + bare[end:]
-        language: Literal["zh", "en"] = "zh" if _HAN.search(bare) else "en"
+        language: Literal["zh", "en"] = "zh" if written_in_chinese(text) else "en"
         figure: Literal["count", "computed"] | None = None
         if _COUNTS.search(text):
             figure = "count"
