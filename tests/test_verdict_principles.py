@@ -394,3 +394,21 @@ def test_two_values_of_one_field_are_one_thing_stated(root: Path, sandbox: Proje
     question = "帮我查一下线上 notifier 服务的镜像版本号和副本数。"
     result = run_agent(model, create_project_tools(sandbox), CONFIG, question)
     assert verdict(result) == ("weak", "left_out")
+
+
+def test_a_difference_of_two_stated_figures_is_recomputed(
+    root: Path, sandbox: ProjectFiles
+) -> None:
+    """Asked by how much two files differ, an answer that states both figures and their
+    difference is backed (the difference derived from them); without it, it is not."""
+    write(root, {"monthly/may.json": '{"orders": 428}', "monthly/july.json": '{"orders": 667}'})
+    question = "In monthly/, which month had more orders, and by how many?"
+    reads = ["monthly/may.json", "monthly/july.json"]
+    said = "July had 239 more orders: 667 against 428 in May."
+    result = ask(sandbox, question, reads, said)
+    assert verdict(result) == ("backed", None)
+    assert result.evidence is not None
+    derived = [c for c in result.evidence.claims if c.status == "derived"]
+    assert [s.text for s in derived[0].sources] == ["667", "428"]
+    quoted = ask(sandbox, question, reads, "July had more orders: 667 against 428 in May.")
+    assert verdict(quoted) == ("weak", "computed")

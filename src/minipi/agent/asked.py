@@ -123,9 +123,12 @@ def _answers(checked: CheckedClaim, question: Question) -> bool:
 
 
 def _thing(checked: CheckedClaim, outputs: dict[str, str]) -> object:
-    """What a claim states a value of: the field it was read from, else the value itself."""
+    """What a claim states a value of: the field it was read from, else the value itself
+    (a figure recomputed from the reads is a thing of its own, not its terms' field)."""
     from minipi.agent.evidence.records import field_of
 
+    if checked.status == "derived":
+        return _normal(checked.claim.value)
     content = [s for s in checked.sources if s.origin == "content" and s.call_id in outputs]
     field = field_of(content[0], outputs[content[0].call_id or ""]) if content else None
     return field[-1] if field else _normal(checked.claim.value)
