@@ -54,9 +54,9 @@ from minipi.ai import ClientConfig, Endpoint, connect
 from minipi.ai.types import FunctionCall, ModelClient
 from minipi.assemble import DEFAULT_INSTRUCTIONS, guided_opening
 from minipi.files import ProjectFiles, create_project_tools
+from minipi.guided import ANSWER_FORMS, AnswerForm, GuidedClient
 from minipi.local.client import EngineClient
 from minipi.local.engine import Engine, require_local_extra
-from minipi.local.guided import ANSWER_FORMS, AnswerForm, GuidedClient
 from minipi.local.models import ModelChoice, resolve_model
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -17,7 +17,7 @@ client (``minipi.ai.connect``) with the CLI's instructions and project tools and
 ``tool_choice`` forced to ``search_files`` (so every reply is a call); after each reply this
 driver appends a fixed ~100-token tool result. Modes: ``native`` sends the request as is
 (native ``tools``; the engine answers ``tool_calls``); ``guided`` wraps the client in
-``minipi.local.guided.GuidedClient``, as ``minipi ask`` does for its embedded engine (tool
+``minipi.guided.GuidedClient``, as ``minipi ask`` does for its embedded engine (tool
 declarations in the system prompt, a JSON grammar per reply). Per request the engine's log
 says how many prompt tokens came
 from its cache (``Llama.generate: N prefix-match hit, remaining M prompt tokens to eval``)
@@ -247,9 +247,9 @@ def run_mode(
     client = chat
     if mode == "guided":
         try:
-            from minipi.local.guided import GuidedClient
+            from minipi.guided import GuidedClient
         except ImportError as error:
-            return f"minipi.local.guided unavailable: {error}"
+            return f"minipi.guided unavailable: {error}"
         client = GuidedClient(chat)
     with ProjectFiles(tempfile.mkdtemp(prefix="perf-engine-project-")) as files:
         specs = tuple(tool.spec() for tool in create_project_tools(files))

@@ -25,7 +25,7 @@ name, a Chinese numeral, a scaled figure). Printed, each the median of ``--reps`
 - the first three again in CPU time of this process (``time.process_time``): on a loaded
   machine the wall-clock medians of the check, which runs for several scheduler slices, grow
   more than that of a single pass;
-- the import cost of ``minipi.agent.evidence`` (``python -X importtime``, cumulative µs,
+- the import cost of ``minipi.evidence`` (``python -X importtime``, cumulative µs,
   median of 5 fresh processes with bytecode cached in a temporary ``PYTHONPYCACHEPREFIX``,
   as an installed package has it), its parent ``minipi.agent`` not included.
 
@@ -47,8 +47,8 @@ import tempfile
 import time
 from collections.abc import Callable
 
-from minipi.agent.evidence import Evidence, check_evidence
 from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, Message
+from minipi.evidence import Evidence, check_evidence
 
 STORES = ["北京朝阳店", "上海浦东店", "广州天河店", "Shenzhen Nanshan", "杭州西湖店"]
 WORDS = ["订单", "营收", "退款", "库存", "客流", "转化率", "环比", "同比", "门店", "复购"]
@@ -289,11 +289,11 @@ def worst_cases(only: str | None = None) -> None:
 
 
 def import_cost_us() -> int:
-    """Median cumulative microseconds of ``import minipi.agent.evidence`` in fresh processes."""
+    """Median cumulative microseconds of ``import minipi.evidence`` in fresh processes."""
     with tempfile.TemporaryDirectory() as cache:
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         env["PYTHONPYCACHEPREFIX"] = cache
-        code = "import minipi.agent; import minipi.agent.evidence"  # the parent's cost apart
+        code = "import minipi.agent; import minipi.evidence"  # the parent's cost apart
         command = [sys.executable, "-X", "importtime", "-c", code]
         subprocess.run(command, capture_output=True, check=True, env=env)  # fills the cache
         costs = [
@@ -308,9 +308,9 @@ def import_cost_us() -> int:
 def _evidence_line(stderr: str) -> int:
     for line in stderr.splitlines():
         fields = [f.strip() for f in line.split("|")]
-        if len(fields) == 3 and fields[2] == "minipi.agent.evidence":
+        if len(fields) == 3 and fields[2] == "minipi.evidence":
             return int(fields[1])
-    raise RuntimeError("minipi.agent.evidence not in the -X importtime output")
+    raise RuntimeError("minipi.evidence not in the -X importtime output")
 
 
 def _row(label: str, value: float, unit: str = "ms", note: str = "") -> None:
@@ -374,7 +374,7 @@ def main() -> None:
     _row("check_evidence, the daily report (2 results)", daily_ms * 1000, "us")
     counts = f"{evidence.supported}/{len(evidence.claims)} supported"
     print(f"answer: {counts}; with the 2 wrong figures: {wrong.unsupported} unsupported")
-    _row("import minipi.agent.evidence (cumulative)", import_cost_us() / 1000)
+    _row("import minipi.evidence (cumulative)", import_cost_us() / 1000)
     print(f"worst cases (each once; bound {BOUND_MS:.0f} ms):")
     worst_cases()
 

@@ -29,9 +29,9 @@ from typing import Any
 
 def _judge_all(folder: Path) -> dict[str, dict[str, Any]]:
     """Task id -> the verdict the imported minipi gives each saved run (in this process)."""
-    from minipi.agent.evidence import check_evidence
-    from minipi.agent.verdict import judge
     from minipi.ai.serialize import items_from_json
+    from minipi.evidence import check_evidence
+    from minipi.evidence.verdict import judge
 
     takes_question = "question" in inspect.signature(judge).parameters
     verdicts: dict[str, dict[str, Any]] = {}

@@ -181,8 +181,8 @@ def test_exit_budget_exhausted_after_last_turns_calls_run(files: ProjectFiles) -
 def test_the_last_turn_asks_for_the_answer_only_after_a_result(files: ProjectFiles) -> None:
     """Guided, the last request's grammar is the answer alone; with no result since the
     question (nothing to answer from), the last request is left as it is."""
-    from minipi.local.guided import GuidedClient
-    from minipi.local.guided_schema import ANSWER_BRANCH
+    from minipi.guided import GuidedClient
+    from minipi.guided.schema import ANSWER_BRANCH
 
     inner = ScriptedModel(
         [

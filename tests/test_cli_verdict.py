@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any, cast
 
 from minipi.agent import RunResult
-from minipi.agent.evidence import CheckedClaim, Claim, Evidence, Source, TextFigure
-from minipi.agent.verdict import claimed_changes, judge, not_supported
 from minipi.ai.types import Usage
 from minipi.cli.words import Words
+from minipi.evidence import CheckedClaim, Claim, Evidence, Source, TextFigure
+from minipi.evidence.verdict import claimed_changes, judge, not_supported
 from support.cli import QUESTION, clean_env, json_lines, minipi, tool_outputs
 from support.fake import Call, FakeServer, Turn
 
@@ -277,8 +277,8 @@ def test_figures_from_a_file_the_question_did_not_name_are_a_weak_success(
 def verdict_of(
     question: str, reads: list[tuple[str, str]], answer: str, facts: tuple[str, ...] = ()
 ) -> tuple[str, Any]:
-    from minipi.agent.evidence import check_evidence
     from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, Message
+    from minipi.evidence import check_evidence
 
     items: list[Item] = [Message("user", question)]
     for n, (path, output) in enumerate(reads):
@@ -399,7 +399,7 @@ def test_one_wording_of_counting_for_guided_mode_and_the_verdict() -> None:
     """A question guided mode has a search count (``Question.counts``) is the one the run's
     question reads as a count (``minipi.reading.Question.figure``); a quantity a file holds
     is neither: counting is said with the units of a file (lines, rows, entries, times)."""
-    from minipi.local.guided_rank import Question as Ranked
+    from minipi.guided.rank import Question as Ranked
     from minipi.reading import Question
 
     for counting in (

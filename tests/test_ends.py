@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from minipi.agent.decisions import End
 from minipi.agent.ends import END_CODES, EXIT_CODES, RunStatus, status_of
+from minipi.agent.types import End
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 ROW = re.compile(r"^\| `(\w+)` \| `(\w+)` \| (\d+) \| (.+) \|$")

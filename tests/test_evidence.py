@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from minipi.agent.evidence import MAX_SOURCES, Evidence, check_evidence, extract_claims
-from minipi.agent.evidence.locate import json_pointer, line_column
-from minipi.agent.evidence.numerals import fold, parse_chinese, render_chinese
-from minipi.agent.evidence.sources import collect_sources
 from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, Message
+from minipi.evidence import MAX_SOURCES, Evidence, check_evidence, extract_claims
+from minipi.evidence.locate import json_pointer, line_column
+from minipi.evidence.numerals import fold, parse_chinese, render_chinese
+from minipi.evidence.sources import collect_sources
 from minipi.files import ProjectFiles, create_project_tools
 from support.files import Approvals
 
@@ -469,10 +469,10 @@ def test_the_nearest_value_is_a_hint_only() -> None:
     assert Decimal(claim.claim.value) == 9500
 
 
-def test_import_minipi_does_not_load_the_evidence_package() -> None:
+def test_import_minipi_does_not_load_the_evidence_check() -> None:
     code = (
         "import sys, minipi, minipi.agent; "
-        "print('minipi.agent.evidence' in sys.modules, 'decimal' in sys.modules)"
+        "print('minipi.evidence.check' in sys.modules, 'decimal' in sys.modules)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["False", "False"]

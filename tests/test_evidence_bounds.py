@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 
-from minipi.agent.evidence import MAX_ANSWER_CHARS, MAX_CLAIMS, check_evidence
-from minipi.agent.evidence.check import MAX_WORK
 from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, Message
+from minipi.evidence import MAX_ANSWER_CHARS, MAX_CLAIMS, check_evidence
+from minipi.evidence.check import MAX_WORK
 
 
 def _run() -> list[Item]:

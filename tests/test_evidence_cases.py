@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from minipi.agent.evidence import CheckedClaim, Source, Status, check_evidence
 from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, Message
+from minipi.evidence import CheckedClaim, Source, Status, check_evidence
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 DAILY = (EXAMPLES / "sample_project/reports/daily-2026-09-06.json").read_text(encoding="utf-8")

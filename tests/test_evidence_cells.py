@@ -12,8 +12,8 @@ import json
 
 import pytest
 
-from minipi.agent.evidence import CheckedClaim, check_evidence
 from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, Message
+from minipi.evidence import CheckedClaim, check_evidence
 
 THIN = "\u2009"
 NARROW_NBSP = "\u202f"

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from minipi.agent.evidence import check_evidence
 from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, Message
+from minipi.evidence import check_evidence
 from minipi.files import ProjectFiles, create_project_tools
 from support.files import Approvals
 

@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minipi.agent.evidence.locate import JsonIndex, json_pointer, whole_pointer
+from minipi.evidence.locate import JsonIndex, json_pointer, whole_pointer
 
 KEYS = st.text(alphabet='ab/~"\\{}[]:, 9', max_size=4)
 SCALARS = st.one_of(

@@ -10,9 +10,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minipi.agent.evidence import Source, check_evidence
-from minipi.agent.evidence.locate import line_column
 from minipi.ai.types import FunctionCall, Item, Message
+from minipi.evidence import Source, check_evidence
+from minipi.evidence.locate import line_column
 from test_evidence_cases import tool_output
 
 # Characters that reach every finder: digits of both widths, separators, units, magnitudes,

@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 
 from minipi.agent import AgentConfig, AgentEvent, ModelDelta, run_agent
-from minipi.agent.evidence import check_evidence
 from minipi.ai import ClientConfig, Endpoint, connect
 from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, Message, Wire
+from minipi.evidence import check_evidence
 from minipi.files import ProjectFiles, create_project_tools
 from support.fake import Call, FakeServer, Turn
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minipi.agent.evidence.match import TextMatcher
-from minipi.agent.evidence.match_dates import DateMatcher
-from minipi.agent.evidence.types import DateFigure, TextFigure
+from minipi.evidence.match import TextMatcher
+from minipi.evidence.match_dates import DateMatcher
+from minipi.evidence.types import DateFigure, TextFigure
 
 NEEDLE_CHARS = "aBk-_.7 1北Ｘ７"
 NOISE = "x9Ｂ－İK"  # İ lowers to two characters; the Kelvin sign to k

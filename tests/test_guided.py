@@ -35,7 +35,7 @@ from minipi.ai.types import (
 )
 from minipi.errors import ConfigError, ModelProtocolError
 from minipi.files import ProjectFiles, create_project_tools
-from minipi.local.guided import (
+from minipi.guided import (
     ANSWER_BRANCH,
     ANSWER_FORMS,
     AnswerForm,
@@ -43,8 +43,8 @@ from minipi.local.guided import (
     guided_instructions,
     guided_schema,
 )
-from minipi.local.guided_arguments import MAX_TEXT
-from minipi.local.guided_grammar import guided_facts, guided_grammar
+from minipi.guided.arguments import MAX_TEXT
+from minipi.guided.grammar import guided_facts, guided_grammar
 from support.fake import FakeServer, Turn
 
 QUESTION = "帮我看看 reports 目录里的日报，告诉我这份日报的日期、订单数和营收。"

@@ -22,8 +22,8 @@ import pytest
 from minipi.agent import AgentConfig, AgentEvent, ToolCallStarted, run_agent
 from minipi.ai import Endpoint, connect
 from minipi.files import ProjectFiles, create_project_tools
+from minipi.guided import GuidedClient
 from minipi.local import Engine, EngineClient
-from minipi.local.guided import GuidedClient
 from minipi.local.models import SMOLLM_ALIAS, ModelChoice
 from support.engine import SMOLLM, needs_engine
 

@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 
 from minipi.agent import AgentConfig, ToolCallStarted, run_agent
-from minipi.agent.scope import read_scope
 from minipi.ai.testing import ScriptedModel
 from minipi.ai.types import Item, Message, ToolSpec
+from minipi.evidence.scope import read_scope
 from minipi.files import ProjectFiles, create_project_tools
-from minipi.local.guided import ANSWER_BRANCH, GuidedClient, guided_schema
-from minipi.local.guided_state import MAX_LED
+from minipi.guided import ANSWER_BRANCH, GuidedClient, guided_schema
+from minipi.guided.state import MAX_LED
 from test_guided import branches, call, enum, reply, result
 
 TOML = "In the config the app really uses (config/app.toml), what is the server port?"

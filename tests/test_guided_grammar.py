@@ -17,7 +17,7 @@ from jsonschema import Draft202012Validator
 
 from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, JsonObject, Message, ToolSpec
 from minipi.files import ProjectFiles, create_project_tools
-from minipi.local.guided_grammar import (
+from minipi.guided.grammar import (
     MAX_PICKS,
     Chars,
     Facts,
@@ -26,7 +26,7 @@ from minipi.local.guided_grammar import (
     guided_facts,
     guided_grammar,
 )
-from minipi.local.guided_schema import guided_schema
+from minipi.guided.schema import guided_schema
 
 REPORT = "reports/daily-2026-09-06.json"
 DAILY_JSON = '{\n  "date": "2026-09-06",\n  "orders": 128,\n  "revenue_yuan": 9600\n}'

@@ -11,9 +11,9 @@ import pytest
 
 from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, JsonObject, Message, ToolSpec
 from minipi.files import ProjectFiles, create_project_tools
-from minipi.local.guided import guided_schema
-from minipi.local.guided_grammar import guided_facts
-from minipi.local.guided_rank import Question
+from minipi.guided import guided_schema
+from minipi.guided.grammar import guided_facts
+from minipi.guided.rank import Question
 
 MOVE = frozenset({"move_file"})
 

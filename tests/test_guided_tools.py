@@ -28,8 +28,8 @@ from minipi.ai.types import (
     ModelResponse,
     ToolSpec,
 )
-from minipi.local.guided import GuidedClient, guided_instructions
-from minipi.local.guided_arguments import (
+from minipi.guided import GuidedClient, guided_instructions
+from minipi.guided.arguments import (
     MAX_SPAN_WORDS,
     MAX_SPANS,
     MAX_TEXT,
@@ -37,9 +37,9 @@ from minipi.local.guided_arguments import (
     question_numbers,
     question_spans,
 )
-from minipi.local.guided_fit import fit, question_words, tool_words
-from minipi.local.guided_grammar import Facts, guided_grammar
-from minipi.local.guided_schema import ANSWER_BRANCH, MAX_CALLS, guided_schema
+from minipi.guided.fit import fit, question_words, tool_words
+from minipi.guided.grammar import Facts, guided_grammar
+from minipi.guided.schema import ANSWER_BRANCH, MAX_CALLS, guided_schema
 from test_guided_grammar import matches
 
 WEATHER: JsonObject = {

@@ -93,7 +93,7 @@ def test_the_engine_knows_its_models_size_and_a_tiny_model_calls_one_at_a_time(
     """llama.cpp's log says how many weights the model has; below ``FULL_OFFER_FROM`` guided
     calls are one a reply (SmolLM2-135M repeated its call when a reply was a list)."""
     from minipi import assemble
-    from minipi.local.guided import GuidedClient
+    from minipi.guided import GuidedClient
 
     assert engine.parameters is not None
     assert 130e6 < engine.parameters < 140e6  # SmolLM2-135M

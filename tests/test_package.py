@@ -69,7 +69,7 @@ def test_import_minipi_loads_no_heavy_dependency() -> None:
     code = (
         "import sys, minipi, minipi.ai, minipi.agent, minipi.files; "
         "print(sorted(m for m in ('httpx', 'fastjsonschema', 'jsonschema', 'llama_cpp', 'click', "
-        "'mcp', 'anyio', 'huggingface_hub', 'minipi.agent.evidence') "
+        "'mcp', 'anyio', 'huggingface_hub', 'minipi.evidence.check') "
         "if m in sys.modules))"
     )
     out = subprocess.run(

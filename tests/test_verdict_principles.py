@@ -19,9 +19,8 @@ from typing import Any
 import pytest
 
 from minipi.agent import AgentConfig, RunResult, run_agent
-from minipi.agent.decisions import Nudge
-from minipi.agent.hooks import Rule, RunView
 from minipi.agent.tools import ApprovalRequest
+from minipi.agent.types import Nudge, Rule, RunView
 from minipi.ai.testing import ScriptedModel, reply_calls, reply_text
 from minipi.files import ProjectFiles, create_project_tools
 

@@ -28,7 +28,6 @@ if TYPE_CHECKING:
         run_agent,
         tool_from_function,
     )
-    from minipi.agent.evidence import CheckedClaim, Evidence, Source, check_evidence
     from minipi.ai import ClientConfig, Endpoint, connect
     from minipi.errors import (
         AgentError,
@@ -38,6 +37,7 @@ if TYPE_CHECKING:
         ModelError,
         ToolError,
     )
+    from minipi.evidence import CheckedClaim, Evidence, Source, check_evidence
     from minipi.files import ProjectFiles, create_project_tools
 
 # The public names and the module each lives in. They are imported on first use (PEP 562),
@@ -54,7 +54,7 @@ _HOMES = {
         "run_agent",
         "tool_from_function",
     ),
-    "minipi.agent.evidence": ("CheckedClaim", "Evidence", "Source", "check_evidence"),
+    "minipi.evidence": ("CheckedClaim", "Evidence", "Source", "check_evidence"),
     "minipi.ai": ("ClientConfig", "Endpoint", "connect"),
     "minipi.errors": (
         "AgentError",

@@ -131,7 +131,7 @@ class ModelHandle:
     model_file: str | None = None
     """The GGUF file the embedded engine serves (for the trace: a run can be reproduced)."""
     guided: bool = False
-    """Replies are grammar-guided (``minipi.local.guided.GuidedClient``)."""
+    """Replies are grammar-guided (``minipi.guided.GuidedClient``)."""
     parameters: float | None = None
     """How many weights the embedded engine's model has (its log says), else None."""
 
@@ -175,7 +175,7 @@ def open_model(
     else:
         handle = _local(settings, env, config, report)
     if guided:
-        from minipi.local.guided import AnswerForm, GuidedClient
+        from minipi.guided import AnswerForm, GuidedClient
 
         # Our engine reads a GBNF grammar, so answers cite facts; other servers (vLLM,
         # OpenAI) take a JSON Schema as response_format only: the plain answer form.
@@ -272,7 +272,7 @@ def guided_opening(
     what its answer needs, and finding it costs a small model turns it may not have."""
     opening = [(name, arguments) for name, arguments in GUIDED_OPENING if name in offered]
     if question is not None and files is not None:
-        from minipi.local.guided_rank import Question
+        from minipi.guided.rank import Question
 
         asked = Question.of(question)
         dirs = tuple(dict.fromkeys((*asked.named_dirs, *folders_said(files, question))))

@@ -1,7 +1,6 @@
 """The agent layer ("pi_agent"): tools, the loop, its rules, events and result."""
 
 from minipi.agent.config import AgentConfig
-from minipi.agent.decisions import End, Nudge, Refusal
 from minipi.agent.events import (
     AgentEvent,
     AssistantText,
@@ -18,9 +17,7 @@ from minipi.agent.events import (
     TurnStart,
     to_json,
 )
-from minipi.agent.execute import CallOutcome
 from minipi.agent.function_tool import tool_from_function
-from minipi.agent.hooks import Checked, Rule, RunView
 from minipi.agent.loop import run_agent
 from minipi.agent.result import RunResult, RunStatus
 from minipi.agent.tools import (
@@ -32,6 +29,7 @@ from minipi.agent.tools import (
     needs_approval,
     parse_arguments,
 )
+from minipi.agent.types import CallOutcome, Checked, End, Nudge, Refusal, Rule, RunView
 
 __all__ = [
     "AgentConfig",

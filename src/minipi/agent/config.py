@@ -10,8 +10,8 @@ from minipi.ai.types import RESERVED_OPTIONS
 from minipi.errors import AgentError
 
 if TYPE_CHECKING:
-    from minipi.agent.rules import Rule
     from minipi.agent.tools import AgentTool
+    from minipi.agent.types import Rule
 
 __all__ = ["AgentConfig", "EvidenceMode", "checked_tools"]
 

@@ -24,8 +24,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from minipi.agent.decisions import End, Note
-from minipi.agent.hooks import Rule, RunView
+from minipi.agent.types import End, Note, Rule, RunView
 from minipi.ai.types import (
     FunctionCall,
     FunctionCallOutput,

@@ -12,8 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from minipi.agent.decisions import Decision, End, FinalAnswer, Retry, RunTools
-from minipi.agent.hooks import Rule, RunView
+from minipi.agent.types import Decision, End, FinalAnswer, Retry, Rule, RunTools, RunView
 from minipi.ai.types import (
     FunctionCall,
     ModelRequest,

@@ -2,7 +2,7 @@
 
 A run ends in exactly one status. ``succeeded`` is reserved for a run whose model answered and
 whose every call was answered (its ``RunResult.code`` is None); every other end has a code
-from ``END_CODES`` (the decision that carries it is ``minipi.agent.decisions.End``). Codes
+from ``END_CODES`` (the decision that carries it is ``minipi.agent.types.End``). Codes
 raised by the model layer (``minipi.ai``) and by event sinks (a session that could not be
 saved) are in the table too; a code that is not (a new server error, a sink of the caller's
 own) ends the run ``failed``. The README's table of end codes

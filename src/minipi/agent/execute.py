@@ -17,28 +17,14 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from minipi.agent.config import AgentConfig, checked_tools
-from minipi.agent.decisions import End, Note
 from minipi.agent.events import EventSink, ToolCallStarted, ToolExecuting, ToolResultReady
-from minipi.agent.hooks import Checked, Rule, RunView
 from minipi.agent.rules import Rules, call_key
 from minipi.agent.tools import AgentTool, ToolResult, parse_arguments
+from minipi.agent.types import CallOutcome, Checked, End, Note, Rule, RunView
 from minipi.ai.textcalls import INVALID_CALL_NAME
 from minipi.ai.types import FunctionCall, FunctionCallOutput, Item
 
-__all__ = ["CallOutcome", "Toolbox", "beyond_limit", "close_open_calls", "opening_calls"]
-
-
-@dataclass(frozen=True, slots=True)
-class CallOutcome:
-    """One call and its result. ``ran``: its handler ran (or began: an overrun); otherwise
-    it was answered before, by ``refused_by`` (a rule) or for want of a tool or of valid
-    arguments (``refused_by`` None)."""
-
-    call: Checked
-    result: ToolResult
-    ran: bool
-    refused_by: Rule | None = None
-    seconds: float = 0.0
+__all__ = ["Toolbox", "beyond_limit", "close_open_calls", "opening_calls"]
 
 
 @dataclass(frozen=True, slots=True)

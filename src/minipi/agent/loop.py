@@ -5,7 +5,7 @@ rules before the request (budgets, the context fit) -> ask the model (``Run.ask`
 request as the rules shape it) -> decide what the reply means -> run its calls
 (``_execute``, each screened and observed by the rules) or let the rules accept the answer.
 The loop knows the rules only as ``Rules`` (``minipi.agent.rules``), whose hooks it calls at
-these points. Every phase returns a decision (``minipi.agent.decisions``); ``Run.finish``
+these points. Every phase returns a decision (``minipi.agent.types``); ``Run.finish``
 is the one place a run ends, with a code from ``minipi.agent.ends.END_CODES``. A run ends
 ``succeeded`` only when the model answers and every call it asked for was answered. The
 run's state and its moves (ask, keep, deliver, finish) are ``Run``, in
@@ -17,12 +17,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from minipi.agent.config import AgentConfig
-from minipi.agent.decisions import End, FinalAnswer, Note, Nudge, Retry, RunTools
 from minipi.agent.events import EventSink, RunStart, SinkFailed
 from minipi.agent.execute import beyond_limit, opening_calls
 from minipi.agent.result import RunResult
 from minipi.agent.run_state import OutOfTime, Run
 from minipi.agent.tools import AgentTool
+from minipi.agent.types import End, FinalAnswer, Note, Nudge, Retry, RunTools
 from minipi.ai.types import FunctionCall, Item, Message, ModelClient
 from minipi.errors import ModelError
 

@@ -9,12 +9,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from minipi.agent.config import EvidenceMode
-from minipi.agent.decisions import End, Nudge
-from minipi.agent.hooks import Rule, RunView
-from minipi.agent.verdict import claimed_changes, not_supported
+from minipi.agent.types import End, Nudge, Rule, RunView
+from minipi.evidence.verdict import claimed_changes, not_supported
 
 if TYPE_CHECKING:
-    from minipi.agent.evidence import CheckedClaim, Evidence
+    from minipi.evidence import CheckedClaim, Evidence
 
 __all__ = ["EvidencePolicy"]
 
@@ -27,7 +26,7 @@ class EvidencePolicy(Rule):
     ends the run ``change_not_made`` (nothing was changed: the answer must not say so).
     ``warn``: the check is kept (``RunResult.evidence``) and shown. ``require``: an answer is
     accepted only when every claim of it was examined and none is ``unsupported``,
-    ``from_question`` or only in a file name (``minipi.agent.verdict.not_supported``; weak
+    ``from_question`` or only in a file name (``minipi.evidence.verdict.not_supported``; weak
     claims stay shown-only). An answer too long to examine whole ends the run
     ``answer_unexamined``; one with a claim that is no support is refused once, naming every
     such claim, and the model is asked to answer from the results (it may read more); a
@@ -40,7 +39,7 @@ class EvidencePolicy(Rule):
     def accept(self, answer: str, view: RunView) -> End | Nudge | None:
         if self.mode == "off":
             return None
-        from minipi.agent.evidence import check_evidence  # only a run that answers pays
+        from minipi.evidence import check_evidence  # only a run that answers pays
 
         self.last = evidence = check_evidence(answer, view.history, view.question)
         unmade = self._unmade(evidence)

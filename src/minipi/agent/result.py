@@ -5,14 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from minipi.agent.decisions import End, FinalAnswer
 from minipi.agent.ends import RunStatus
-from minipi.agent.verdict import Verdict, judge
+from minipi.agent.types import End, FinalAnswer
 from minipi.ai.types import Item, Message, Usage, last_question
+from minipi.evidence.verdict import Verdict, judge
 from minipi.reading import NO_QUESTION, Question
 
 if TYPE_CHECKING:
-    from minipi.agent.evidence import Evidence
+    from minipi.evidence import Evidence
 
 __all__ = ["RunResult", "RunStatus"]
 
@@ -29,7 +29,7 @@ class RunResult:
     (None when the model never answered, or with ``AgentConfig(evidence="off")``); a run that
     failed ``unsupported_figures`` keeps it, to show which figures. ``facts`` are the lines
     minipi cited under the answer (guided mode: ``Message.cited``), not the model's text;
-    ``verdict`` is what the answer rests on (``minipi.agent.verdict``), None unless the run
+    ``verdict`` is what the answer rests on (``minipi.evidence.verdict``), None unless the run
     succeeded.
     """
 

@@ -1,6 +1,6 @@
 """The rules of a run: small objects with one job each, all consulted alike (``Rules``).
 
-Every rule has the hooks of ``minipi.agent.hooks.Rule`` (before a request, the request, the
+Every rule has the hooks of ``minipi.agent.types.Rule`` (before a request, the request, the
 response, screen a call, observe an outcome, accept an answer) and reads the run through a
 ``RunView``. The built-in rules come first, in this order, then the caller's
 (``AgentConfig.rules``): the turn limit, the deadline, the context fit
@@ -25,9 +25,8 @@ from typing import TYPE_CHECKING
 from minipi.agent.config import AgentConfig
 from minipi.agent.context import ContextFit
 from minipi.agent.decide import Reply, ReplyRetry, decide
-from minipi.agent.decisions import Decision, End, Note, Nudge, Refusal
-from minipi.agent.hooks import Checked, Rule, RunView
 from minipi.agent.policy import EvidencePolicy
+from minipi.agent.types import Checked, Decision, End, Note, Nudge, Refusal, Rule, RunView
 from minipi.ai.types import (
     FunctionCallOutput,
     Item,
@@ -40,9 +39,9 @@ from minipi.ai.types import (
 from minipi.reading import Question
 
 if TYPE_CHECKING:
-    from minipi.agent.evidence import Evidence
-    from minipi.agent.execute import CallOutcome
     from minipi.agent.tools import ToolResult
+    from minipi.agent.types import CallOutcome
+    from minipi.evidence import Evidence
 
 __all__ = [
     "CallBudget",

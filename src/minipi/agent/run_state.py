@@ -11,7 +11,6 @@ from dataclasses import replace
 
 from minipi.agent.config import AgentConfig
 from minipi.agent.decide import Reply
-from minipi.agent.decisions import End, FinalAnswer, Note
 from minipi.agent.events import (
     AssistantText,
     EventSink,
@@ -24,11 +23,11 @@ from minipi.agent.events import (
     SinkFailed,
     TurnStart,
 )
-from minipi.agent.execute import CallOutcome, Toolbox, close_open_calls
-from minipi.agent.hooks import RunView
+from minipi.agent.execute import Toolbox, close_open_calls
 from minipi.agent.result import RunResult
 from minipi.agent.rules import Rules
 from minipi.agent.tools import AgentTool
+from minipi.agent.types import CallOutcome, End, FinalAnswer, Note, RunView
 from minipi.ai.types import (
     Delta,
     Item,

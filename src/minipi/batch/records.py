@@ -19,7 +19,7 @@ _STATUSES: tuple[RunStatus, ...] = ("succeeded", "failed", "budget_exhausted", "
 class Record:
     """How one task ended. ``correct`` is None when the task expects nothing; ``evidence``
     is the check's counts (``supported``, ``unsupported``, ``tool_results``) or None;
-    ``verdict`` is a succeeded run's ``{"kind", "reason"}`` (``minipi.agent.verdict``)."""
+    ``verdict`` is a succeeded run's ``{"kind", "reason"}`` (``minipi.evidence.verdict``)."""
 
     id: str
     status: RunStatus

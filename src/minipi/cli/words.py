@@ -297,7 +297,7 @@ class Words:
 
     def _status(self, result: RunResult) -> str:
         """The status as the summary names it: a succeeded run with its verdict when the
-        answer is not backed (``minipi.agent.verdict``)."""
+        answer is not backed (``minipi.evidence.verdict``)."""
         if result.status == "failed":
             return self("failed_run")
         verdict = result.verdict

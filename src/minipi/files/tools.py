@@ -22,7 +22,7 @@ A path that could break a line or fool a terminal is written as a JSON string li
 (``paths.quote_path``). Refusals raise ``FileAccessError``; ``AgentTool.execute`` turns them
 into error results carrying the code.
 
-Details (never sent to the model; guided mode, ``minipi.local.guided_schema``, and the
+Details (never sent to the model; guided mode, ``minipi.guided.schema``, and the
 evidence check read them):
 
 - each tool's ``AgentTool.details["parameter_choices"]`` maps a parameter to where its
@@ -40,7 +40,7 @@ evidence check read them):
   ``[start, end, origin]`` (code points, end exclusive): ``"content"`` (a file's text, a
   search hit's line) or ``"path"`` (a listed, found or moved path); the rest (notices,
   ``no matches for '…'``, line numbers, the ``moved``/``->`` words) is the tool's own words;
-  this is what the evidence check takes as sources (``minipi.agent.evidence.sources``);
+  this is what the evidence check takes as sources (``minipi.evidence.sources``);
 - ``details["changed"]`` (``move_file``): the call changed the project, and
   ``details["change_words"]`` how its change is called, by language
   (``{"en": [...], "zh": [...]}``): what an answer saying it was done may use.

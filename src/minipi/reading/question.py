@@ -67,7 +67,7 @@ class Question:
     @property
     def total(self) -> bool:
         """It asks for a total: computed, unless a read holds a field of that name (an
-        invoice's ``total``); the verdict reads the fields (``minipi.agent.asked``)."""
+        invoice's ``total``); the verdict reads the fields (``minipi.evidence.asked``)."""
         return _TOTAL.search(self.text) is not None
 
     @property

@@ -52,7 +52,7 @@ def read_scope(items: Sequence[Item]) -> frozenset[str] | None:
 def _led(names: frozenset[str], items: Sequence[Item]) -> frozenset[str]:
     """``names`` with every path named in the text a tool returned for one of them, to a
     fixed point."""
-    from minipi.agent.evidence.statements import find_paths
+    from minipi.evidence.statements import find_paths
 
     if not names:
         return frozenset()

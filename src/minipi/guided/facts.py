@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 from minipi.ai.types import Item
 
 if TYPE_CHECKING:
-    from minipi.agent.evidence.sources import Output
-from minipi.local.guided_rank import Question, rank_facts
+    from minipi.evidence.sources import Output
+from minipi.guided.rank import Question, rank_facts
 
 __all__ = ["FACT_CHARS", "MAX_FACTS", "Facts", "digit_literals", "guided_facts"]
 
@@ -70,7 +70,7 @@ def guided_facts(
     """The facts an answer may cite: verbatim pieces of this run's tool results.
 
     The run and how each output splits into content and paths are the evidence check's
-    (``minipi.agent.evidence.sources``): a JSON document gives its scalar leaves as
+    (``minipi.evidence.sources``): a JSON document gives its scalar leaves as
     ``key: value`` (the value as written; a leaf whose text is not in the document, as a
     string with escapes, is left out), other content its non-blank lines, a listing its
     paths. Each fact once (where it was seen last), cut to ``width``. Order: content that
@@ -78,7 +78,7 @@ def guided_facts(
     it names, the kind of value it asks for, the largest or smallest row), then the newest
     result's first; then the paths, newest first; at most ``limit`` in all (the
     paths go first)."""
-    from minipi.agent.evidence.sources import collect_sources  # loaded by the check anyway
+    from minipi.evidence.sources import collect_sources  # loaded by the check anyway
 
     run = collect_sources(items)
     content: dict[str, str | None] = {}

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from minipi.ai.types import JsonObject, ToolSpec
-from minipi.local.guided_grammar import AnswerForm
-from minipi.local.guided_reply import dumps_json
-from minipi.local.guided_schema import explores, required_parameters
+from minipi.guided.grammar import AnswerForm
+from minipi.guided.reply import dumps_json
+from minipi.guided.schema import explores, required_parameters
 
 __all__ = ["guided_instructions"]
 

@@ -23,7 +23,7 @@ tell, the verdict is not ``backed`` (it never guesses green):
   - ``not_in_reads``: a figure, date or code the question names is in no read of this
     question (a month the table does not reach): nothing read is about what was asked;
   - ``mislabeled``: a figure's source says it is something else than the answer says
-    (``minipi.agent.evidence.context``: the words beside it name another record of its
+    (``minipi.evidence.context``: the words beside it name another record of its
     source, none of its own);
   - ``outside_question``: the question names files or folders and a figure was found only in
     other files, unless a file the question names led there (its text names the file: a chain
@@ -31,7 +31,7 @@ tell, the verdict is not ``backed`` (it never guesses green):
     known (a tool with no path) is never counted as outside;
   - ``conflicting``: two files of the reads give a figure's field different values (two
     versions of one config, two months' reports) and the question names neither: which
-    one counts, words cannot tell (``minipi.agent.evidence.conflicts``);
+    one counts, words cannot tell (``minipi.evidence.conflicts``);
   - ``copied``: the answer is only whole lines of the tool results (lines of two words or
     more, listed paths, joined by punctuation): it says nothing of its own;
   - ``computed``: the question asks for a figure computed from the files (its arithmetic
@@ -39,7 +39,7 @@ tell, the verdict is not ``backed`` (it never guesses green):
     that name) and the answer states none that minipi recomputed from the reads
     (``derived``: a count, sum, mean or difference);
   - ``left_out``: the question lists more things than the answer states values, or names a
-    field of the reads whose values the answer states none of (``minipi.agent.asked``).
+    field of the reads whose values the answer states none of (``minipi.evidence.asked``).
 - ``unbacked``: a claim is unsupported (``unsupported``), or part of the answer was too long
   to examine (``unexamined``).
 
@@ -55,14 +55,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from minipi.agent.asked import holds_field, left_out
-from minipi.agent.scope import path_argument, run_scope, within
 from minipi.ai.types import FunctionCallOutput, Item, last_question
+from minipi.evidence.asked import holds_field, left_out
+from minipi.evidence.scope import path_argument, run_scope, within
 from minipi.reading import Question
 from minipi.reading.paths import path_spans
 
 if TYPE_CHECKING:
-    from minipi.agent.evidence import CheckedClaim, Evidence
+    from minipi.evidence import CheckedClaim, Evidence
 
 __all__ = [
     "NOT_SUPPORT",
@@ -164,7 +164,7 @@ def _unread_subject(case: _Case) -> Verdict | None:
     """A figure, date or code the question names that no read of this question holds: then
     nothing read is about what was asked (the month a table does not reach, a SKU no file
     has), and whatever the answer states from the reads is about something else."""
-    from minipi.agent.evidence import check_evidence  # loaded with the check
+    from minipi.evidence import check_evidence  # loaded with the check
 
     named = check_evidence(case.question.text, case.items, case.question).claims
     figures = ("number", "date", "time", "identifier")
@@ -173,7 +173,7 @@ def _unread_subject(case: _Case) -> Verdict | None:
 
 
 def _mislabeled(case: _Case) -> Verdict | None:
-    from minipi.agent.evidence.context import mislabeled  # loaded with the check it reads
+    from minipi.evidence.context import mislabeled  # loaded with the check it reads
 
     wrong = mislabeled(case.answer, case.evidence.claims, case.items)
     return Verdict("weak", "mislabeled") if wrong else None
@@ -193,8 +193,8 @@ def _outside_question(case: _Case) -> Verdict | None:
 
 def _conflicting(case: _Case) -> Verdict | None:
     """The reads disagree on a figure's field and the question does not say which file
-    counts (``minipi.agent.evidence.conflicts``)."""
-    from minipi.agent.evidence.conflicts import conflicting  # loaded with the check
+    counts (``minipi.evidence.conflicts``)."""
+    from minipi.evidence.conflicts import conflicting  # loaded with the check
 
     named = case.scope
     found = conflicting(
@@ -304,7 +304,7 @@ def _states(claim: CheckedClaim) -> bool:
 def _outside(claim: CheckedClaim, named: frozenset[str], outputs: dict[str, str]) -> bool:
     """Every source of ``claim`` is a file's content (a read of it, or a search hit in it),
     and no such file is one ``named``."""
-    from minipi.agent.evidence.records import file_of  # loaded with the check
+    from minipi.evidence.records import file_of  # loaded with the check
 
     sources = [s for s in claim.sources if s.origin == "content"]
     files = [file_of(s, outputs.get(s.call_id or "", "")) for s in sources]

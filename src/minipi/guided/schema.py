@@ -41,7 +41,7 @@ from the request's items only, ``guided_state.RunState``):
   text; ``file`` and ``dir`` also take the paths the question names, whether a listing
   showed them or not (the sandbox decides);
 - once a file within each file and folder the question names was read
-  (``minipi.agent.scope.read_scope``), a ``file`` or ``dir`` value is offered (to a tool
+  (``minipi.evidence.scope.read_scope``), a ``file`` or ``dir`` value is offered (to a tool
   that changes nothing) only within them and the paths their text leads to, and a path so
   led to is offered whether a listing showed it or not (the same reading as the verdict's
   ``outside_question``); a name whose read failed leaves every
@@ -69,7 +69,7 @@ from the request's items only, ``guided_state.RunState``):
   ``"required"`` only tools, ``"auto"`` the rules above.
 
 An answer that cites facts from the tool results needs more than JSON Schema can say:
-``minipi.local.guided_grammar`` turns this schema into a GBNF grammar for that.
+``minipi.guided.grammar`` turns this schema into a GBNF grammar for that.
 """
 
 from __future__ import annotations
@@ -80,9 +80,9 @@ from itertools import product
 from typing import Any
 
 from minipi.ai.types import Item, JsonObject, ToolSpec
-from minipi.local.guided_arguments import Offer, offered_value
-from minipi.local.guided_fit import fit, question_words, tool_words
-from minipi.local.guided_state import (
+from minipi.guided.arguments import Offer, offered_value
+from minipi.guided.fit import fit, question_words, tool_words
+from minipi.guided.state import (
     ChoiceSpec,
     RunState,
     call_key,

@@ -1,8 +1,8 @@
 """The grammar of a guided reply: the calls ``guided_schema`` allows, or an answer in its form.
 
-``guided_grammar`` turns a ``guided_schema`` into GBNF (``minipi.local.guided_gbnf``; the
-schema's nodes through ``minipi.local.guided_json``) whose answer branch has the
-``AnswerForm`` asked for: the facts (``minipi.local.guided_facts``, re-exported here) chosen
+``guided_grammar`` turns a ``guided_schema`` into GBNF (``minipi.guided.gbnf``; the
+schema's nodes through ``minipi.guided.json_rules``) whose answer branch has the
+``AnswerForm`` asked for: the facts (``minipi.guided.facts``, re-exported here) chosen
 before the text, each at most once and in order, or a text whose digits can only be copied
 from the results. JSON Schema cannot say either ("each at most once, in order"; "a digit only
 inside one of these literals"), so the grammar is llama.cpp's GBNF, which llama-cpp-python's
@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from typing import Literal, TypeAlias
 
 from minipi.ai.types import JsonObject
-from minipi.local.guided_facts import FACT_CHARS, MAX_FACTS, Facts, digit_literals, guided_facts
-from minipi.local.guided_gbnf import (
+from minipi.guided.facts import FACT_CHARS, MAX_FACTS, Facts, digit_literals, guided_facts
+from minipi.guided.gbnf import (
     JSON,
     UNQUOTED,
     Chars,
@@ -27,7 +27,7 @@ from minipi.local.guided_gbnf import (
     json_text,
     reachable,
 )
-from minipi.local.guided_json import visit
+from minipi.guided.json_rules import visit
 
 __all__ = [
     "FACT_CHARS",

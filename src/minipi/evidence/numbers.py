@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
-from minipi.agent.evidence.numerals import (
+from minipi.evidence.numerals import (
     APPROX_AFTER,
     APPROX_BEFORE,
     CN_DIGITS,
@@ -26,7 +26,7 @@ from minipi.agent.evidence.numerals import (
     parse_chinese,
     to_ascii_digits,
 )
-from minipi.agent.evidence.types import Found, NumberFigure, TextFigure
+from minipi.evidence.types import Found, NumberFigure, TextFigure
 
 __all__ = [
     "SourceNumber",

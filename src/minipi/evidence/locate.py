@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from json.scanner import make_scanner
 from typing import Any, cast
 
-from minipi.agent.evidence.match import Hit
-from minipi.agent.evidence.sources import Output
-from minipi.agent.evidence.types import Origin, Source
+from minipi.evidence.match import Hit
+from minipi.evidence.sources import Output
+from minipi.evidence.types import Origin, Source
 
 __all__ = [
     "JsonIndex",

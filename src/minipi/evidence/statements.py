@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from minipi.agent.evidence.types import Found, TextFigure
+from minipi.evidence.types import Found, TextFigure
 from minipi.reading.paths import path_spans
 
 __all__ = ["find_changes", "find_paths"]

@@ -24,12 +24,12 @@ import unicodedata
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from minipi.agent.scope import path_argument
 from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, since_question
+from minipi.evidence.scope import path_argument
 from minipi.reading import Question, words
 
 if TYPE_CHECKING:  # the evidence package is loaded by the check, not by `import minipi`
-    from minipi.agent.evidence.types import CheckedClaim, Evidence
+    from minipi.evidence.types import CheckedClaim, Evidence
 
 __all__ = ["MAX_OUTPUT", "holds_field", "left_out"]
 
@@ -125,7 +125,7 @@ def _answers(checked: CheckedClaim, question: Question) -> bool:
 def _thing(checked: CheckedClaim, outputs: dict[str, str]) -> object:
     """What a claim states a value of: the field it was read from, else the value itself
     (a figure recomputed from the reads is a thing of its own, not its terms' field)."""
-    from minipi.agent.evidence.records import field_of
+    from minipi.evidence.records import field_of
 
     if checked.status == "derived":
         return _normal(checked.claim.value)
@@ -168,8 +168,8 @@ def _this_question(items: Sequence[Item]) -> list[FunctionCallOutput]:
 
 def _fields(outputs: Sequence[FunctionCallOutput]) -> dict[str, list[str]]:
     """Field name (a field's last key, a column's header) -> the values this question's
-    reads give it (``minipi.agent.evidence.records.fields``)."""
-    from minipi.agent.evidence.records import fields as read_fields
+    reads give it (``minipi.evidence.records.fields``)."""
+    from minipi.evidence.records import fields as read_fields
 
     found: dict[str, list[str]] = {}
     for output in outputs:
@@ -183,7 +183,7 @@ def _fields(outputs: Sequence[FunctionCallOutput]) -> dict[str, list[str]]:
 def _stated_keys(claims: Sequence[CheckedClaim], items: Sequence[Item]) -> set[str]:
     """The fields a supported claim of the answer was found in: the last key of a JSON
     pointer or of a ``key = value`` line (a date written otherwise than in the file counts)."""
-    from minipi.agent.evidence.records import field_of
+    from minipi.evidence.records import field_of
 
     outputs = {i.call_id: i.output for i in items if isinstance(i, FunctionCallOutput)}
     keys: set[str] = set()

@@ -20,10 +20,10 @@ What the server sees instead of the neutral request:
   (``guided_schema``): one branch per tool that can still be called usefully, plus the
   answer branch when it is allowed.
 
-The rules of the schema are in ``minipi.local.guided_schema``, the system message in
-``minipi.local.guided_prompt``.
+The rules of the schema are in ``minipi.guided.schema``, the system message in
+``minipi.guided.prompt``.
 
-The answer's form (``answer``, an ``AnswerForm`` of ``minipi.local.guided_grammar``):
+The answer's form (``answer``, an ``AnswerForm`` of ``minipi.guided.grammar``):
 ``"facts"`` (the default) asks for ``{"facts": [F, ...], "answer": TEXT}``, where the facts are
 verbatim pieces of this run's tool results (``guided_facts``), chosen before the text, each at
 most once, in order; ``"digits"`` for ``{"answer": TEXT}`` whose digits can only be copied
@@ -40,7 +40,7 @@ sends: the CLI shows them in minipi's own block, marked as minipi's, and they ar
 back to the model as its own text (a later request renders the answer as ``{"answer": TEXT}``,
 or within the client's life as the reply the model wrote). The evidence check reads the text
 only, so an answer whose own sentence states none of the figures is not backed by the facts
-it cites (``minipi.agent.verdict``: ``facts_only``). A fact the client did not offer (a server
+it cites (``minipi.evidence.verdict``: ``facts_only``). A fact the client did not offer (a server
 that ignored the grammar) is dropped, never shown.
 
 Styles of ``response_format``: ``"json_object"`` (``{"type": "json_object", "schema": S}``,
@@ -79,16 +79,16 @@ from minipi.ai.types import (
     result_follows_question,
 )
 from minipi.errors import ConfigError
-from minipi.local.guided_grammar import AnswerForm, Facts, guided_facts, guided_grammar
-from minipi.local.guided_prompt import guided_instructions
-from minipi.local.guided_reply import (
+from minipi.guided.grammar import AnswerForm, Facts, guided_facts, guided_grammar
+from minipi.guided.prompt import guided_instructions
+from minipi.guided.reply import (
     Cited,
     ResponseFormatStyle,
     cited_lines,
     dumps_json,
     translate,
 )
-from minipi.local.guided_schema import (
+from minipi.guided.schema import (
     ANSWER_BRANCH,
     explores,
     guided_schema,

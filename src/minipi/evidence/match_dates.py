@@ -15,10 +15,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from minipi.agent.evidence.claims import valid_date
-from minipi.agent.evidence.match import Hit, HitTier, Views, find_all
-from minipi.agent.evidence.numerals import render_chinese
-from minipi.agent.evidence.types import DateFigure, TimeFigure
+from minipi.evidence.claims import valid_date
+from minipi.evidence.match import Hit, HitTier, Views, find_all
+from minipi.evidence.numerals import render_chinese
+from minipi.evidence.types import DateFigure, TimeFigure
 
 __all__ = ["DateMatcher", "TimeMatcher"]
 

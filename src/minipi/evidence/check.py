@@ -20,12 +20,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from minipi.agent.evidence.claims import extract_claims
-from minipi.agent.evidence.context import FIGURES, label_words
-from minipi.agent.evidence.derive import Reads, Term, derive, difference_of, fraction
-from minipi.agent.evidence.elsewhere import Rereads, argument_hits, question_hits
-from minipi.agent.evidence.locate import Locator
-from minipi.agent.evidence.match import (
+from minipi.ai.types import Item
+from minipi.evidence.claims import extract_claims
+from minipi.evidence.context import FIGURES, label_words
+from minipi.evidence.derive import Reads, Term, derive, difference_of, fraction
+from minipi.evidence.elsewhere import Rereads, argument_hits, question_hits
+from minipi.evidence.locate import Locator
+from minipi.evidence.match import (
     Hit,
     HitTier,
     Matcher,
@@ -34,10 +35,10 @@ from minipi.agent.evidence.match import (
     Views,
     derive_text,
 )
-from minipi.agent.evidence.match_dates import DateMatcher, TimeMatcher
-from minipi.agent.evidence.match_numbers import NumberMatcher, nearest
-from minipi.agent.evidence.sources import Change, Output, RunSources, collect_sources
-from minipi.agent.evidence.types import (
+from minipi.evidence.match_dates import DateMatcher, TimeMatcher
+from minipi.evidence.match_numbers import NumberMatcher, nearest
+from minipi.evidence.sources import Change, Output, RunSources, collect_sources
+from minipi.evidence.types import (
     CheckedClaim,
     Claim,
     DateFigure,
@@ -50,7 +51,6 @@ from minipi.agent.evidence.types import (
     Status,
     TimeFigure,
 )
-from minipi.ai.types import Item
 from minipi.reading.paths import path_spans
 from minipi.reading.question import Question
 

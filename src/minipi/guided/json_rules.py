@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from minipi.ai.types import JsonObject
-from minipi.local.guided_gbnf import Ref, Rules, Symbol, json_text
-from minipi.local.guided_schema import ANSWER_BRANCH
+from minipi.guided.gbnf import Ref, Rules, Symbol, json_text
+from minipi.guided.schema import ANSWER_BRANCH
 
 __all__ = ["Answer", "visit"]
 

@@ -18,11 +18,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from minipi.agent.evidence.locate import line_column
-from minipi.agent.evidence.match import Hit, Matcher
-from minipi.agent.evidence.numerals import FINANCIAL, INVISIBLE
-from minipi.agent.evidence.sources import Output, RunSources
-from minipi.agent.evidence.types import Source
+from minipi.evidence.locate import line_column
+from minipi.evidence.match import Hit, Matcher
+from minipi.evidence.numerals import FINANCIAL, INVISIBLE
+from minipi.evidence.sources import Output, RunSources
+from minipi.evidence.types import Source
 
 __all__ = ["Rereads", "SourceDigits", "all_hits", "argument_hits", "question_hits", "read_digits"]
 

@@ -30,8 +30,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from minipi.agent.evidence.types import Origin
 from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, Message, is_question
+from minipi.evidence.types import Origin
 
 __all__ = ["Change", "Output", "PathArgument", "RunSources", "collect_sources"]
 

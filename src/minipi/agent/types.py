@@ -1,4 +1,19 @@
-"""The rules protocol: the hooks every rule of a run has, and the read-only view they get.
+"""The loop's contract: the values rules and the loop exchange, in one leaf module.
+
+Decisions (what a reply means, and what a rule answers):
+
+Every decision value of the loop, in one place: small frozen values, never flags.
+
+A reply means ``FinalAnswer``, ``RunTools``, ``Retry`` (asked for once more) or ``End``
+(``Decision``). A rule answers a call with a ``Refusal`` (which names the rule, so that the
+rule knows its own refusals by identity, never by a code string), an answer with a ``Nudge``
+or an ``End``, a coming request with a ``Note`` (something to tell whoever watches) or an
+``End``. ``End`` is the one way a run stops; its ``code`` is a key of
+``minipi.agent.ends.END_CODES``.
+
+The rules protocol:
+
+The rules protocol: the hooks every rule of a run has, and the read-only view they get.
 
 Each hook is called at one fixed point of every turn, for every rule alike (the built-in
 ones first, then the caller's, ``AgentConfig.rules``); a rule overrides the ones it needs:
@@ -23,17 +38,88 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeAlias
 
-from minipi.agent.decisions import End, Note, Nudge, Refusal
+from minipi.agent.ends import RunStatus, status_of
 from minipi.agent.tools import AgentTool, ToolResult
 from minipi.ai.types import FunctionCall, Item, ModelRequest, ModelResponse
 from minipi.reading import NO_QUESTION, Question
 
-if TYPE_CHECKING:
-    from minipi.agent.execute import CallOutcome
+__all__ = [
+    "CallOutcome",
+    "Checked",
+    "Decision",
+    "End",
+    "FinalAnswer",
+    "Note",
+    "Nudge",
+    "Refusal",
+    "Retry",
+    "Rule",
+    "RunTools",
+    "RunView",
+]
 
-__all__ = ["Checked", "Rule", "RunView"]
+
+@dataclass(frozen=True, slots=True)
+class End:
+    """The decision that ends a run: ``code`` (a key of ``END_CODES``) and what happened."""
+
+    code: str
+    detail: str
+
+    @property
+    def status(self) -> RunStatus:
+        return status_of(self.code)
+
+
+@dataclass(frozen=True, slots=True)
+class FinalAnswer:
+    """The model answered (text, no calls); the answer rules have not yet accepted it."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class RunTools:
+    """The model asked for these calls (the calls win over any text beside them)."""
+
+    calls: tuple[FunctionCall, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Retry:
+    """The decision to ask the model once more: nothing of its reply is kept."""
+
+    reason: str
+
+
+Decision: TypeAlias = FinalAnswer | RunTools | Retry | End
+"""What a reply means: answer, run these calls, ask once more, or end the run."""
+
+
+@dataclass(frozen=True, slots=True)
+class Nudge:
+    """The decision to tell the model ``message`` (as a user message) and ask once more."""
+
+    message: str
+    notice: str
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """Something a rule did before a request that whoever watches is told (a ``Notice``)."""
+
+    text: str
+    code: str
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """``rule`` answers the call with ``result`` instead of running it."""
+
+    rule: Rule
+    result: ToolResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,3 +180,16 @@ class Rule:
     def refuse(self, code: str, message: str) -> Refusal:
         """This rule's refusal: the call is answered ``error [code]: message``."""
         return Refusal(self, ToolResult.error(code, message))
+
+
+@dataclass(frozen=True, slots=True)
+class CallOutcome:
+    """One call and its result. ``ran``: its handler ran (or began: an overrun); otherwise
+    it was answered before, by ``refused_by`` (a rule) or for want of a tool or of valid
+    arguments (``refused_by`` None)."""
+
+    call: Checked
+    result: ToolResult
+    ran: bool
+    refused_by: Rule | None = None
+    seconds: float = 0.0

@@ -22,10 +22,10 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 
-from minipi.agent.evidence.numbers import find_chinese_numbers, find_numbers
-from minipi.agent.evidence.numerals import CN_DIGITS, MONTH_NAMES, MONTHS, fold, parse_chinese
-from minipi.agent.evidence.statements import find_changes, find_paths
-from minipi.agent.evidence.types import Claim, DateFigure, Found, TextFigure, TimeFigure
+from minipi.evidence.numbers import find_chinese_numbers, find_numbers
+from minipi.evidence.numerals import CN_DIGITS, MONTH_NAMES, MONTHS, fold, parse_chinese
+from minipi.evidence.statements import find_changes, find_paths
+from minipi.evidence.types import Claim, DateFigure, Found, TextFigure, TimeFigure
 
 __all__ = [
     "date_value",

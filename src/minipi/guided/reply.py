@@ -13,7 +13,7 @@ from typing import Any, Literal, TypeAlias
 from minipi.ai.textcalls import find_text_calls
 from minipi.ai.types import FunctionCall, Message, ModelResponse, output_text
 from minipi.errors import ModelProtocolError
-from minipi.local.guided_facts import Facts
+from minipi.guided.facts import Facts
 
 __all__ = ["Cited", "ResponseFormatStyle", "cited_lines", "dumps_json", "translate"]
 

@@ -15,7 +15,8 @@ data (``Evidence.to_json()`` is EVIDENCE.md's object).
 
 ``check_evidence(answer, items)`` is pure (no I/O, no model, no clock). It follows
 ``../shared/EVIDENCE.md``; where that is silent it decides as below. The package is imported
-only by whoever checks an answer: ``import minipi`` does not load it.
+only by whoever checks an answer: ``import minipi`` does not load it, and the loop
+loads only the verdict (``verdict``, ``asked``, ``scope``) until an answer is checked.
 
 Sources
     The conversation's tool results that are not errors, as each tool marked them (content,
@@ -98,29 +99,66 @@ Not done
 
 from __future__ import annotations
 
-from minipi.agent.evidence.check import (
-    MAX_ANSWER_CHARS,
-    MAX_CLAIMS,
-    MAX_SOURCES,
-    MAX_WORK,
-    check_evidence,
-)
-from minipi.agent.evidence.claims import extract_claims
-from minipi.agent.evidence.types import (
-    SUPPORTED,
-    CheckedClaim,
-    Claim,
-    ClaimKind,
-    DateFigure,
-    Evidence,
-    Figure,
-    Nearest,
-    NumberFigure,
-    Origin,
-    Source,
-    Status,
-    TextFigure,
-    TimeFigure,
+from typing import TYPE_CHECKING
+
+from minipi._lazy import lazy_names
+
+if TYPE_CHECKING:
+    from minipi.evidence.check import (
+        MAX_ANSWER_CHARS,
+        MAX_CLAIMS,
+        MAX_SOURCES,
+        MAX_WORK,
+        check_evidence,
+    )
+    from minipi.evidence.claims import extract_claims
+    from minipi.evidence.types import (
+        SUPPORTED,
+        CheckedClaim,
+        Claim,
+        ClaimKind,
+        DateFigure,
+        Evidence,
+        Figure,
+        Nearest,
+        NumberFigure,
+        Origin,
+        Source,
+        Status,
+        TextFigure,
+        TimeFigure,
+    )
+
+# Loaded on first use (PEP 562): the loop imports the verdict (``minipi.evidence.verdict``)
+# at start, and the check's modules (``decimal`` among them) only when an answer is checked.
+__getattr__ = lazy_names(
+    __name__,
+    {
+        "minipi.evidence.check": (
+            "MAX_ANSWER_CHARS",
+            "MAX_CLAIMS",
+            "MAX_SOURCES",
+            "MAX_WORK",
+            "check_evidence",
+        ),
+        "minipi.evidence.claims": ("extract_claims",),
+        "minipi.evidence.types": (
+            "SUPPORTED",
+            "CheckedClaim",
+            "Claim",
+            "ClaimKind",
+            "DateFigure",
+            "Evidence",
+            "Figure",
+            "Nearest",
+            "NumberFigure",
+            "Origin",
+            "Source",
+            "Status",
+            "TextFigure",
+            "TimeFigure",
+        ),
+    },
 )
 
 __all__ = [

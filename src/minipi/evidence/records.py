@@ -1,5 +1,5 @@
 """The record a figure was found in, as the structure of its read says: what context checks
-a figure's label against (``minipi.agent.evidence.context``).
+a figure's label against (``minipi.evidence.context``).
 
 - JSON: the keys on the figure's pointer, and the short text values of the object it is in
   (``{"name": "api", "memory": "2Gi"}``: ``2Gi`` is api's); the *sections* are the keys that
@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from minipi.agent.evidence.types import Source
+from minipi.evidence.types import Source
 from minipi.reading.words import words
 
 __all__ = ["MAX_LINES", "MAX_UP", "Record", "field_of", "fields", "file_of", "record_of"]

@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from minipi.agent.scope import is_file, read_scope, within
 from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, ToolSpec, is_question
-from minipi.local.guided_rank import Question, words_of
+from minipi.evidence.scope import is_file, read_scope, within
+from minipi.guided.rank import Question, words_of
 
 __all__ = ["ChoiceSpec", "RunState", "call_key", "choice_specs", "loads_or_none"]
 

@@ -12,16 +12,16 @@ from decimal import Decimal
 from functools import cached_property, lru_cache
 from typing import Literal, TypeAlias
 
-from minipi.agent.evidence.match import Hit, find_all
-from minipi.agent.evidence.numbers import (
+from minipi.evidence.match import Hit, find_all
+from minipi.evidence.numbers import (
     GROUP_SPACES,
     SourceNumber,
     glued_before,
     read_chinese,
     read_number,
 )
-from minipi.agent.evidence.numerals import CN_DIGITS, canonical, render_chinese
-from minipi.agent.evidence.types import NumberFigure
+from minipi.evidence.numerals import CN_DIGITS, canonical, render_chinese
+from minipi.evidence.types import NumberFigure
 
 __all__ = [
     "Needle",

@@ -15,7 +15,7 @@ from decimal import Decimal
 from functools import cache, lru_cache
 from typing import Any, Literal, Protocol, TypeAlias, TypeVar, cast
 
-from minipi.agent.evidence.types import TextFigure
+from minipi.evidence.types import TextFigure
 
 __all__ = [
     "Hit",

@@ -5,7 +5,7 @@ Principle: a source backs a figure only where the words the answer puts beside t
 not name another record of the same source. The words beside a figure (its *label*) are the
 answer's words between the figure and its neighbours in the same clause (a clause ends at
 ``, ; 。 ， ； 、 ! ?``, a line break, ``and``/``和``). The figure's *record* is what the
-structure of its read says it belongs to (``minipi.agent.evidence.records``: the JSON keys on
+structure of its read says it belongs to (``minipi.evidence.records``: the JSON keys on
 its pointer and its object's names, its line with the lines it is under and its column's
 header). The source disagrees with the answer when:
 
@@ -31,9 +31,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
-from minipi.agent.evidence.records import record_of
-from minipi.agent.evidence.types import CheckedClaim, Claim, NumberFigure, Source
 from minipi.ai.types import FunctionCallOutput, Item
+from minipi.evidence.records import record_of
+from minipi.evidence.types import CheckedClaim, Claim, NumberFigure, Source
 from minipi.reading.paths import path_spans
 from minipi.reading.words import words
 

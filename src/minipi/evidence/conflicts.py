@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from minipi.agent.evidence.records import field_of, fields
-from minipi.agent.evidence.types import CheckedClaim, Source
 from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, since_question
+from minipi.evidence.records import field_of, fields
+from minipi.evidence.types import CheckedClaim, Source
 
 __all__ = ["MAX_OUTPUT", "conflicting"]
 
