@@ -90,10 +90,11 @@ from minipi.guided.reply import (
 )
 from minipi.guided.schema import (
     ANSWER_BRANCH,
+    ReplyOffer,
     explores,
+    guided_offer,
     guided_schema,
     loads_or_none,
-    offered_tools,
     searches_only,
 )
 
@@ -175,12 +176,12 @@ class GuidedClient:
         _refuse_reserved(request.options)
         tools = self._offerable(request.tools)
         listing = self._listing(request, tools)
-        schema = self._schema(request, tools, listing)
-        constraint, facts = self._constraint(schema, request.items, tools)
+        offer = self._offer(request, tools, listing)
+        constraint, facts = self._constraint(offer, request.items, tools)
         guided = self._guided(request, constraint, listing)
         cited = Cited(facts, last_question(request.items))
-        offered, declared = offered_tools(schema), [t.name for t in request.tools]
-        response = translate(self.inner.create(guided), self.style, cited, offered, declared)
+        declared = [t.name for t in request.tools]
+        response = translate(self.inner.create(guided), self.style, cited, offer.tools, declared)
         if cited.composed is not None:  # later turns show the model its reply as it wrote it
             self._rendered[id(cited.composed)] = (cited.composed, cited.reply)
         return response
@@ -196,10 +197,8 @@ class GuidedClient:
         listing = self.lists and request.parallel_tool_calls
         return listing and not all(explores(t) for t in tools)
 
-    def _schema(
-        self, request: ModelRequest, tools: Sequence[ToolSpec], listing: bool
-    ) -> JsonObject:
-        return guided_schema(
+    def _offer(self, request: ModelRequest, tools: Sequence[ToolSpec], listing: bool) -> ReplyOffer:
+        return guided_offer(
             tools,
             request.items,
             request.tool_choice,
@@ -228,7 +227,7 @@ class GuidedClient:
         )
 
     def _constraint(
-        self, schema: JsonObject, items: Sequence[Item], tools: Sequence[ToolSpec]
+        self, offer: ReplyOffer, items: Sequence[Item], tools: Sequence[ToolSpec]
     ) -> tuple[JsonObject, Facts]:
         """The request's constraint (``response_format`` or ``grammar``) and the facts offered.
 
@@ -240,10 +239,11 @@ class GuidedClient:
         listed file read) the answer is offered whatever the facts: a Chinese question about
         an English JSON file shares no word with it; a search for the question's words does
         not count as a tool left (``searches_only``)."""
-        facts = guided_facts(items) if _offers_answer(schema) else Facts()
+        facts = guided_facts(items) if offer.answer else Facts()
         held = self.answer_needs_evidence and result_follows_question(items)
-        if held and not facts.leading and not searches_only(schema, tools):
-            schema = _without_answer(schema)
+        if held and not facts.leading and not searches_only(offer, tools):
+            offer = offer.without_answer()
+        schema = offer.schema()
         if self.answer == "plain":
             return {"response_format": response_format(schema, self.style)}, Facts()
         return {"grammar": guided_grammar(schema, facts, self.answer).gbnf()}, facts
@@ -297,18 +297,6 @@ def response_format(schema: JsonObject, style: ResponseFormatStyle) -> JsonObjec
             "json_schema": {"name": "guided_reply", "strict": True, "schema": schema},
         }
     return {"type": "json_object", "schema": schema}
-
-
-def _without_answer(schema: JsonObject) -> JsonObject:
-    """``schema`` without its answer branch, unless the answer is all it allows."""
-    branches = [b for b in schema.get("anyOf", ()) if b != ANSWER_BRANCH]
-    if not branches:
-        return schema
-    return branches[0] if len(branches) == 1 else {"anyOf": branches}
-
-
-def _offers_answer(schema: JsonObject) -> bool:
-    return schema == ANSWER_BRANCH or ANSWER_BRANCH in schema.get("anyOf", ())
 
 
 def _reply_calls(items: Sequence[Item], index: int) -> list[FunctionCall]:

@@ -75,7 +75,7 @@ An answer that cites facts from the tool results needs more than JSON Schema can
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import product
 from typing import Any
 
@@ -94,12 +94,13 @@ __all__ = [
     "ANSWER_BRANCH",
     "MAX_CALLS",
     "ChoiceSpec",
+    "ReplyOffer",
     "can_constrain",
     "choice_specs",
     "explores",
+    "guided_offer",
     "guided_schema",
     "loads_or_none",
-    "offered_tools",
     "required_parameters",
     "searches_only",
 ]
@@ -116,7 +117,31 @@ MAX_CALLS = 8
 """The most calls one guided reply may list (with ``parallel``)."""
 
 
-def guided_schema(
+@dataclass(frozen=True, slots=True)
+class ReplyOffer:
+    """What the next guided reply may be, as the rules decided it: a call of one of
+    ``tools`` (``calls``: one branch a tool, its name and its arguments' schema), one a reply
+    or a list of them (``listed``), and/or the answer. ``schema()`` writes it for the server;
+    nothing reads a schema back to learn what was offered."""
+
+    calls: tuple[JsonObject, ...] = ()
+    tools: frozenset[str] = frozenset()
+    answer: bool = True
+    listed: bool = False
+
+    def schema(self) -> JsonObject:
+        """The JSON Schema a reply must match (the answer branch is ``ANSWER_BRANCH``)."""
+        branches = _listed(list(self.calls)) if self.listed else list(self.calls)
+        if self.answer or not branches:
+            branches.append(ANSWER_BRANCH)
+        return branches[0] if len(branches) == 1 else {"anyOf": branches}
+
+    def without_answer(self) -> ReplyOffer:
+        """This offer less the answer, unless the answer is all it allows."""
+        return replace(self, answer=False) if self.calls else self
+
+
+def guided_offer(
     tools: Sequence[ToolSpec],
     items: Sequence[Item],
     tool_choice: str = "auto",
@@ -127,8 +152,8 @@ def guided_schema(
     parallel: bool = False,
     optional: bool = True,
     spans: bool = False,
-) -> JsonObject:
-    """The JSON Schema the next reply must match (see the module docstring for the rules).
+) -> ReplyOffer:
+    """What the next reply may be (see the module docstring for the rules).
 
     ``mutating`` names the tools that change things (``GuidedClient`` passes the names of
     the request's tools whose ``ToolSpec.mutating`` is set); without ``optional`` a tool that
@@ -137,12 +162,21 @@ def guided_schema(
     fitting = _Fitting.of(tools, state, tool_choice)
     offer = Offer.of(state.question.text, free_text, optional, spans)
     calls = _tool_branches(fitting.tools, state, tool_choice, offer)
-    answered = state.evidence and _answered(tools, state, calls)
+    names = frozenset(calls)
+    answered = state.evidence and _answered(tools, state, names)
     may_answer = answered or not answer_needs_evidence or fitting.declinable
-    branches = _listed(calls) if parallel else list(calls)
-    if _answer_offered(calls, tool_choice, may_answer):
-        branches.append(ANSWER_BRANCH)
-    return branches[0] if len(branches) == 1 else {"anyOf": branches}
+    answer = _answer_offered(names, tool_choice, may_answer)
+    return ReplyOffer(tuple(calls.values()), names, answer, parallel)
+
+
+def guided_schema(
+    tools: Sequence[ToolSpec],
+    items: Sequence[Item],
+    tool_choice: str = "auto",
+    **options: Any,
+) -> JsonObject:
+    """The JSON Schema of ``guided_offer(tools, items, tool_choice, **options)``."""
+    return guided_offer(tools, items, tool_choice, **options).schema()
 
 
 def _listed(calls: list[JsonObject]) -> list[JsonObject]:
@@ -153,7 +187,7 @@ def _listed(calls: list[JsonObject]) -> list[JsonObject]:
     return [{"type": "array", "items": listed, "minItems": 1, "maxItems": MAX_CALLS}]
 
 
-def _answer_offered(calls: list[JsonObject], tool_choice: str, may_answer: bool) -> bool:
+def _answer_offered(calls: frozenset[str], tool_choice: str, may_answer: bool) -> bool:
     """Whether the reply may be the answer: no call is left, ``tool_choice`` allows only the
     answer, or it leaves the choice to the rules and they allow the answer."""
     return not calls or tool_choice == "none" or (tool_choice == "auto" and may_answer)
@@ -201,37 +235,33 @@ def explores(tool: ToolSpec) -> bool:
     return bool(choice_specs(tool))
 
 
-def _answered(tools: Sequence[ToolSpec], state: RunState, branches: list[JsonObject]) -> bool:
+def _answered(tools: Sequence[ToolSpec], state: RunState, offered: frozenset[str]) -> bool:
     """Whether the results can answer yet: every file the question names was read (or
     tried), a question that asks how many had a search count (a model counting lines in a
     file's text miscounts; a search counts them exactly), and a change it asks for was made,
     while the tools for them are offered."""
-    offered = offered_tools({"anyOf": branches})
     if state.unread and "read_file" in offered:
         return False
     return not (_uncounted(tools, state, offered) or _unchanged(tools, state, offered))
 
 
-def _uncounted(tools: Sequence[ToolSpec], state: RunState, offered: set[str]) -> bool:
+def _uncounted(tools: Sequence[ToolSpec], state: RunState, offered: frozenset[str]) -> bool:
     """The question asks how many, a search is offered, and none has counted yet."""
     counters = [t for t in tools if _from_question(t) and t.name in offered]
     return state.question.counts and bool(counters) and not state.searched
 
 
-def _unchanged(tools: Sequence[ToolSpec], state: RunState, offered: set[str]) -> bool:
+def _unchanged(tools: Sequence[ToolSpec], state: RunState, offered: frozenset[str]) -> bool:
     """The question asks for a change an offered tool makes, and none was made yet."""
     changing = [t for t in tools if t.mutating and t.name in offered]
     return bool(changing) and not state.changed and state.asks_change(changing)
 
 
-def searches_only(schema: JsonObject, tools: Sequence[ToolSpec]) -> bool:
-    """Whether every tool ``schema`` still offers takes only the question's words (a search):
+def searches_only(offer: ReplyOffer, tools: Sequence[ToolSpec]) -> bool:
+    """Whether every tool ``offer`` still offers takes only the question's words (a search):
     then nothing is left to read, and guided mode lets the answer come."""
     by_name = {t.name: t for t in tools}
-    # offered_tools reads a list's items too: reading the top-level branches only, a reply
-    # whose calls are a list (a tool that does not explore beside the file tools, from
-    # 400M weights) offered no tool, and the answer came after the opening listing alone
-    return all(_from_question(by_name[n]) for n in offered_tools(schema) if n in by_name)
+    return all(_from_question(by_name[n]) for n in offer.tools if n in by_name)
 
 
 def _from_question(tool: ToolSpec) -> bool:
@@ -242,14 +272,14 @@ def _from_question(tool: ToolSpec) -> bool:
 
 def _tool_branches(
     tools: Sequence[ToolSpec], state: RunState, tool_choice: str, offer: Offer
-) -> list[JsonObject]:
-    """The branches of the tools ``tool_choice`` allows that can still be called usefully;
-    none after a change (then the answer)."""
+) -> dict[str, JsonObject]:
+    """By tool name, the branches of the tools ``tool_choice`` allows that can still be
+    called usefully; none after a change (then the answer)."""
     if tool_choice == "none" or state.changed:
-        return []
+        return {}
     allowed = (t for t in tools if tool_choice in ("auto", "required", t.name))
-    branches = (_tool_branch(tool, state, offer) for tool in allowed)
-    return [branch for branch in branches if branch is not None]
+    branches = ((tool.name, _tool_branch(tool, state, offer)) for tool in allowed)
+    return {name: branch for name, branch in branches if branch is not None}
 
 
 def can_constrain(tool: ToolSpec, free_text: bool = False) -> bool:
@@ -352,21 +382,6 @@ def _combinations(offered: Mapping[str, list[str]], fresh: list[dict[str, str]])
         return _object({p: {"type": "string", "enum": list(v)} for p, v in offered.items()})
     options = [_object({p: {"const": v} for p, v in c.items()}) for c in fresh]
     return options[0] if len(options) == 1 else {"anyOf": options}
-
-
-def offered_tools(schema: Any) -> set[str]:
-    """The tools whose calls ``schema`` allows: the ``tool`` consts of its call branches (in
-    ``anyOf`` and a list's ``items``; never inside a call's arguments)."""
-    if not isinstance(schema, dict):
-        return set()
-    properties = schema.get("properties")
-    tool = properties.get("tool") if isinstance(properties, dict) else None
-    name = tool.get("const") if isinstance(tool, dict) else None
-    names = {name} if isinstance(name, str) else set()
-    branches = schema.get("anyOf")
-    for branch in branches if isinstance(branches, list) else ():
-        names |= offered_tools(branch)
-    return names | offered_tools(schema.get("items"))
 
 
 def _call_branch(name: str, arguments: JsonObject) -> JsonObject:
