@@ -14,7 +14,11 @@ reading of earlier held-out runs. ``templates`` is another held-out set: the 22 
 ``bench/task_templates.py`` (written without reading minipi's verdict rules: YAML, TOML, INI,
 Markdown tables and pages, CSV with renamed columns, logs with decoy fields, source constants,
 a Chinese meeting note; sums, averages, counts, differences, chains, decoy siblings, absent
-data and absent files) at seeds 0 and 1.
+data and absent files) at seeds 0 and 1. ``blind`` is a third held-out set: the templates of
+``bench/task_templates_blind.py`` (written without reading how minipi reads files or judges its
+answers: .env layers, docker-compose, a GitHub Actions matrix, pyproject.toml, package.json,
+nginx, crontab, SQL migrations, a Makefile, JSON Lines, Keep a Changelog, Chinese CSV and
+Markdown tables, a Chinese README, pom.xml, .csproj, CODEOWNERS) at seeds 0 and 1.
 
 An answer is right (``answer_right``) when every expected value is in it: a number by value
 (``9,600``, ``９６００`` and ``9600元`` are 9600; never inside ``19600``), a date in any common
@@ -44,9 +48,11 @@ from decimal import Decimal
 from pathlib import Path
 
 from task_templates import MONTHS_EN, NEW_TEMPLATES, Files
+from task_templates_blind import BLIND_TEMPLATES
 
 __all__ = [
     "SPLITS",
+    "SPLIT_TEMPLATES",
     "TEMPLATE_SPLITS",
     "SuiteTask",
     "answer_right",
@@ -61,11 +67,19 @@ SPLITS = {"dev": (0, 1), "heldout": (2, 3), "fresh": (4, 5)}
 """``fresh`` is a second held-out half, added in stop 28 after ``heldout``'s runs had been
 read by earlier sessions: it is run only to report, never read while tuning."""
 
-TEMPLATE_SPLITS = {"templates": (0, 1), "templates_fresh": (2,)}
+TEMPLATE_SPLITS = {"templates": (0, 1), "templates_fresh": (2,), "blind": (0, 1)}
 """The held-out templates of ``bench/task_templates.py`` (not part of ``all``).
 ``templates_fresh`` (seed 2) was added in stop 35 after the verdict's rules had been
 changed for wrong greens seen on ``templates``' answers: the same templates with values and
-layouts never run, to report the verdict on answers nobody read."""
+layouts never run, to report the verdict on answers nobody read. ``blind`` draws the templates
+of ``bench/task_templates_blind.py`` instead (``SPLIT_TEMPLATES``), written without reading
+the verdict's rules: a split nobody tuned on."""
+
+SPLIT_TEMPLATES = {"blind": BLIND_TEMPLATES}
+"""The templates of a ``TEMPLATE_SPLITS`` split other than ``NEW_TEMPLATES``."""
+
+_SMALL_TEMPLATES = {**NEW_TEMPLATES, **BLIND_TEMPLATES}
+"""The templates whose projects must stay small and name their ``needed`` paths."""
 
 
 @dataclass(frozen=True)
@@ -345,12 +359,12 @@ TEMPLATES: dict[str, Make] = {
 
 
 def generate(split: str = "all") -> list[SuiteTask]:
-    """Every task of ``split`` (``dev``, ``heldout``, ``fresh``, ``all`` of those three, or
-    ``templates``), in a fixed order."""
+    """Every task of ``split`` (``dev``, ``heldout``, ``fresh``, ``all`` of those three,
+    ``templates``, ``templates_fresh`` or ``blind``), in a fixed order."""
     makes: dict[str, Make]
     seeds: tuple[int, ...]
     if split in TEMPLATE_SPLITS:
-        makes, seeds = NEW_TEMPLATES, TEMPLATE_SPLITS[split]
+        makes, seeds = SPLIT_TEMPLATES.get(split, NEW_TEMPLATES), TEMPLATE_SPLITS[split]
     else:
         makes = TEMPLATES
         seeds = SPLITS[split] if split != "all" else tuple(s for p in SPLITS.values() for s in p)
@@ -480,9 +494,9 @@ def check_tasks(tasks: list[SuiteTask]) -> list[str]:
 def _check_task(task: SuiteTask) -> list[str]:
     problems = [f"needed {p} is not in the project" for p in task.needed if p not in task.files]
     size = sum(len(text.encode()) for text in task.files.values())
-    if task.template in NEW_TEMPLATES and (len(task.files) > _SMALL[0] or size > _SMALL[1]):
+    if task.template in _SMALL_TEMPLATES and (len(task.files) > _SMALL[0] or size > _SMALL[1]):
         problems.append(f"{len(task.files)} files, {size} bytes: not small")
-    if task.template in NEW_TEMPLATES and not task.needed:
+    if task.template in _SMALL_TEMPLATES and not task.needed:
         problems.append("no needed paths")
     if task.absent:
         return problems + _check_absent(task)
