@@ -411,3 +411,40 @@ def test_a_difference_of_two_stated_figures_is_recomputed(
     assert [s.text for s in derived[0].sources] == ["667", "428"]
     quoted = ask(sandbox, question, reads, "July had more orders: 667 against 428 in May.")
     assert verdict(quoted) == ("weak", "computed")
+
+
+def test_a_yes_or_no_field_names_a_record_and_is_never_left_out(
+    root: Path, sandbox: ProjectFiles
+) -> None:
+    """``default = true`` says which mirror is asked about; its value is not a figure the
+    answer must state. The other asked field still must be stated."""
+    mirrors = (
+        '[[mirror]]\nname = "tuna-edge"\ndefault = false\ninterval_minutes = 45\n\n'
+        '[[mirror]]\nname = "kestrel-main"\ndefault = true\ninterval_minutes = 15\n'
+    )
+    write(root, {"sync/mirrors.toml": mirrors})
+    question = "Which mirror is the default, and what is its sync interval in minutes?"
+    right = ask(sandbox, question, ["sync/mirrors.toml"], "kestrel-main, every 15 minutes.")
+    assert verdict(right) == ("backed", None)
+    half = ask(sandbox, question, ["sync/mirrors.toml"], "It syncs every 15 minutes.")
+    assert verdict(half) == ("weak", "left_out")
+
+
+def test_a_question_word_is_answered_by_any_field_it_names(
+    root: Path, sandbox: ProjectFiles
+) -> None:
+    """"memory" names ``memory`` and ``memoryUtilizationTarget``; a value of either answers
+    it. A word only the unstated field holds ("limit") is still left out."""
+    values = (
+        "api:\n  resources:\n    requests:\n      memory: 640Mi\n"
+        "  scaling:\n    memoryUtilizationTarget: 70\n"
+    )
+    write(root, {"chart/values.yaml": values})
+    question = "What memory does the api container request?"
+    right = ask(sandbox, question, ["chart/values.yaml"], "It requests 640Mi of memory.")
+    assert verdict(right) == ("backed", None)
+    limits = "api:\n  memory_limit: 2Gi\n  memory_request: 640Mi\n"
+    write(root, {"chart/api.yaml": limits})
+    asked = "What is the api container's memory limit?"
+    wrong = ask(sandbox, asked, ["chart/api.yaml"], "Its memory is 640Mi.")
+    assert verdict(wrong) == ("weak", "left_out")

@@ -3,13 +3,15 @@
 - The question lists more things than the answer states values (``asked_parts``: the list
   words of each asking clause; a value is a supported or small figure that is not the
   question's own, or a value of a field the reads hold: a name, a host).
-- A word of the question is a word of a field of this question's reads (a JSON key, the key
+- A word of the question is a word of fields of this question's reads (a JSON key, the key
   of a ``key = value`` or ``key: value`` line, a table's column; ``revenue`` names
-  ``revenue_yuan``) and the answer states none of that field's values (a value the question
-  itself says counts as stated). A question for a computed figure, or an answer with a
-  figure recomputed from the reads, is about a computation over the fields, not their
-  values; a question word that names a file or folder this question read or listed says
-  where to look, not which field.
+  ``revenue_yuan``) and the answer states no value of any of them (a value the question
+  itself says counts as stated): ``cpu`` is answered by a value of ``cpu``, whatever
+  ``targetCPUUtilizationPercentage`` holds, since either may be the field meant. A yes-or-no
+  field (``primary = true``) names a record or asks yes or no: it is never left out. A
+  question for a computed figure, or an answer with a figure recomputed from the reads, is
+  about a computation over the fields, not their values; a question word that names a file
+  or folder this question read or listed says where to look, not which field.
 
 Words are ``minipi.reading.words``, in the question's own language: a question in Chinese
 about English keys shares no word with them, and then no field is named as far as words can
@@ -47,13 +49,25 @@ def left_out(question: Question, answer: str, evidence: Evidence, items: Sequenc
     if question.computed or derived:  # a figure computed over the fields it names
         return False
     stated = _stated_keys(evidence.claims, items)
-    asked = question.words - _path_words(items)
-    for key, values in fields.items():
-        if not words(key) & asked or key in stated:
-            continue
-        if not any(_holds(said, value) for value in values):
+    answered = {key for key, values in fields.items() if key in stated or _states(said, values)}
+    for word in question.words - _path_words(items):
+        named = [key for key in fields if word in words(key) and not _flag(fields[key])]
+        if named and not answered.intersection(named):
             return True
     return False
+
+
+def _states(said: str, values: Sequence[str]) -> bool:
+    return any(_holds(said, value) for value in values)
+
+
+_FLAGS = frozenset({"true", "false", "yes", "no", "on", "off"})
+
+
+def _flag(values: Sequence[str]) -> bool:
+    """A field whose values are all yes or no (``primary = true``): naming it says which
+    record is asked about, or asks yes or no; its value is not a figure to state."""
+    return all(v.strip().strip("\"'").casefold() in _FLAGS for v in values)
 
 
 def holds_field(word: str, items: Sequence[Item]) -> bool:
