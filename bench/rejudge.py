@@ -30,8 +30,13 @@ from typing import Any
 def _judge_all(folder: Path) -> dict[str, dict[str, Any]]:
     """Task id -> the verdict the imported minipi gives each saved run (in this process)."""
     from minipi.ai.serialize import items_from_json
-    from minipi.evidence import check_evidence
-    from minipi.evidence.verdict import judge
+
+    try:  # the layout since stop 36; before it the check and verdict were in minipi.agent
+        from minipi.evidence import check_evidence
+        from minipi.evidence.verdict import judge
+    except ImportError:
+        from minipi.agent.evidence import check_evidence  # type: ignore[no-redef]
+        from minipi.agent.verdict import judge  # type: ignore[no-redef]
 
     takes_question = "question" in inspect.signature(judge).parameters
     verdicts: dict[str, dict[str, Any]] = {}

@@ -448,3 +448,40 @@ def test_a_question_word_is_answered_by_any_field_it_names(
     asked = "What is the api container's memory limit?"
     wrong = ask(sandbox, asked, ["chart/api.yaml"], "Its memory is 640Mi.")
     assert verdict(wrong) == ("weak", "left_out")
+
+
+def test_a_file_the_question_names_by_its_name_must_be_read(
+    root: Path, sandbox: ProjectFiles
+) -> None:
+    """"staging" names ``svc/staging.toml`` once a listing shows it: an answer from the
+    defaults beside it, the staging file never read, is not shown to be about staging."""
+    write(root, {"svc/defaults.toml": "port = 8080\n", "svc/staging.toml": "port = 9090\n"})
+    question = "In staging, which port does svc listen on?"
+
+    def run(reads: list[str], answer: str) -> RunResult:
+        calls = [reply_calls(("list_files", {"path": "svc"}))]
+        calls += [reply_calls(("read_file", {"path": path})) for path in reads]
+        model = ScriptedModel([*calls, reply_text(answer)])
+        return run_agent(model, create_project_tools(sandbox), CONFIG, question)
+
+    assert verdict(run(["svc/defaults.toml"], "It listens on 8080.")) == ("weak", "not_read")
+    both = ["svc/defaults.toml", "svc/staging.toml"]
+    assert verdict(run(both, "It listens on 9090.")) == ("backed", None)
+
+
+def test_a_figure_from_a_record_the_question_does_not_select(
+    root: Path, sandbox: ProjectFiles
+) -> None:
+    """The question selects a record by a yes-or-no field (``default``); a figure from a
+    record where it is false is another record's."""
+    mirrors = (
+        "mirrors:\n"
+        "  - name: north\n    default: false\n    bandwidth_mbps: 400\n"
+        "  - name: south\n    default: true\n    bandwidth_mbps: 250\n"
+    )
+    write(root, {"net/mirrors.yaml": mirrors})
+    question = "What bandwidth does the default mirror have?"
+    wrong = ask(sandbox, question, ["net/mirrors.yaml"], "It has 400 Mbps of bandwidth.")
+    assert verdict(wrong) == ("weak", "mislabeled")
+    right = ask(sandbox, question, ["net/mirrors.yaml"], "It has 250 Mbps of bandwidth.")
+    assert verdict(right) == ("backed", None)

@@ -58,6 +58,11 @@ _TEXT: dict[str, tuple[str, str]] = {
         "a figure or code the question names is in nothing read: what was read is not about "
         "what was asked",
     ),
+    "why_not_read": (
+        "问题点名的文件（按文件名）列出过但没有读，答案来自别的文件",
+        "a file the question names by its name was listed and never read: the answer comes "
+        "from other files",
+    ),
     "why_restates_question": (
         "答案核对得上的内容只是问题本身说过的",
         "what the answer states that can be checked only repeats the question",

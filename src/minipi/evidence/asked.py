@@ -50,24 +50,25 @@ def left_out(question: Question, answer: str, evidence: Evidence, items: Sequenc
         return False
     stated = _stated_keys(evidence.claims, items)
     answered = {key for key, values in fields.items() if key in stated or _states(said, values)}
-    for word in question.words - _path_words(items):
-        named = [key for key in fields if word in words(key) and not _flag(fields[key])]
-        if named and not answered.intersection(named):
-            return True
-    return False
+    return any(_unanswered(word, fields, answered) for word in question.words - _path_words(items))
+
+
+def _unanswered(word: str, fields: dict[str, list[str]], answered: set[str]) -> bool:
+    """``word`` names fields (not yes-or-no ones) and the answer states a value of none."""
+    named = [key for key in fields if word in words(key) and not _flag(fields[key])]
+    return bool(named) and not answered.intersection(named)
 
 
 def _states(said: str, values: Sequence[str]) -> bool:
     return any(_holds(said, value) for value in values)
 
 
-_FLAGS = frozenset({"true", "false", "yes", "no", "on", "off"})
-
-
 def _flag(values: Sequence[str]) -> bool:
     """A field whose values are all yes or no (``primary = true``): naming it says which
     record is asked about, or asks yes or no; its value is not a figure to state."""
-    return all(v.strip().strip("\"'").casefold() in _FLAGS for v in values)
+    from minipi.evidence.records import YES_NO
+
+    return all(v.strip().strip("\"'").casefold() in YES_NO for v in values)
 
 
 def holds_field(word: str, items: Sequence[Item]) -> bool:

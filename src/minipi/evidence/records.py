@@ -25,7 +25,18 @@ from dataclasses import dataclass
 from minipi.evidence.types import Source
 from minipi.reading.words import words
 
-__all__ = ["MAX_LINES", "MAX_UP", "Record", "field_of", "fields", "file_of", "record_of"]
+__all__ = [
+    "MAX_LINES",
+    "MAX_UP",
+    "NO",
+    "YES_NO",
+    "Record",
+    "field_of",
+    "fields",
+    "file_of",
+    "record_fields",
+    "record_of",
+]
 
 MAX_LINES = 5000
 MAX_UP = 400
@@ -34,8 +45,11 @@ MAX_FIELD_LINES = 2000
 _CELL = re.compile(r"\s*[,\t|]\s*")
 _RULE = re.compile(r"^\s*\|?\s*:?-{3,}")
 _HEADING = re.compile(r"^(#{1,6})\s")
-_BRACKET = re.compile(r"^\s*\[[^\]]+\]\s*$")
+_BRACKET = re.compile(r"^\s*\[\[?[^\]]+\]\]?\s*$")
 _SHORT = 40
+YES_NO = frozenset({"true", "false", "yes", "no", "on", "off"})
+"""The values of a yes-or-no field (``primary = true``), casefolded."""
+NO = frozenset({"false", "no", "off"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,6 +265,63 @@ def _key(line: str) -> str | None:
     if match is not None:
         return match.group(1)
     return line.strip(" []") if _BRACKET.match(line) else None
+
+
+def record_fields(source: Source, output: str) -> dict[str, str]:
+    """The ``key: value`` pairs of the record a figure is in, itself included: the other
+    members of its JSON object; the key lines of its text block (the lines beside it at its
+    indentation, under the same parent, up to the next list item, ``[section]`` or heading)."""
+    if source.pointer is not None:
+        return _json_fields(source.pointer, output)
+    lines = _lines(output)
+    at = output.count("\n", 0, source.range[0])
+    if at >= len(lines) or len(lines) > MAX_LINES:
+        return {}
+    block = dict(_block(lines, at, range(at, max(-1, at - MAX_UP), -1)))
+    block.update(_block(lines, at, range(at + 1, min(len(lines), at + MAX_UP))))
+    return block
+
+
+def _json_fields(pointer: str, output: str) -> dict[str, str]:
+    node: object = _document(output)
+    for key in [_unescape(k) for k in pointer.split("/")[1:]][:-1]:
+        if isinstance(node, list) and key.isdigit() and int(key) < len(node):
+            node = node[int(key)]
+        else:
+            node = node.get(key) if isinstance(node, Mapping) else None
+    if not isinstance(node, Mapping):
+        return {}
+    return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in node.items()}
+
+
+def _block(lines: tuple[str, ...], at: int, span: range) -> Iterator[tuple[str, str]]:
+    """The key lines of ``span`` (walking away from ``at``) at ``at``'s indentation, up to
+    the edge of its record (a list item's first line, above, is its own)."""
+    indent = _indent(lines[at])
+    for n in (n for n in span if lines[n].strip()):
+        line = lines[n]
+        item = line.lstrip().startswith("- ")
+        if n != at and _edge(line, indent, item):
+            if item and n < at and _indent(line) + 2 == indent:
+                yield from _key_value(line)
+            return
+        if _indent(line) == indent:
+            yield from _key_value(line)
+        if item and n < at:
+            return
+
+
+def _edge(line: str, indent: int, item: bool) -> bool:
+    """A line that ends a record at ``indent``: less indented, a section, a heading, or the
+    next list item at the same indentation."""
+    less = _indent(line) < indent or bool(_BRACKET.match(line)) or _level(line) < 7
+    return less or (item and _indent(line) == indent)
+
+
+def _key_value(line: str) -> Iterator[tuple[str, str]]:
+    match = _KEY_LINE.match(line)
+    if match is not None:
+        yield match.group(1), match.group(2).strip("\"'")
 
 
 @functools.lru_cache(maxsize=16)

@@ -22,6 +22,9 @@ tell, the verdict is not ``backed`` (it never guesses green):
     name, code or number the question already says carries no information);
   - ``not_in_reads``: a figure, date or code the question names is in no read of this
     question (a month the table does not reach): nothing read is about what was asked;
+  - ``not_read``: a question word is the whole name of files this question listed (before
+    the first dot: "production" names ``production.ini``) and none of them was read: the
+    answer comes from other files;
   - ``mislabeled``: a figure's source says it is something else than the answer says
     (``minipi.evidence.context``: the words beside it name another record of its
     source, none of its own);
@@ -30,7 +33,8 @@ tell, the verdict is not ``backed`` (it never guesses green):
     of clues); a search hit is in the file its line names, and a source whose file is not
     known (a tool with no path) is never counted as outside;
   - ``conflicting``: two files of the reads give a figure's field different values (two
-    versions of one config, two months' reports) and the question names neither: which
+    versions of one config, two months' reports) and the question names neither (by path,
+    or by a word that is a listed file's whole name): which
     one counts, words cannot tell (``minipi.evidence.conflicts``);
   - ``copied``: the answer is only whole lines of the tool results (lines of two words or
     more, listed paths, joined by punctuation): it says nothing of its own;
@@ -50,19 +54,21 @@ and ends the run for under any mode (a change the answer claims that no tool mad
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from minipi.ai.types import FunctionCallOutput, Item, last_question
+from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, last_question, since_question
 from minipi.evidence.asked import holds_field, left_out
-from minipi.evidence.scope import path_argument, run_scope, within
+from minipi.evidence.scope import is_file, path_argument, run_scope, within
 from minipi.reading import Question
 from minipi.reading.paths import path_spans
+from minipi.reading.words import words
 
 if TYPE_CHECKING:
-    from minipi.evidence import CheckedClaim, Evidence
+    from minipi.evidence import CheckedClaim, Evidence, Source
 
 __all__ = [
     "NOT_SUPPORT",
@@ -123,7 +129,8 @@ def judge(
     if evidence is None:
         return Verdict("weak", "not_checked")
     asked = question if question is not None else Question.of(last_question(items))
-    case = _Case(evidence, asked, tuple(facts), items, answer, run_scope(items, asked.names))
+    scope = run_scope(items, asked.names)
+    case = _Case(evidence, asked, tuple(facts), items, answer, scope, _ByName.of(items, asked))
     for rule in _RULES:
         verdict = rule(case)
         if verdict is not None:
@@ -142,6 +149,8 @@ class _Case:
     answer: str
     scope: frozenset[str]
     """The files and folders the question names, and those their text leads to."""
+    by_name: _ByName
+    """The listed files a word of the question names by their name (``_ByName``)."""
 
 
 def _faulty(case: _Case) -> Verdict | None:
@@ -172,11 +181,82 @@ def _unread_subject(case: _Case) -> Verdict | None:
     return Verdict("weak", "not_in_reads") if unread else None
 
 
+def _unread_named(case: _Case) -> Verdict | None:
+    """A question word that is the whole name of files this question's listings showed (its
+    name up to the first dot: "production" for ``proxy/production.ini``) names them; when
+    none of them was read, what they hold is unknown, and an answer from other files is not
+    shown to be about what was asked (the defaults beside the environment file the question
+    names). Any one of them read is enough (``production.ini`` read, its ``.sample`` not)."""
+    return Verdict("weak", "not_read") if case.by_name.unread else None
+
+
+@dataclass(frozen=True, slots=True)
+class _ByName:
+    """The files this question's listings showed whose whole name (up to the first dot) is
+    words of the question, and whether some name's files were none of them read."""
+
+    files: frozenset[str] = frozenset()
+    unread: bool = False
+
+    @classmethod
+    def of(cls, items: Sequence[Item], question: Question) -> _ByName:
+        listed, read = _listed_and_read(since_question(items))
+        names: dict[frozenset[str], bool] = {}
+        files: set[str] = set()
+        for path in listed:
+            stem = words(posixpath.basename(path).split(".", 1)[0])
+            if stem and stem <= question.words:
+                names[stem] = names.get(stem, False) or path in read
+                files.add(path)
+        return cls(frozenset(files), not all(names.values()))
+
+
+def _listed_and_read(later: Sequence[Item]) -> tuple[set[str], set[str]]:
+    """The files listings showed (not a change's record), and those read or searched."""
+    calls = {i.call_id: i for i in later if isinstance(i, FunctionCall)}
+    listed: set[str] = set()
+    read: set[str] = set()
+    for item in (i for i in later if isinstance(i, FunctionCallOutput) and not i.is_error):
+        if item.details.get("output") == "paths":
+            lines = item.output.splitlines() if not item.details.get("changed") else ()
+            listed.update(line.strip() for line in lines if is_file(line))
+            continue
+        call = calls.get(item.call_id)
+        path = path_argument(call) if call is not None else None
+        read.update({path} if path is not None and is_file(path) else _hit_files(item.output))
+    return listed, read
+
+
+def _hit_files(output: str) -> set[str]:
+    """The files a search's hit lines name (``path:line: text``)."""
+    return {line.split(":", 1)[0] for line in output.splitlines() if ":" in line}
+
+
 def _mislabeled(case: _Case) -> Verdict | None:
     from minipi.evidence.context import mislabeled  # loaded with the check it reads
 
     wrong = mislabeled(case.answer, case.evidence.claims, case.items)
-    return Verdict("weak", "mislabeled") if wrong else None
+    return Verdict("weak", "mislabeled") if wrong or _deselected(case) else None
+
+
+def _deselected(case: _Case) -> bool:
+    """The question names a yes-or-no field (``primary``, ``default``), which tells a read's
+    records apart, and a figure was found only in records where it is no: the figure is
+    another record's than the one asked about."""
+    from minipi.evidence.records import NO, record_fields
+
+    outputs = {i.call_id: i.output for i in case.items if isinstance(i, FunctionCallOutput)}
+    asked = case.question.words
+
+    def deselected(source: Source) -> bool:
+        output = outputs.get(source.call_id or "")
+        if output is None or source.origin != "content":
+            return False
+        pairs = record_fields(source, output).items()
+        return any(v.casefold() in NO and words(k) and words(k) <= asked for k, v in pairs)
+
+    found = [c for c in case.evidence.claims if c.supported and c.sources]
+    return any(all(deselected(s) for s in claim.sources) for claim in found)
 
 
 def _outside_question(case: _Case) -> Verdict | None:
@@ -196,7 +276,7 @@ def _conflicting(case: _Case) -> Verdict | None:
     counts (``minipi.evidence.conflicts``)."""
     from minipi.evidence.conflicts import conflicting  # loaded with the check
 
-    named = case.scope
+    named = case.scope | case.by_name.files
     found = conflicting(
         case.evidence.claims, case.items, path_argument, lambda path: within(path, named)
     )
@@ -223,6 +303,7 @@ _RULES = (
     _faulty,
     _uninformative,
     _unread_subject,
+    _unread_named,
     _mislabeled,
     _outside_question,
     _conflicting,
