@@ -193,8 +193,9 @@ def test_the_shelter_answer_makes_no_false_alarm(tmp_path: Path) -> None:
         ("path", "inbox/猫咪小花.txt", "exact"),  # listed, read and moved
         ("path", "archive/", "exact"),  # the move's new path is in it
         ("number", "2 岁", "weak"),
+        ("quote", "中华田园猫", "exact"),  # a value the read file gives a field: a name
     ]
-    assert (evidence.supported, evidence.unsupported, evidence.tool_results) == (3, 0, 3)
+    assert (evidence.supported, evidence.unsupported, evidence.tool_results) == (4, 0, 3)
 
 
 EXTRACTED = [

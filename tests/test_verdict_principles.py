@@ -433,7 +433,7 @@ def test_a_yes_or_no_field_names_a_record_and_is_never_left_out(
 def test_a_question_word_is_answered_by_any_field_it_names(
     root: Path, sandbox: ProjectFiles
 ) -> None:
-    """"memory" names ``memory`` and ``memoryUtilizationTarget``; a value of either answers
+    """ "memory" names ``memory`` and ``memoryUtilizationTarget``; a value of either answers
     it. A word only the unstated field holds ("limit") is still left out."""
     values = (
         "api:\n  resources:\n    requests:\n      memory: 640Mi\n"
@@ -453,7 +453,7 @@ def test_a_question_word_is_answered_by_any_field_it_names(
 def test_a_file_the_question_names_by_its_name_must_be_read(
     root: Path, sandbox: ProjectFiles
 ) -> None:
-    """"staging" names ``svc/staging.toml`` once a listing shows it: an answer from the
+    """ "staging" names ``svc/staging.toml`` once a listing shows it: an answer from the
     defaults beside it, the staging file never read, is not shown to be about staging."""
     write(root, {"svc/defaults.toml": "port = 8080\n", "svc/staging.toml": "port = 9090\n"})
     question = "In staging, which port does svc listen on?"
@@ -485,3 +485,18 @@ def test_a_figure_from_a_record_the_question_does_not_select(
     assert verdict(wrong) == ("weak", "mislabeled")
     right = ask(sandbox, question, ["net/mirrors.yaml"], "It has 250 Mbps of bandwidth.")
     assert verdict(right) == ("backed", None)
+
+
+def test_a_name_the_reads_give_a_field_is_a_claim_checked_in_its_record(
+    root: Path, sandbox: ProjectFiles
+) -> None:
+    """A person's name is traced like a figure, and a number of the question in a heading
+    (``Sprint 15``) says which record it must come from."""
+    leads = "# Sprints\n\n## Sprint 14\n\n- Lead: Ana Ruiz\n\n## Sprint 15\n\n- Lead: Bo Chen\n"
+    write(root, {"plan/sprints.md": leads})
+    question = "Who leads sprint 15?"
+    assert verdict(ask(sandbox, question, ["plan/sprints.md"], "Bo Chen.")) == ("backed", None)
+    wrong = ask(sandbox, question, ["plan/sprints.md"], "Ana Ruiz.")
+    assert verdict(wrong) == ("weak", "mislabeled")
+    unnamed = ask(sandbox, question, ["plan/sprints.md"], "Carla Diaz.")
+    assert verdict(unnamed) == ("weak", "no_claims")  # a name no read holds: no claim

@@ -70,7 +70,10 @@ Identifiers and quotes
     「」 or 『』 is a ``quote`` claim; between “” ‘’ 《》 only if it has an ASCII letter or digit
     (Chinese uses those marks for emphasis: “良好”). A quoted lone figure (``'9600'``) is that
     figure. Exact at token boundaries (``A-17`` is not in ``XA-17`` or ``A-17-B``), then case- and
-    width-insensitive (``normalized``); never fuzzy.
+    width-insensitive (``normalized``); never fuzzy. A value this question's reads give a field
+    or a table cell that reads as a name (a Han character, or upper- and lower-case letters:
+    ``Yuki Kowalski``, ``中华田园猫``; ``claims.is_name``) is a ``quote`` claim where the
+    answer writes it: a name no read holds is no claim (words cannot tell a name from a word).
 ``derived``
     Text only: a quote or identifier made of 2–3 pieces that stand between quotes in this run's
     content, in order (the treasure hunt's ``'Agent'`` + ``'Loop'`` is ``'AgentLoop'``); its sources

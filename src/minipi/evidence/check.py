@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from minipi.ai.types import Item
-from minipi.evidence.claims import extract_claims
+from minipi.evidence.claims import extract_claims, is_name
 from minipi.evidence.context import FIGURES, label_words
 from minipi.evidence.derive import Reads, Term, derive, difference_of, fraction
 from minipi.evidence.elsewhere import Rereads, argument_hits, question_hits
@@ -108,8 +108,8 @@ def check_evidence(
     claims from the first one not examined on are left out, and ``Evidence.unchecked_from``
     says where they begin (never a silent pass).
     """
-    claims, cut = checked_claims(answer)
     run = collect_sources(items)
+    claims, cut = checked_claims(answer, _names(run))
     asked = question if question is not None else Question.of(run.question or "")
     check = _Check(run, answer, claims, asked.words)
     checked = []
@@ -131,12 +131,34 @@ MAX_CLAIMS = 100
 (up to ~10 ms when a megabyte holds none of it)."""
 
 
-def checked_claims(answer: str) -> tuple[tuple[Claim, ...], int | None]:
+def _names(run: RunSources) -> frozenset[str]:
+    """The values this question's reads hold that read as names (``claims.is_name``), from
+    its reads in order while they add up to ``MAX_NAMES_READ`` characters."""
+    from minipi.evidence.records import values
+
+    names: set[str] = set()
+    budget = MAX_NAMES_READ
+    for output in (o for o in run.outputs if o.question is None):
+        budget -= len(output.text)
+        if budget < 0:
+            break
+        names.update(v for v in values(output.text) if is_name(v))
+    return frozenset(names)
+
+
+MAX_NAMES_READ = 256 * 1024
+"""The characters of reads whose fields and cells are read for names: parsing 4 MB of results
+for them took 1-3 s (``bench/perf_evidence.py``); the files a person asks about are smaller."""
+
+
+def checked_claims(
+    answer: str, names: frozenset[str] = frozenset()
+) -> tuple[tuple[Claim, ...], int | None]:
     """The claims to check: those of the first ``MAX_ANSWER_CHARS`` of ``answer``, at most
     ``MAX_CLAIMS``; and the position of the answer from which figures were not examined (the
     cut), or None when the whole answer was."""
     examined = _examined(answer)
-    claims = extract_claims(answer[:examined])
+    claims = extract_claims(answer[:examined], names)
     cut = examined if examined < len(answer) else None
     if len(claims) > MAX_CLAIMS:
         cut = claims[MAX_CLAIMS].span[0]

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import bisect
 import datetime
+import itertools
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import replace
 
 from minipi.evidence.numbers import find_chinese_numbers, find_numbers
@@ -85,18 +86,20 @@ _NUMBER_WORD = re.compile(
 _COMPOSITE = re.compile(r"(?<![0-9.\-/:])[0-9]+(?:[.\-/:][0-9]+){2,}(?![0-9])(?!\.[0-9])")
 
 
-def extract_claims(answer: str) -> tuple[Claim, ...]:
-    """The claims of ``answer`` in answer order (see the package docstring for the rules)."""
+def extract_claims(answer: str, names: Collection[str] = ()) -> tuple[Claim, ...]:
+    """The claims of ``answer`` in answer order (see the package docstring for the rules);
+    ``names``: values the reads hold that are claims where the answer writes them
+    (``find_names``)."""
     folded = fold(answer)
     text = folded.text
     taken = _Taken()
     for match in _reserved(text):
         taken.take(*match.span())
     found: list[Found] = []
-    for finder in _FINDERS:
-        for item in finder(text):
-            if item.end > item.start and taken.take(item.start, item.end):
-                found.append(item)
+    finders = (finder(text) for finder in _FINDERS)
+    for item in itertools.chain(*finders, find_names(text, names)):
+        if item.end > item.start and taken.take(item.start, item.end):
+            found.append(item)
     found += find_changes(text)  # a sentence: it holds the figures it names
     claims = [_to_claim(answer, folded.span, item) for item in found]
     return tuple(sorted(claims, key=lambda c: c.span))
@@ -166,6 +169,39 @@ def find_quotes(text: str) -> Iterator[Found]:
             TextFigure(stripped, ""),
             (start, end),
         )
+
+
+def find_names(text: str, names: Collection[str]) -> Iterator[Found]:
+    """Where ``text`` writes one of ``names`` (a person, a plan, a vendor: values of the
+    reads' fields and table cells that read as names, ``is_name``), as a quote: matched
+    whole, case-insensitively; a Latin name between non-word characters."""
+    lowered = text.casefold()
+    for name in sorted(names, key=len, reverse=True):
+        folded = fold(name).text
+        if folded.casefold() not in lowered:  # one substring search before any regex
+            continue
+        before, after = ("", "") if _HAN.search(folded) else (r"(?<!\w)", r"(?!\w)")
+        for match in re.finditer(before + re.escape(folded) + after, text, re.IGNORECASE):
+            start, end = match.span()
+            literal = text[start:end]
+            yield Found(start, end, "quote", literal, None, TextFigure(literal, ""), (start, end))
+
+
+def is_name(value: str) -> bool:
+    """A value that reads as a name: 2 to 40 characters on one line, with a Han character,
+    or with both an upper- and a lower-case Latin letter (``Yuki Kowalski``, ``Corvid``; not
+    ``INFO``, ``EUR`` or ``nearline``), no path, not yes or no."""
+    if not 2 <= len(value) <= 40 or "\n" in value or "/" in value:
+        return False
+    if value.casefold() in _NOT_NAMES:
+        return False
+    return bool(_HAN.search(value)) or bool(_UPPER.search(value) and _LOWER.search(value))
+
+
+_HAN = re.compile(r"[\u4e00-\u9fff]")
+_UPPER = re.compile(r"[A-Z]")
+_LOWER = re.compile(r"[a-z]")
+_NOT_NAMES = frozenset({"true", "false", "yes", "no", "on", "off", "none", "null"})
 
 
 def find_identifiers(text: str) -> Iterator[Found]:

@@ -34,8 +34,10 @@ __all__ = [
     "field_of",
     "fields",
     "file_of",
+    "parent_lines",
     "record_fields",
     "record_of",
+    "values",
 ]
 
 MAX_LINES = 5000
@@ -267,6 +269,15 @@ def _key(line: str) -> str | None:
     return line.strip(" []") if _BRACKET.match(line) else None
 
 
+def parent_lines(output: str) -> dict[int, tuple[str, ...]]:
+    """By line number, the lines each line of a text read is under (``_parents``); empty for
+    JSON and for reads over ``MAX_LINES`` lines."""
+    lines = _lines(output)
+    if _document(output) is not None or len(lines) > MAX_LINES:
+        return {}
+    return {at: tuple(lines[n] for n in _parents(lines, at)) for at in range(len(lines))}
+
+
 def record_fields(source: Source, output: str) -> dict[str, str]:
     """The ``key: value`` pairs of the record a figure is in, itself included: the other
     members of its JSON object; the key lines of its text block (the lines beside it at its
@@ -343,6 +354,17 @@ def fields(output: str) -> dict[tuple[str, ...], frozenset[str]]:
         for column, value in _columns(lines[:MAX_FIELD_LINES]):
             found.setdefault((column,), set()).add(value)
     return {k: frozenset(v) for k, v in found.items()}
+
+
+def values(output: str) -> frozenset[str]:
+    """The values a read gives its fields (``fields``) and the cells of its tables (lines of
+    two cells or more split by ``,``, a tab or ``|``): what an answer may state by name."""
+    found = {value for held in fields(output).values() for value in held}
+    for line in _lines(output)[:MAX_FIELD_LINES]:
+        cells = _cells(line)
+        if len(cells) >= 2:
+            found.update(cell.strip() for cell in cells)
+    return frozenset(found)
 
 
 def _columns(lines: Sequence[str]) -> Iterator[tuple[str, str]]:

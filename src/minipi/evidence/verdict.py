@@ -27,7 +27,9 @@ tell, the verdict is not ``backed`` (it never guesses green):
     answer comes from other files;
   - ``mislabeled``: a figure's source says it is something else than the answer says
     (``minipi.evidence.context``: the words beside it name another record of its
-    source, none of its own);
+    source, none of its own), or the question names the record it asks about and the
+    figure is only in others (a yes-or-no field the question names is no there; a number
+    of the question is in the headings of other records, not of its own: ``_deselected``);
   - ``outside_question``: the question names files or folders and a figure was found only in
     other files, unless a file the question names led there (its text names the file: a chain
     of clues); a search hit is in the file its line names, and a source whose file is not
@@ -240,23 +242,41 @@ def _mislabeled(case: _Case) -> Verdict | None:
 
 
 def _deselected(case: _Case) -> bool:
-    """The question names a yes-or-no field (``primary``, ``default``), which tells a read's
-    records apart, and a figure was found only in records where it is no: the figure is
-    another record's than the one asked about."""
-    from minipi.evidence.records import NO, record_fields
-
+    """The question names which record it is about, and a figure was found only in other
+    records of its read: the figure is another record's than the one asked about. A record
+    is named by a yes-or-no field of the question's words (``primary``: records where it is
+    no are not asked about), or by a number or code of the question in the headings and
+    sections of the read (``Week 12``: the records under no such line are not)."""
     outputs = {i.call_id: i.output for i in case.items if isinstance(i, FunctionCallOutput)}
-    asked = case.question.words
-
-    def deselected(source: Source) -> bool:
-        output = outputs.get(source.call_id or "")
-        if output is None or source.origin != "content":
-            return False
-        pairs = record_fields(source, output).items()
-        return any(v.casefold() in NO and words(k) and words(k) <= asked for k, v in pairs)
-
+    codes = _CODE.findall(case.question.text)
     found = [c for c in case.evidence.claims if c.supported and c.sources]
-    return any(all(deselected(s) for s in claim.sources) for claim in found)
+    for claim in found:
+        content = [(s, outputs.get(s.call_id or "")) for s in claim.sources]
+        if all(o is not None and _other_record(s, o, case.question, codes) for s, o in content):
+            return True
+    return False
+
+
+_CODE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.\-]*\d[A-Za-z0-9.\-]*|\d")
+
+
+def _other_record(source: Source, output: str, question: Question, codes: list[str]) -> bool:
+    from minipi.evidence.records import NO, parent_lines, record_fields
+
+    if source.origin != "content":
+        return False
+    pairs = record_fields(source, output).items()
+    if any(v.casefold() in NO and words(k) and words(k) <= question.words for k, v in pairs):
+        return True
+    parents = parent_lines(output)
+    at = output.count("\n", 0, source.range[0])
+    own = (*parents.get(at, ()), output.splitlines()[at] if at in parents else "")
+    for code in codes:
+        held = re.compile(rf"(?<![A-Za-z0-9.]){re.escape(code)}(?![A-Za-z0-9])")
+        naming = any(held.search(line) for above in parents.values() for line in above)
+        if naming and not any(held.search(line) for line in own):
+            return True
+    return False
 
 
 def _outside_question(case: _Case) -> Verdict | None:
