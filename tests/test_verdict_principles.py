@@ -500,3 +500,25 @@ def test_a_name_the_reads_give_a_field_is_a_claim_checked_in_its_record(
     assert verdict(wrong) == ("weak", "mislabeled")
     unnamed = ask(sandbox, question, ["plan/sprints.md"], "Carla Diaz.")
     assert verdict(unnamed) == ("weak", "no_claims")  # a name no read holds: no claim
+
+
+def test_a_code_of_the_question_selects_the_record_a_figure_must_come_from(
+    root: Path, sandbox: ProjectFiles
+) -> None:
+    """Asked about build 2031-b, a duration read from build 2030-a's line is another build's;
+    asked for a percentage, a bare fraction is not one."""
+    runs = (
+        "build=2030-a status=failed minutes=14\n"
+        "build=2031-b status=passed minutes=9\n"
+        "build=2032-c status=passed minutes=11\n"
+    )
+    write(root, {"ci/runs.log": runs, "ci/rates.md": "- Pass rate (fraction of builds): 0.82\n"})
+    question = "How many minutes did build 2031-b take?"
+    wrong = ask(sandbox, question, ["ci/runs.log"], "Build 2031-b took 14 minutes.")
+    assert verdict(wrong) == ("weak", "mislabeled")
+    right = ask(sandbox, question, ["ci/runs.log"], "It took 9 minutes, build 2031-b.")
+    assert verdict(right)[1] != "mislabeled"
+    percent = "What is the pass rate, as a percentage?"
+    bare = ask(sandbox, percent, ["ci/rates.md"], "The pass rate is 0.82.")
+    assert verdict(bare) == ("weak", "left_out")
+    assert verdict(ask(sandbox, percent, ["ci/rates.md"], "82%.")) == ("backed", None)

@@ -45,7 +45,8 @@ tell, the verdict is not ``backed`` (it never guesses green):
     that name) and the answer states none that minipi recomputed from the reads
     (``derived``: a count, sum, mean or difference);
   - ``left_out``: the question lists more things than the answer states values, or names a
-    field of the reads whose values the answer states none of (``minipi.evidence.asked``).
+    field of the reads whose values the answer states none of (``minipi.evidence.asked``),
+    or asks for a percentage and the answer states none.
 - ``unbacked``: a claim is unsupported (``unsupported``), or part of the answer was too long
   to examine (``unexamined``).
 
@@ -58,7 +59,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
@@ -243,16 +244,23 @@ def _mislabeled(case: _Case) -> Verdict | None:
 
 def _deselected(case: _Case) -> bool:
     """The question names which record it is about, and a figure was found only in other
-    records of its read: the figure is another record's than the one asked about. A record
-    is named by a yes-or-no field of the question's words (``primary``: records where it is
-    no are not asked about), or by a number or code of the question in the headings and
-    sections of the read (``Week 12``: the records under no such line are not)."""
+    records: the figure is another record's than the one asked about. A record is named by
+    a yes-or-no field of the question's words (``primary``: records where it is no are not
+    asked about); by a number or code of the question in the headings and sections of a
+    read (``Week 12``: the records under none of them are not); or by a code of the question
+    (a date, an id: a token of digits with letters or separators) that some read holds,
+    where the figure's record (its line, the lines it is under, its object's or block's
+    values, its file's name) does not (the ERROR line of 2026-07-01 for "on 2026-07-02")."""
     outputs = {i.call_id: i.output for i in case.items if isinstance(i, FunctionCallOutput)}
+    this = [i.output for i in since_question(case.items) if isinstance(i, FunctionCallOutput)]
     codes = _CODE.findall(case.question.text)
+    held = [c for c in codes if not c.isdigit() and any(c in output for output in this)]
     found = [c for c in case.evidence.claims if c.supported and c.sources]
     for claim in found:
         content = [(s, outputs.get(s.call_id or "")) for s in claim.sources]
-        if all(o is not None and _other_record(s, o, case.question, codes) for s, o in content):
+        if all(
+            o is not None and _other_record(s, o, case.question, codes, held) for s, o in content
+        ):
             return True
     return False
 
@@ -260,21 +268,30 @@ def _deselected(case: _Case) -> bool:
 _CODE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.\-]*\d[A-Za-z0-9.\-]*|\d")
 
 
-def _other_record(source: Source, output: str, question: Question, codes: list[str]) -> bool:
-    from minipi.evidence.records import NO, parent_lines, record_fields
+def _other_record(
+    source: Source, output: str, question: Question, codes: list[str], held: list[str]
+) -> bool:
+    from minipi.evidence.records import NO, file_of, parent_lines, record_fields
 
     if source.origin != "content":
         return False
-    pairs = record_fields(source, output).items()
-    if any(v.casefold() in NO and words(k) and words(k) <= question.words for k, v in pairs):
+    pairs = record_fields(source, output)
+    if any(
+        v.casefold() in NO and words(k) and words(k) <= question.words for k, v in pairs.items()
+    ):
         return True
     parents = parent_lines(output)
     at = output.count("\n", 0, source.range[0])
-    own = (*parents.get(at, ()), output.splitlines()[at] if at in parents else "")
+    lines = output.splitlines()
+    own = (*parents.get(at, ()), lines[at] if at < len(lines) else "")
+    record = (*own, *pairs.values(), file_of(source, output) or "")
     for code in codes:
-        held = re.compile(rf"(?<![A-Za-z0-9.]){re.escape(code)}(?![A-Za-z0-9])")
-        naming = any(held.search(line) for above in parents.values() for line in above)
-        if naming and not any(held.search(line) for line in own):
+        after = "[A-Za-z0-9]" if code[-1].isalpha() else "[0-9]"  # 2026-07-02T10:30 holds the day
+        carried = re.compile(rf"(?<![A-Za-z0-9.]){re.escape(code)}(?!{after})")
+        if code in held and not any(carried.search(text) for text in record):
+            return True
+        naming = any(carried.search(line) for above in parents.values() for line in above)
+        if naming and not any(carried.search(line) for line in own):
             return True
     return False
 
@@ -316,7 +333,20 @@ def _not_computed(case: _Case) -> Verdict | None:
 
 def _left_out(case: _Case) -> Verdict | None:
     missing = left_out(case.question, case.answer, case.evidence, case.items)
-    return Verdict("weak", "left_out") if missing else None
+    return Verdict("weak", "left_out") if missing or _no_percent(case) else None
+
+
+_PERCENT_ASKED = re.compile(r"\bpercent(?:age)?s?\b|百分比|百分之|百分数|占比", re.IGNORECASE)
+
+
+def _no_percent(case: _Case) -> bool:
+    """The question asks for a percentage and the answer states none that is supported (a
+    bare ``0.445`` is a fraction, not the percentage asked for)."""
+    if not _PERCENT_ASKED.search(case.question.text):
+        return False
+    return not any(
+        c.supported and getattr(c.claim.figure, "percent", False) for c in case.evidence.claims
+    )
 
 
 _RULES = (
@@ -347,8 +377,11 @@ _MAX_COPIED = 4000
 
 def _copied(answer: str, items: Sequence[Item]) -> bool:
     """Whether ``answer`` is only whole lines of this conversation's tool results (lines of
-    two words or more, or listed paths), joined by punctuation and white space."""
-    text = answer.strip()
+    two words or more, or listed paths), joined by punctuation and white space. A line is
+    itself without its comment or list marker and its quotes (``// The build sets …``,
+    ``- Owner: …``), and a search hit's line is its ``path:line:`` and its text; white space
+    runs count as one space."""
+    text = " ".join(answer.split())
     if not text or len(text) > _MAX_COPIED:
         return False
     copies = sorted(_lines_in(text, items), key=len, reverse=True)
@@ -364,10 +397,28 @@ def _lines_in(text: str, items: Sequence[Item]) -> set[str]:
     lines: set[str] = set()
     for item in items:
         if isinstance(item, FunctionCallOutput) and not item.is_error:
-            lines.update(line.strip() for line in item.output.splitlines())
+            lines.update(form for line in item.output.splitlines() for form in _forms(line))
     return {
         line for line in lines if line in text and (len(_WORDS.findall(line)) > 1 or "/" in line)
     }
+
+
+def _forms(line: str) -> Iterator[str]:
+    """A line as an answer may copy it (``_copied``)."""
+    line = " ".join(line.split())
+    yield line
+    hit = _HIT_PREFIX.match(line)
+    if hit is not None:
+        yield hit.group(0).strip()
+        line = line[hit.end() :].strip()
+        yield line
+    bare = _MARKER.sub("", line).strip().strip("\"'`").strip()
+    if bare and bare != line:
+        yield bare
+
+
+_HIT_PREFIX = re.compile(r"^[^\s:]+\.[A-Za-z0-9]+:\d+:")
+_MARKER = re.compile(r"^(?:[-*>#;]+|//+)\s*")
 
 
 def _fault(unexamined: bool, statuses: set[str]) -> Verdict | None:
