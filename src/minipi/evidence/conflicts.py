@@ -27,15 +27,18 @@ def conflicting(
     items: Sequence[Item],
     path_of: Callable[[FunctionCall], str | None],
     in_question: Callable[[str], bool],
+    by_name: Callable[[str], bool] = lambda path: False,
 ) -> bool:
     """Whether a supported figure's field has another value in another file of this
-    question's reads, and the question does not say its file counts (``in_question``)."""
+    question's reads, and the question does not say its file counts: it names the file
+    (``in_question``: the file or its folder, or a file leading there), or a word of it is
+    the file's name (``by_name``), and no other file that disagrees by name."""
     reads = _reads(items, path_of)
     for checked in claims:
         if not checked.supported or checked.status == "derived":
             continue
         for source in checked.sources:
-            if source.origin == "content" and _disputed(source, reads, in_question):
+            if source.origin == "content" and _disputed(source, reads, in_question, by_name):
                 return True
     return False
 
@@ -57,17 +60,21 @@ def _reads(
 
 
 def _disputed(
-    source: Source, reads: dict[str, tuple[str, str]], in_question: Callable[[str], bool]
+    source: Source,
+    reads: dict[str, tuple[str, str]],
+    in_question: Callable[[str], bool],
+    by_name: Callable[[str], bool],
 ) -> bool:
     read = reads.get(source.call_id or "")
-    if read is None or in_question(read[0]):
+    if read is None:
         return False
     field = field_of(source, read[1])
     if field is None:
         return False
+    named = in_question(read[0]) or by_name(read[0])
     value = source.text.strip("\"'")
     for path, text in reads.values():
         held = fields(text).get(field) if path != read[0] else None
-        if held and value not in held:
+        if held and value not in held and (not named or by_name(path)):
             return True
     return False

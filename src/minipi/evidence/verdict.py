@@ -35,8 +35,8 @@ tell, the verdict is not ``backed`` (it never guesses green):
     of clues); a search hit is in the file its line names, and a source whose file is not
     known (a tool with no path) is never counted as outside;
   - ``conflicting``: two files of the reads give a figure's field different values (two
-    versions of one config, two months' reports) and the question names neither (by path,
-    or by a word that is a listed file's whole name): which
+    versions of one config, two months' reports) and the question names neither (by path
+    or folder, or by a word that is a listed file's whole name), or names both by a word: which
     one counts, words cannot tell (``minipi.evidence.conflicts``);
   - ``copied``: the answer is only whole lines of the tool results (lines of two words or
     more, listed paths, joined by punctuation): it says nothing of its own;
@@ -313,9 +313,13 @@ def _conflicting(case: _Case) -> Verdict | None:
     counts (``minipi.evidence.conflicts``)."""
     from minipi.evidence.conflicts import conflicting  # loaded with the check
 
-    named = case.scope | case.by_name.files
+    named, by_name = case.scope, case.by_name.files
     found = conflicting(
-        case.evidence.claims, case.items, path_argument, lambda path: within(path, named)
+        case.evidence.claims,
+        case.items,
+        path_argument,
+        lambda path: within(path, named),
+        lambda path: path in by_name,
     )
     return Verdict("weak", "conflicting") if found else None
 
