@@ -522,3 +522,18 @@ def test_a_code_of_the_question_selects_the_record_a_figure_must_come_from(
     bare = ask(sandbox, percent, ["ci/rates.md"], "The pass rate is 0.82.")
     assert verdict(bare) == ("weak", "left_out")
     assert verdict(ask(sandbox, percent, ["ci/rates.md"], "82%.")) == ("backed", None)
+
+
+def test_two_files_the_question_names_by_a_word_leave_it_undecided(
+    root: Path, sandbox: ProjectFiles
+) -> None:
+    """"search" is the name of ``search.md`` and of ``search-2025.md``: which room counts,
+    words cannot tell."""
+    write(root, {"teams/search.md": "Room: B-204\n", "teams/search-2025.md": "Room: B-117\n"})
+    question = "Which room does the search team meet in?"
+    calls = [reply_calls(("list_files", {"path": "teams"}))]
+    calls += [reply_calls(("read_file", {"path": p})) for p in ("teams/search.md",)]
+    calls += [reply_calls(("read_file", {"path": "teams/search-2025.md"}))]
+    model = ScriptedModel([*calls, reply_text("They meet in B-204.")])
+    result = run_agent(model, create_project_tools(sandbox), CONFIG, question)
+    assert verdict(result) == ("weak", "conflicting")
