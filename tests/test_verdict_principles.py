@@ -537,3 +537,18 @@ def test_two_files_the_question_names_by_a_word_leave_it_undecided(
     model = ScriptedModel([*calls, reply_text("They meet in B-204.")])
     result = run_agent(model, create_project_tools(sandbox), CONFIG, question)
     assert verdict(result) == ("weak", "conflicting")
+
+
+def test_a_bare_right_code_at_the_end_of_a_chain_of_clues_is_green(
+    root: Path, sandbox: ProjectFiles
+) -> None:
+    """The issue's treasure hunt: the answer is only the code, read where the clues led."""
+    clues = {
+        "hunt/start.txt": "The next clue is in hunt/moss.txt.\n",
+        "hunt/moss.txt": "Go on to hunt/vault.txt.\n",
+        "hunt/vault.txt": "code: TealHarbor58\n",
+    }
+    write(root, clues)
+    question = "Start at hunt/start.txt and follow the clues: what is the code?"
+    result = ask(sandbox, question, list(clues), "TealHarbor58")
+    assert verdict(result) == ("backed", None)
