@@ -556,7 +556,7 @@ TEXT_CALL = '<tool_call>\n{"name": "read_file", "arguments": {"path": "a.txt"}}\
 def test_d12_a_text_call_is_parsed_strictly_and_never_the_answer(
     server: FakeServer, wire: Wire, base: Path, stream: bool
 ) -> None:
-    server.add(Turn("Let me look.\n" + TEXT_CALL), Turn("It says alpha."))
+    server.add(Turn(TEXT_CALL), Turn("It says alpha."))
     outcome = run(server, wire, base, stream)
     assert outcome.codes == [None]
     assert outcome.sent_back() == [ALPHA]
@@ -866,6 +866,7 @@ def test_cli_json_reports_each_malformed_call_with_its_code(
     server: FakeServer, wire: Wire, base: Path
 ) -> None:
     server.add(
+        Turn(TEXT_CALL.replace("a.txt", "archive")),  # text calls: before any native one
         calls(
             Call("read_file", '{"path": "a.txt"'),
             Call("read_fle", {"path": "a.txt"}),
@@ -873,7 +874,6 @@ def test_cli_json_reports_each_malformed_call_with_its_code(
             Call("move_file", "null"),
             Call("read_file", {"path": "a.txt"}, call_id=None),
         ),
-        Turn(TEXT_CALL.replace("a.txt", "archive")),
         Turn("It says alpha."),
     )
     proc = ask_cli(server, wire, base / "proj", "--json", "--approve", "all")
@@ -881,12 +881,12 @@ def test_cli_json_reports_each_malformed_call_with_its_code(
     results = tool_results(proc)
     codes = [r["code"] for r in results]
     assert codes == [
+        "is_directory",
         "invalid_json",
         "unknown_tool",
         "invalid_arguments",
         "invalid_arguments",
         None,
-        "is_directory",
     ]
     ids = [r["call_id"] for r in results]
     assert all(ids)

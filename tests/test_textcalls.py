@@ -40,7 +40,6 @@ def block(name: str, arguments: Any) -> str:
 def test_a_valid_block_is_a_call() -> None:
     found = find_text_calls(block("read_file", {"path": "a.txt"}), NAMES)
     assert found is not None
-    assert found.text == ""
     (call,) = found.calls
     assert (call.name, json.loads(call.arguments), call.problem, call.known) == (
         "read_file",
@@ -75,11 +74,13 @@ def test_a_block_inside_think_is_ignored() -> None:
     assert find_text_calls(unclosed_think, NAMES) is None
 
 
-def test_prose_is_kept_and_blocks_are_cut_out() -> None:
+def test_prose_beside_a_block_makes_the_reply_an_answer() -> None:
     text = "<think>plan</think>Let me read it.\n" + block("read_file", {"path": "a"}) + "\nThen."
-    found = find_text_calls(text, NAMES)
+    assert find_text_calls(text, NAMES) is None
+    assert find_text_calls("Let me read it.\n" + block("read_file", {"path": "a"}), NAMES) is None
+    alone = f"<think>plan</think>\n{block('read_file', {'path': 'a'})}\n"
+    found = find_text_calls(alone, NAMES)
     assert found is not None
-    assert found.text == "Let me read it.\n\nThen."
     assert [c.name for c in found.calls] == ["read_file"]
 
 
@@ -104,7 +105,6 @@ def test_a_malformed_block_is_a_call_that_cannot_run(text: str, problem: str) ->
     assert call.problem is not None
     assert problem in call.problem
     assert not call.known
-    assert found.text == ""
 
 
 def test_an_unknown_name_is_kept_as_sent() -> None:
@@ -139,7 +139,6 @@ def calls_of(text: str, names: frozenset[str]) -> list[tuple[str, Any]]:
 def test_a_fenced_json_call_is_a_call() -> None:  # 0.5B, simple_python_2
     found = find_text_calls(FENCED, HYPOT)
     assert found is not None
-    assert found.text == ""
     assert [(c.name, json.loads(c.arguments), c.known) for c in found.calls] == [
         ("math_hypot", {"x": 4, "y": 5}, True)
     ]
@@ -165,19 +164,13 @@ def test_a_call_in_doubled_braces_is_a_call() -> None:  # 1.5B, irrelevance_84
     ]
 
 
-def test_prose_around_a_fenced_call_is_kept() -> None:  # 0.5B, irrelevance_92
+def test_prose_around_a_fenced_call_makes_the_reply_an_answer() -> None:  # 0.5B, irrelevance_92
     text = (
         "To find the most popular lawyer in New York, you can use the following function:\n\n"
         '```json\n{\n  "name": "lawyer_finder",\n  "arguments": {\n    "area": "New York"\n'
         "  }\n}\n```\n\nThis function will search for lawyers in New York."
     )
-    found = find_text_calls(text, frozenset({"lawyer_finder"}))
-    assert found is not None
-    assert [c.name for c in found.calls] == ["lawyer_finder"]
-    assert found.text == (
-        "To find the most popular lawyer in New York, you can use the following function:"
-        "\n\n\n\nThis function will search for lawyers in New York."
-    )
+    assert find_text_calls(text, frozenset({"lawyer_finder"})) is None
 
 
 def test_one_fence_per_call_is_several_calls_in_order() -> None:  # 1.5B, parallel_138
@@ -203,7 +196,6 @@ def test_a_call_cut_at_the_token_limit_is_an_invalid_call() -> None:  # 1.5B, pa
     found = find_text_calls(text, HYPOT)
     assert found is not None
     assert [c.name for c in found.calls] == ["math_hypot", INVALID_CALL_NAME]
-    assert found.text == ""
     bare = find_text_calls('{"name": "math_hypot", "arguments": {"x": 4', HYPOT)
     assert bare is not None
     assert [c.name for c in bare.calls] == [INVALID_CALL_NAME]
@@ -251,7 +243,7 @@ SPECS = [ToolSpec(n, n, {"type": "object", "properties": {}}) for n in sorted(NA
 def test_decoders_make_calls_only_when_the_request_has_tools(
     fake_server: FakeServer, model_client: ModelClient
 ) -> None:
-    text = "Reading.\n" + block("read_file", {"path": "a"})
+    text = block("read_file", {"path": "a"})
     fake_server.add(Turn(text), Turn(text))
     question = [Message("user", "q")]
     with_tools = model_client.create(ModelRequest(question, tools=SPECS))
@@ -260,7 +252,7 @@ def test_decoders_make_calls_only_when_the_request_has_tools(
     kinds = [
         (type(i).__name__, getattr(i, "text", getattr(i, "name", ""))) for i in with_tools.items
     ]
-    assert kinds == [("Message", "Reading."), ("FunctionCall", "read_file")]
+    assert kinds == [("FunctionCall", "read_file")]
     assert without.finish_reason == "stop"
     assert [type(i).__name__ for i in without.items] == ["Message"]
 
@@ -384,7 +376,7 @@ def test_a_malformed_block_is_answered_with_a_tool_error_and_the_run_goes_on(
 def test_a_text_block_is_never_the_final_answer_and_counts_toward_budgets(
     fake_server: FakeServer, model_client: ModelClient, files: ProjectFiles
 ) -> None:
-    broken = Turn("Done!\n<tool_call>{oops}</tool_call>")
+    broken = Turn("<tool_call>{oops}</tool_call>")
     result, _ = run(fake_server, model_client, files, broken, broken, max_turns=2)
     assert (result.status, result.code, result.answer) == ("budget_exhausted", "max_turns", "")
 
@@ -406,12 +398,10 @@ def test_a_json_call_runs_and_is_never_shown_as_the_answer(
     assert shown == ["It says alpha."]
 
 
-def test_prose_is_shown_but_the_call_runs(
+def test_prose_beside_a_call_is_an_answer_and_nothing_runs(
     fake_server: FakeServer, model_client: ModelClient, files: ProjectFiles
 ) -> None:
     text = "I will read a.txt first.\n" + block("read_file", {"path": "a.txt"})
-    result, events = run(fake_server, model_client, files, Turn(text), Turn("alpha"))
-    assert (result.status, result.answer) == ("succeeded", "alpha")
-    shown = [e.text for e in events if isinstance(e, AssistantText)]
-    assert shown == ["I will read a.txt first.", "alpha"]
-    assert tool_events(events) == [("read_file", None)]
+    result, events = run(fake_server, model_client, files, Turn(text))
+    assert (result.status, result.answer) == ("succeeded", text)
+    assert tool_events(events) == []

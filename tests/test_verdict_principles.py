@@ -527,7 +527,7 @@ def test_a_code_of_the_question_selects_the_record_a_figure_must_come_from(
 def test_two_files_the_question_names_by_a_word_leave_it_undecided(
     root: Path, sandbox: ProjectFiles
 ) -> None:
-    """"search" is the name of ``search.md`` and of ``search-2025.md``: which room counts,
+    """ "search" is the name of ``search.md`` and of ``search-2025.md``: which room counts,
     words cannot tell."""
     write(root, {"teams/search.md": "Room: B-204\n", "teams/search-2025.md": "Room: B-117\n"})
     question = "Which room does the search team meet in?"

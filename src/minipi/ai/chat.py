@@ -94,10 +94,12 @@ def decode(
     data: JsonObject,
     tool_names: frozenset[str] = frozenset(),
     taken: frozenset[str] = frozenset(),
+    history: Sequence[Item] = (),
 ) -> Decoded:
     """The answer's neutral items, finish reason and usage. ``tool_names`` are the request's
-    tools: with some, calls written as text (``<tool_call>`` tags, fenced or bare JSON) in a
-    reply without native calls are decoded as calls
+    tools: with some, a reply without native calls that is only calls written as text
+    (``<tool_call>`` tags, fenced or bare JSON) is decoded as those calls, unless ``history``
+    (the request's items) shows them quoted from a tool result or holds a native call
     (``textcalls.py``). A call whose id is in ``taken`` (the history's) or repeats one of the
     same reply gets a new id, in its raw copy too."""
     choice = _first_choice(data)
@@ -109,9 +111,9 @@ def decode(
     if isinstance(reasoning, str) and reasoning:
         items.append(Reasoning(reasoning, raw, "chat"))
     text = _content_text(message.get("content"))
-    found = None if calls else find_text_calls(text, tool_names)
-    if found is not None:  # text calls: they share the raw message (textcalls.py)
-        text = found.text
+    found = None if calls else find_text_calls(text, tool_names, history)
+    if found is not None:  # the reply is text calls: they share the raw message (textcalls.py)
+        text = ""
         calls = [(c.name, c.arguments, c.call_id) for c in found.calls]
     if text:
         items.append(Message("assistant", text, raw, "chat"))

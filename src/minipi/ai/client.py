@@ -120,7 +120,7 @@ class HttpModelClient:
         names = frozenset(t.name for t in request.tools)
         try:
             raise_inband_error(data, url)
-            items, finish, usage = self.wire.decode(data, names, taken)
+            items, finish, usage = self.wire.decode(data, names, taken, request.items)
         except ModelProtocolError as exc:
             raise ModelProtocolError(
                 f"{exc.message} (from {url})", url=url, code=exc.code

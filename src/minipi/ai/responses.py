@@ -20,7 +20,7 @@ reasoning input item that a chat reply cannot supply.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Sequence
 
 from minipi.ai.declare import declare_tool
 from minipi.ai.stream import ResponsesStream
@@ -84,16 +84,17 @@ def decode(
     data: JsonObject,
     tool_names: frozenset[str] = frozenset(),
     taken: frozenset[str] = frozenset(),
+    history: Sequence[Item] = (),
 ) -> Decoded:
-    """The answer's neutral items, finish reason and usage; ``tool_names`` and ``taken`` as
-    for ``chat.decode``."""
+    """The answer's neutral items, finish reason and usage; ``tool_names``, ``taken`` and
+    ``history`` as for ``chat.decode``."""
     output = data.get("output")
     if not isinstance(output, list):
         raise ModelProtocolError("the response has no `output` list")
     seen = set(taken)
     items = tuple(i for entry in output if (i := _output_item(entry, seen)) is not None)
     if tool_names and not any(isinstance(i, FunctionCall) for i in items):
-        items = tuple(_with_text_calls(items, tool_names))
+        items = _with_text_calls(items, tool_names, history)
     finish = _finish(data, any(isinstance(i, FunctionCall) for i in items))
     usage = read_usage(data, "input_tokens", "output_tokens", "input_tokens_details")
     return items, finish, usage
@@ -143,17 +144,18 @@ def _output_item(entry: object, seen: set[str]) -> Item | None:
     return None  # built-in tool items (web search...) are not part of a minipi conversation
 
 
-def _with_text_calls(items: tuple[Item, ...], tool_names: frozenset[str]) -> Iterator[Item]:
-    """Messages holding calls written as text become neutral items: their prose, then the calls
-    (a ``function_call`` input item carries each call on replay; see textcalls.py)."""
-    for item in items:
-        found = find_text_calls(item.text, tool_names) if isinstance(item, Message) else None
-        if found is None:
-            yield item
-            continue
-        if found.text:
-            yield Message("assistant", found.text)
-        yield from (FunctionCall(c.call_id, c.name, c.arguments) for c in found.calls)
+def _with_text_calls(
+    items: tuple[Item, ...], tool_names: frozenset[str], history: Sequence[Item]
+) -> tuple[Item, ...]:
+    """A reply whose messages are only calls written as text (textcalls.py) with the calls
+    in their place (a ``function_call`` input item carries each call on replay); else
+    ``items`` as they are."""
+    texts = [item.text for item in items if isinstance(item, Message)]
+    found = find_text_calls("\n".join(texts), tool_names, history) if texts else None
+    if found is None:
+        return items
+    calls = (FunctionCall(c.call_id, c.name, c.arguments) for c in found.calls)
+    return (*(item for item in items if not isinstance(item, Message)), *calls)
 
 
 def _texts(parts: object) -> list[str]:

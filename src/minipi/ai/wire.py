@@ -4,7 +4,7 @@ helpers both use (the options check, call decoding, usage)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias
 
@@ -49,6 +49,7 @@ class Decoder(Protocol):
         data: JsonObject,
         tool_names: frozenset[str] = ...,
         taken: frozenset[str] = ...,
+        history: Sequence[Item] = ...,
     ) -> Decoded: ...
 
 
@@ -64,7 +65,8 @@ class WireApi:
     encode: Encoder
     """``(request, model, stream=...)`` -> the JSON body to POST."""
     decode: Decoder
-    """``(answer, tool_names, taken)`` -> items, finish reason, usage (see ``chat.decode``)."""
+    """``(answer, tool_names, taken, history)`` -> items, finish reason, usage (see
+    ``chat.decode``)."""
     stream: Callable[[DeltaSink | None], StreamReader]
     """A reader of a streamed answer that reports ``Delta``s to the sink (``stream.py``)."""
 
