@@ -68,7 +68,14 @@ from typing import Any
 from minipi.ai.think import strip_think
 from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, new_call_id
 
-__all__ = ["INVALID_CALL_NAME", "TextCall", "TextCalls", "find_text_calls", "native_call"]
+__all__ = [
+    "INVALID_CALL_NAME",
+    "TextCall",
+    "TextCalls",
+    "find_text_calls",
+    "native_call",
+    "quoted_call",
+]
 
 INVALID_CALL_NAME = "invalid_tool_call"
 """The name given to a malformed call's text (no tool has it, so the loop answers an error)."""
@@ -290,6 +297,13 @@ def _invalid(content: str, problem: str) -> TextCall:
 
 
 # --- rule 2: a call a tool result holds is a quotation -------------------------------------
+
+
+def quoted_call(name: str, arguments: str, written: str, history: Sequence[Item]) -> bool:
+    """Whether a tool result of ``history`` holds the call ``written`` (its text, white space
+    aside) or a call of ``name`` with the same ``arguments`` (rule 2 of the module
+    docstring, for a call read from another form: guided mode's answer text)."""
+    return _quoted([TextCall("", name, arguments, written=written)], history)
 
 
 def _quoted(calls: Sequence[TextCall], history: Sequence[Item]) -> bool:

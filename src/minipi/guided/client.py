@@ -181,7 +181,8 @@ class GuidedClient:
         guided = self._guided(request, constraint, listing)
         cited = Cited(facts, last_question(request.items))
         declared = [t.name for t in request.tools]
-        response = translate(self.inner.create(guided), self.style, cited, offer.tools, declared)
+        reply = self.inner.create(guided)
+        response = translate(reply, self.style, cited, offer.tools, declared, request.items)
         if cited.composed is not None:  # later turns show the model its reply as it wrote it
             self._rendered[id(cited.composed)] = (cited.composed, cited.reply)
         return response

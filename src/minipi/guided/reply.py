@@ -10,8 +10,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeAlias
 
-from minipi.ai.textcalls import find_text_calls
-from minipi.ai.types import FunctionCall, Message, ModelResponse, output_text
+from minipi.ai.textcalls import find_text_calls, quoted_call
+from minipi.ai.types import FunctionCall, Item, Message, ModelResponse, output_text
 from minipi.errors import ModelProtocolError
 from minipi.guided.facts import Facts
 
@@ -49,6 +49,7 @@ def translate(
     cited: Cited | None = None,
     offered: Collection[str] = (),
     declared: Collection[str] = (),
+    history: Sequence[Item] = (),
 ) -> ModelResponse:
     """The guided JSON reply as neutral items: its ``FunctionCall``s (one, or a list) or an
     answer ``Message`` (composed with the facts it cites, of those ``cited`` offered).
@@ -58,7 +59,9 @@ def translate(
     answer: a model offered both may write its call as the answer's text, and the loop then
     checks the call like any other (arguments, approval, sandbox). A call of a tool the grammar
     did not ``offer`` this reply (a second change, the last turn's answer) is a protocol error,
-    never run: the text must not get round what the grammar withholds."""
+    never run: the text must not get round what the grammar withholds. An answer that quotes a
+    call a tool result of ``history`` holds (a project file's ``<tool_call>``) is an answer:
+    quoting is not deciding (``minipi.ai.textcalls``, rule 2)."""
     if response.finish_reason in ("length", "content_filter"):
         return response  # cut or filtered: the loop ends the run, nothing here is executed
     text = output_text(response.items)
@@ -76,7 +79,7 @@ def translate(
             "the server may not enforce the response_format schema",
             code="guided_invalid_reply",
         )
-    return _answered(response, answer, offered, declared)
+    return _answered(response, answer, offered, declared, history)
 
 
 def _reply_value(text: str, style: ResponseFormatStyle) -> Any:
@@ -93,13 +96,17 @@ def _reply_value(text: str, style: ResponseFormatStyle) -> Any:
 
 
 def _answered(
-    response: ModelResponse, answer: Message, offered: Collection[str], declared: Collection[str]
+    response: ModelResponse,
+    answer: Message,
+    offered: Collection[str],
+    declared: Collection[str],
+    history: Sequence[Item] = (),
 ) -> ModelResponse:
     """The reply as its answer: none when blank, the calls its text is when it is calls of
     ``declared`` tools (a ``ModelProtocolError`` for one not ``offered``), else the answer."""
     if not answer.text.strip():
         return replace(response, items=())  # a blank answer is an empty reply
-    written = _written_calls(answer.text, declared)
+    written = _written_calls(answer.text, declared, history)
     withheld = sorted({call.name for call in written} - set(offered))
     if withheld:
         raise ModelProtocolError(
@@ -128,7 +135,9 @@ def _calls(value: Any) -> tuple[FunctionCall, ...]:
     return tuple(call for call in calls if call is not None)
 
 
-def _written_calls(text: str, tool_names: Collection[str]) -> tuple[FunctionCall, ...]:
+def _written_calls(
+    text: str, tool_names: Collection[str], history: Sequence[Item] = ()
+) -> tuple[FunctionCall, ...]:
     """The calls an answer's text is, when it is one (the prose around them dropped; a
     malformed one is named ``invalid_tool_call``, which the loop answers with an error)."""
     if not tool_names:
@@ -139,8 +148,9 @@ def _written_calls(text: str, tool_names: Collection[str]) -> tuple[FunctionCall
         value = None
     calls = _calls(value)
     if calls and all(call.name in tool_names for call in calls):
-        return calls
-    found = find_text_calls(text, tool_names)
+        quoted = any(quoted_call(c.name, c.arguments, text, history) for c in calls)
+        return () if quoted else calls
+    found = find_text_calls(text, tool_names, history)
     if found is None:
         return ()
     return tuple(FunctionCall(c.call_id, c.name, c.arguments) for c in found.calls)
