@@ -35,8 +35,8 @@ def _judge_all(folder: Path) -> dict[str, dict[str, Any]]:
         from minipi.evidence import check_evidence
         from minipi.evidence.verdict import judge
     except ImportError:
-        from minipi.agent.evidence import check_evidence  # type: ignore[no-redef]
-        from minipi.agent.verdict import judge  # type: ignore[no-redef]
+        from minipi.agent.evidence import check_evidence  # type: ignore[no-redef,import-not-found]
+        from minipi.agent.verdict import judge  # type: ignore[no-redef,import-not-found]
 
     takes_question = "question" in inspect.signature(judge).parameters
     verdicts: dict[str, dict[str, Any]] = {}
