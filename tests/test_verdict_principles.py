@@ -552,3 +552,16 @@ def test_a_bare_right_code_at_the_end_of_a_chain_of_clues_is_green(
     question = "Start at hunt/start.txt and follow the clues: what is the code?"
     result = ask(sandbox, question, list(clues), "TealHarbor58")
     assert verdict(result) == ("backed", None)
+
+
+def test_a_table_header_names_fields_and_is_no_name_an_answer_states(
+    root: Path, sandbox: ProjectFiles
+) -> None:
+    """A header cell (``Owner``) names a column; only the body's cells are values."""
+    table = "| Owner | Team |\n|---|---|\n| Yuki Kowalski | Search |\n"
+    write(root, {"docs/owners.md": table})
+    question = "Who owns the search team in docs/owners.md?"
+    headers = ask(sandbox, question, ["docs/owners.md"], "Owner and Team.")
+    assert verdict(headers) == ("weak", "no_claims")
+    right = ask(sandbox, question, ["docs/owners.md"], "Yuki Kowalski.")
+    assert verdict(right) == ("backed", None)

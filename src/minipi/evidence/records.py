@@ -358,12 +358,16 @@ def fields(output: str) -> dict[tuple[str, ...], frozenset[str]]:
 
 def values(output: str) -> frozenset[str]:
     """The values a read gives its fields (``fields``) and the cells of its tables (lines of
-    two cells or more split by ``,``, a tab or ``|``): what an answer may state by name."""
+    two cells or more split by ``,``, a tab or ``|``; not a header row, which names fields):
+    what an answer may state by name."""
     found = {value for held in fields(output).values() for value in held}
-    for line in _lines(output)[:MAX_FIELD_LINES]:
-        cells = _cells(line)
-        if len(cells) >= 2:
-            found.update(cell.strip() for cell in cells)
+    lines = _lines(output)[:MAX_FIELD_LINES]
+    rows = [n for n, line in enumerate(lines) if len(_cells(line)) >= 2]
+    ruled = {n - 1 for n, line in enumerate(lines) if n and _RULE.match(line)}
+    headers = ruled or set(rows[:1])  # a Markdown table's header, else a CSV's first row
+    for n in rows:
+        if n not in headers and not _RULE.match(lines[n]):
+            found.update(cell.strip() for cell in _cells(lines[n]))
     return frozenset(found)
 
 
