@@ -134,23 +134,19 @@ MAX_CLAIMS = 100
 def _names(run: RunSources) -> frozenset[str]:
     """The values this question's reads of files hold that read as names
     (``claims.is_name``), from its reads in order while they add up to ``MAX_NAMES_READ``
-    characters."""
+    characters; a search's hits or a listing say nothing of what their values are."""
     from minipi.evidence.records import values
 
     names: set[str] = set()
     budget = MAX_NAMES_READ
-    for output in (o for o in run.outputs if o.question is None and _read_file(o.path)):
+    from minipi.evidence.scope import is_file
+
+    for output in (o for o in run.outputs if o.question is None and is_file(o.path or "")):
         budget -= len(output.text)
         if budget < 0:
             break
         names.update(v for v in values(output.text) if is_name(v))
     return frozenset(names)
-
-
-def _read_file(path: str | None) -> bool:
-    """A file's read: its structure (key lines, a table's header) says what its values are;
-    a search's hits or a listing does not."""
-    return path is not None and "." in path.rstrip("/").rsplit("/", 1)[-1][1:]
 
 
 MAX_NAMES_READ = 256 * 1024

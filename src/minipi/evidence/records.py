@@ -26,6 +26,7 @@ from minipi.evidence.types import Source
 from minipi.reading.words import words
 
 __all__ = [
+    "HIT",
     "MAX_LINES",
     "MAX_UP",
     "NO",
@@ -34,9 +35,10 @@ __all__ = [
     "field_of",
     "fields",
     "file_of",
-    "parent_lines",
+    "parents_of",
     "record_fields",
     "record_of",
+    "section_lines",
     "values",
 ]
 
@@ -84,14 +86,7 @@ def record_of(source: Source, output: str) -> Record:
 def _json_record(pointer: str, output: str) -> Record:
     keys = [_unescape(k) for k in pointer.split("/")[1:]]
     own = words(" ".join(k for k in keys if not k.isdigit()))
-    document = _document(output)
-    node: object = document
-    for key in keys[:-1]:  # the object the figure is in: its short text values name it
-        node = (
-            node[int(key)]
-            if isinstance(node, list) and key.isdigit()
-            else (node.get(key) if isinstance(node, Mapping) else None)
-        )
+    node = _object_of(pointer, output)  # the object the figure is in: its short texts name it
     if isinstance(node, Mapping):
         own |= words(" ".join(_short_texts(node)))
     whole, sections = _json_words(output)
@@ -141,17 +136,8 @@ def _text_words(output: str) -> frozenset[str]:
 
 @functools.lru_cache(maxsize=16)
 def _text_sections(output: str) -> frozenset[str]:
-    """The words of every line some other line is under: a heading, a ``[section]``, a line
-    the next line is more indented than."""
-    lines = [line for line in _lines(output) if line.strip()]
-    heads = [
-        line
-        for n, line in enumerate(lines)
-        if _level(line) < 7
-        or _BRACKET.match(line)
-        or (n + 1 < len(lines) and _indent(lines[n + 1]) > _indent(line))
-    ]
-    return words(" ".join(heads))
+    """The words of every line some other line is under (``section_lines``)."""
+    return words(" ".join(section_lines(output)))
 
 
 def _parents(lines: tuple[str, ...], at: int) -> list[int]:
@@ -221,7 +207,8 @@ _KEY_LINE = re.compile(r"^\s*(?:[-*]\s+)?([^\W\d][\w.\-]*)\s*[=:：]\s*(\S.*?)\s
 full-width colon as well: ``负责人：李雷``)."""
 
 
-_HIT = re.compile(r"^([^\s:]+\.[A-Za-z0-9]+):\d+:")
+HIT = re.compile(r"^([^\s:]+\.[A-Za-z0-9]+):\d+:")
+"""A search hit's line: ``path.ext:N:`` before the line's text (the file in group 1)."""
 
 
 def file_of(source: Source, output: str) -> str | None:
@@ -231,7 +218,7 @@ def file_of(source: Source, output: str) -> str | None:
     if path is not None and "." in path.rstrip("/").rsplit("/", 1)[-1][1:]:
         return path
     start = output.rfind("\n", 0, source.range[0]) + 1
-    match = _HIT.match(output, start)
+    match = HIT.match(output, start)
     return match.group(1) if match else None
 
 
@@ -246,7 +233,7 @@ def field_of(source: Source, output: str) -> tuple[str, ...] | None:
     at = output.count("\n", 0, source.range[0])
     if at >= len(lines) or len(lines) > MAX_LINES:
         return None
-    hit = _HIT.match(lines[at])
+    hit = HIT.match(lines[at])
     if hit is not None:  # a search hit: its line alone, after the file it names
         match = _KEY_LINE.match(lines[at][hit.end() :])
         return (match.group(1),) if match else None
@@ -269,13 +256,29 @@ def _key(line: str) -> str | None:
     return line.strip(" []") if _BRACKET.match(line) else None
 
 
-def parent_lines(output: str) -> dict[int, tuple[str, ...]]:
-    """By line number, the lines each line of a text read is under (``_parents``); empty for
-    JSON and for reads over ``MAX_LINES`` lines."""
+def parents_of(output: str, at: int) -> tuple[str, ...]:
+    """The lines line ``at`` of a text read is under (``_parents``); none for JSON and for
+    reads over ``MAX_LINES`` lines."""
     lines = _lines(output)
+    if at >= len(lines) or _document(output) is not None or len(lines) > MAX_LINES:
+        return ()
+    return tuple(lines[n] for n in _parents(lines, at))
+
+
+@functools.lru_cache(maxsize=16)
+def section_lines(output: str) -> tuple[str, ...]:
+    """The lines of a text read some other line is under: a heading, a ``[section]``, a line
+    the next line is more indented than; none for JSON and for reads over ``MAX_LINES``."""
+    lines = [line for line in _lines(output) if line.strip()]
     if _document(output) is not None or len(lines) > MAX_LINES:
-        return {}
-    return {at: tuple(lines[n] for n in _parents(lines, at)) for at in range(len(lines))}
+        return ()
+    return tuple(
+        line
+        for n, line in enumerate(lines)
+        if _level(line) < 7
+        or _BRACKET.match(line)
+        or (n + 1 < len(lines) and _indent(lines[n + 1]) > _indent(line))
+    )
 
 
 def record_fields(source: Source, output: str) -> dict[str, str]:
@@ -294,15 +297,22 @@ def record_fields(source: Source, output: str) -> dict[str, str]:
 
 
 def _json_fields(pointer: str, output: str) -> dict[str, str]:
+    node = _object_of(pointer, output)
+    if not isinstance(node, Mapping):
+        return {}
+    return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in node.items()}
+
+
+def _object_of(pointer: str, output: str) -> object:
+    """What holds the member ``pointer`` points at in the JSON ``output`` (None when the
+    pointer leads nowhere)."""
     node: object = _document(output)
     for key in [_unescape(k) for k in pointer.split("/")[1:]][:-1]:
         if isinstance(node, list) and key.isdigit() and int(key) < len(node):
             node = node[int(key)]
         else:
             node = node.get(key) if isinstance(node, Mapping) else None
-    if not isinstance(node, Mapping):
-        return {}
-    return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in node.items()}
+    return node
 
 
 def _block(lines: tuple[str, ...], at: int, span: range) -> Iterator[tuple[str, str]]:
@@ -356,6 +366,7 @@ def fields(output: str) -> dict[tuple[str, ...], frozenset[str]]:
     return {k: frozenset(v) for k, v in found.items()}
 
 
+@functools.lru_cache(maxsize=16)
 def values(output: str) -> frozenset[str]:
     """The values a read gives its fields (``fields``) and the cells of its tables (lines of
     two cells or more split by ``,``, a tab or ``|``; not a header row, which names fields):

@@ -232,7 +232,9 @@ def _listed_and_read(later: Sequence[Item]) -> tuple[set[str], set[str]]:
 
 def _hit_files(output: str) -> set[str]:
     """The files a search's hit lines name (``path:line: text``)."""
-    return {line.split(":", 1)[0] for line in output.splitlines() if ":" in line}
+    from minipi.evidence.records import HIT
+
+    return {m.group(1) for line in output.splitlines() if (m := HIT.match(line))}
 
 
 def _mislabeled(case: _Case) -> Verdict | None:
@@ -271,7 +273,7 @@ _CODE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.\-]*\d[A-Za-z0-9.\-]*|\d")
 def _other_record(
     source: Source, output: str, question: Question, codes: list[str], held: list[str]
 ) -> bool:
-    from minipi.evidence.records import NO, file_of, parent_lines, record_fields
+    from minipi.evidence.records import NO, file_of, parents_of, record_fields, section_lines
 
     if source.origin != "content":
         return False
@@ -280,17 +282,16 @@ def _other_record(
         v.casefold() in NO and words(k) and words(k) <= question.words for k, v in pairs.items()
     ):
         return True
-    parents = parent_lines(output)
     at = output.count("\n", 0, source.range[0])
     lines = output.splitlines()
-    own = (*parents.get(at, ()), lines[at] if at < len(lines) else "")
+    own = (*parents_of(output, at), lines[at] if at < len(lines) else "")
     record = (*own, *pairs.values(), file_of(source, output) or "")
     for code in codes:
         after = "[A-Za-z0-9]" if code[-1].isalpha() else "[0-9]"  # 2026-07-02T10:30 holds the day
         carried = re.compile(rf"(?<![A-Za-z0-9.]){re.escape(code)}(?!{after})")
         if code in held and not any(carried.search(text) for text in record):
             return True
-        naming = any(carried.search(line) for above in parents.values() for line in above)
+        naming = any(carried.search(line) for line in section_lines(output))
         if naming and not any(carried.search(line) for line in own):
             return True
     return False
@@ -411,7 +412,9 @@ def _forms(line: str) -> Iterator[str]:
     """A line as an answer may copy it (``_copied``)."""
     line = " ".join(line.split())
     yield line
-    hit = _HIT_PREFIX.match(line)
+    from minipi.evidence.records import HIT
+
+    hit = HIT.match(line)
     if hit is not None:
         yield hit.group(0).strip()
         line = line[hit.end() :].strip()
@@ -421,7 +424,6 @@ def _forms(line: str) -> Iterator[str]:
         yield bare
 
 
-_HIT_PREFIX = re.compile(r"^[^\s:]+\.[A-Za-z0-9]+:\d+:")
 _MARKER = re.compile(r"^(?:[-*>#;]+|//+)\s*")
 
 
