@@ -565,3 +565,21 @@ def test_a_table_header_names_fields_and_is_no_name_an_answer_states(
     assert verdict(headers) == ("weak", "no_claims")
     right = ask(sandbox, question, ["docs/owners.md"], "Yuki Kowalski.")
     assert verdict(right) == ("backed", None)
+
+
+def test_a_pasted_comment_or_search_hit_line_is_copied(root: Path, sandbox: ProjectFiles) -> None:
+    """A line of a read without its comment marker, or a search hit with its ``path:line:``,
+    pasted as the answer, says nothing of its own."""
+    code = "# Uploads above LIMIT_MB are refused by the gateway.\nLIMIT_MB = 640\n"
+    write(root, {"svc/limits.py": code})
+    question = "What upload size does svc/limits.py allow?"
+    comment = "Uploads above LIMIT_MB are refused by the gateway."
+    assert verdict(ask(sandbox, question, ["svc/limits.py"], comment))[1] == "copied"
+    model = ScriptedModel(
+        [
+            reply_calls(("search_files", {"query": "LIMIT_MB"})),
+            reply_text("svc/limits.py:2: LIMIT_MB = 640"),
+        ]
+    )
+    result = run_agent(model, create_project_tools(sandbox), CONFIG, question)
+    assert verdict(result) == ("weak", "copied")
