@@ -18,7 +18,11 @@ data and absent files) at seeds 0 and 1. ``blind`` is a third held-out set: the 
 ``bench/task_templates_blind.py`` (written without reading how minipi reads files or judges its
 answers: .env layers, docker-compose, a GitHub Actions matrix, pyproject.toml, package.json,
 nginx, crontab, SQL migrations, a Makefile, JSON Lines, Keep a Changelog, Chinese CSV and
-Markdown tables, a Chinese README, pom.xml, .csproj, CODEOWNERS) at seeds 0 and 1.
+Markdown tables, a Chinese README, pom.xml, .csproj, CODEOWNERS) at seeds 0 and 1. ``blind2``
+is a fourth (``bench/task_templates_blind2.py``, written in stop 37 the same way, after the
+``blind`` answers had been read: Kubernetes, Terraform, go.mod, Dockerfiles, systemd,
+Prometheus rules, OpenAPI, logrotate, meeting notes, requirements and constraints, iCalendar,
+sitemaps, TSV, semicolon CSV, access logs, budgets, a Chinese roster and claims, vCards).
 
 An answer is right (``answer_right``) when every expected value is in it: a number by value
 (``9,600``, ``９６００`` and ``9600元`` are 9600; never inside ``19600``), a date in any common
@@ -49,6 +53,7 @@ from pathlib import Path
 
 from task_templates import MONTHS_EN, NEW_TEMPLATES, Files
 from task_templates_blind import BLIND_TEMPLATES
+from task_templates_blind2 import BLIND2_TEMPLATES
 
 __all__ = [
     "SPLITS",
@@ -67,18 +72,24 @@ SPLITS = {"dev": (0, 1), "heldout": (2, 3), "fresh": (4, 5)}
 """``fresh`` is a second held-out half, added in stop 28 after ``heldout``'s runs had been
 read by earlier sessions: it is run only to report, never read while tuning."""
 
-TEMPLATE_SPLITS = {"templates": (0, 1), "templates_fresh": (2,), "blind": (0, 1)}
+TEMPLATE_SPLITS = {
+    "templates": (0, 1),
+    "templates_fresh": (2,),
+    "blind": (0, 1),
+    "blind2": (0, 1),
+}
 """The held-out templates of ``bench/task_templates.py`` (not part of ``all``).
 ``templates_fresh`` (seed 2) was added in stop 35 after the verdict's rules had been
 changed for wrong greens seen on ``templates``' answers: the same templates with values and
 layouts never run, to report the verdict on answers nobody read. ``blind`` draws the templates
 of ``bench/task_templates_blind.py`` instead (``SPLIT_TEMPLATES``), written without reading
-the verdict's rules: a split nobody tuned on."""
+the verdict's rules: a split nobody tuned on (until its answers were read, in stop 36);
+``blind2``, those of ``bench/task_templates_blind2.py``, written the same way in stop 37."""
 
-SPLIT_TEMPLATES = {"blind": BLIND_TEMPLATES}
+SPLIT_TEMPLATES = {"blind": BLIND_TEMPLATES, "blind2": BLIND2_TEMPLATES}
 """The templates of a ``TEMPLATE_SPLITS`` split other than ``NEW_TEMPLATES``."""
 
-_SMALL_TEMPLATES = {**NEW_TEMPLATES, **BLIND_TEMPLATES}
+_SMALL_TEMPLATES = {**NEW_TEMPLATES, **BLIND_TEMPLATES, **BLIND2_TEMPLATES}
 """The templates whose projects must stay small and name their ``needed`` paths."""
 
 
