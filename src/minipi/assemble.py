@@ -31,6 +31,7 @@ from minipi.ai.types import ModelClient, Wire
 from minipi.errors import ConfigError
 from minipi.files import ProjectFiles, create_project_tools
 from minipi.files.named import folders_said, named_in_project
+from minipi.files.survey import survey
 
 __all__ = [
     "DEFAULT_INSTRUCTIONS",
@@ -249,13 +250,15 @@ def agent_config(
         # a small model can keep one guided answer's string open that long (minutes, on CPU)
         request_options.setdefault("max_output_tokens", EMBEDDED_MAX_OUTPUT[model.guided])
     offered = {tool.name for tool in tools if tool.offered}
-    opening = guided_opening(offered, question, files) if model.guided else ()
+    context_tokens = settings.context_tokens or model.context_tokens
+    budget = int((context_tokens or 0) * OPENING_BYTES_PER_TOKEN)
+    opening = guided_opening(offered, question, files, budget) if model.guided else ()
     shared = {name: getattr(settings, name) for name in _SHARED}
     return AgentConfig(
         **{
             **shared,
             "request_options": request_options,
-            "context_tokens": settings.context_tokens or model.context_tokens,
+            "context_tokens": context_tokens,
             "opening_calls": opening,
             "answer_on_last_turn": model.guided,
         }
@@ -263,13 +266,20 @@ def agent_config(
 
 
 def guided_opening(
-    offered: Collection[str], question: str | None = None, files: ProjectFiles | None = None
+    offered: Collection[str],
+    question: str | None = None,
+    files: ProjectFiles | None = None,
+    budget: int = 0,
 ) -> tuple[tuple[str, Mapping[str, Any]], ...]:
     """A guided run's first calls, of the ``offered`` tools: the project's top level
     (``GUIDED_OPENING``), then, given the ``question`` and its ``files``, each folder the
     question names listed (as a path, or a top-level folder by its bare name) and each file
-    it names read (``files.named``: found as written or by name). What the question names is
-    what its answer needs, and finding it costs a small model turns it may not have."""
+    it names read (``files.named``: found as written or by name). A question that names no
+    file is given the files it bears on, up to ``budget`` bytes, in the folders it names or
+    else the whole project (``files.survey``: every file that fits, else those sharing the
+    most words with the question); one that names a file has said where to look, found or
+    not. What the question names, or describes, is what its answer needs, and finding it
+    costs a small model turns it may not have."""
     opening = [(name, arguments) for name, arguments in GUIDED_OPENING if name in offered]
     if question is not None and files is not None:
         from minipi.guided.rank import Question
@@ -278,7 +288,18 @@ def guided_opening(
         dirs = tuple(dict.fromkeys((*asked.named_dirs, *folders_said(files, question))))
         named = named_in_project(files, asked.named_files, dirs)
         opening += [(tool, {"path": path}) for tool, path in named if tool in offered]
+        if "read_file" in offered and not asked.named_files:
+            folders = tuple(path for tool, path in named if tool == "list_files")
+            more = survey(files, question, budget, under=folders or (".",))
+            opening += [("read_file", {"path": path}) for path in more]
     return tuple(opening)
+
+
+OPENING_BYTES_PER_TOKEN = 1.2
+"""The bytes of files a guided opening reads per token of the model's context window: at
+about 3 bytes a token (English and code; Chinese in UTF-8 is 2-3), 40 % of the window, so
+that the system prompt, the tool offer, the model's replies and a few more reads still fit
+(4,096 tokens: about 4.9 KB of files)."""
 
 
 FULL_OFFER_FROM = 400e6
