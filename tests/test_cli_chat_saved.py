@@ -64,8 +64,9 @@ def test_a_chat_that_cannot_be_saved_runs_and_says_how_to_keep_one(
 ) -> None:
     fake_server.add(Turn("hello there"))
     project = copy_example("sample_project", tmp_path)
-    inside = project / "data"  # a store inside the project is refused
-    out, err, code = _chat(fake_server, project, inside, "hi\n")
+    blocked = tmp_path / "data"
+    blocked.write_text("a file where the data directory should be", encoding="utf-8")
+    out, err, code = _chat(fake_server, project, blocked, "hi\n")
     assert code == 0, err
     assert "hello there" in out
     assert "this chat was not saved" in err

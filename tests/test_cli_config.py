@@ -22,18 +22,6 @@ def write_config(tmp_path: Path, text: str) -> Path:
     return config
 
 
-def test_base_url_flag_with_the_config_files_model_file_is_a_usage_error(
-    fake_server: FakeServer, tmp_path: Path
-) -> None:
-    config = write_config(tmp_path, f'model_file = "{tmp_path / "m.gguf"}"\n')
-    env = clean_env(MINIPI_CONFIG=str(config))
-    proc = minipi("ask", "q", "-p", str(SAMPLE), "--base-url", fake_server.base_url, env=env)
-    assert proc.returncode == 2
-    assert "--base-url" in proc.stderr
-    assert f"config file {config}" in proc.stderr
-    assert fake_server.requests == []
-
-
 def test_base_url_and_model_file_flags_together_are_a_usage_error(tmp_path: Path) -> None:
     proc = minipi(
         "ask", "q", "-p", str(SAMPLE), "--base-url", "http://127.0.0.1:9/v1",

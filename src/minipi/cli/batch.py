@@ -129,7 +129,7 @@ def show(directory: Path) -> None:
     "--allow-broad-root",
     is_flag=True,
     help="Let a task's project be /, your home directory itself, or a directory of secrets "
-    "(~/.aws, ~/.ssh).",
+    "(~/.aws, ~/.ssh, minipi's own config and data).",
 )
 @tool_options
 @loop_options
@@ -227,7 +227,8 @@ def _show(outcome: BatchOutcome, out: Path) -> None:
 
 def task_root(allow_broad_root: bool, out: Path, project: Path) -> Path:
     """A task's project as the tools' root: the rule of ``--project`` (``/``, the home
-    directory and a directory of secrets refused unless ``--allow-broad-root``), and never
+    directory, a directory of secrets and minipi's own refused unless ``--allow-broad-root``;
+    one holding minipi's own where the sensitive-path guard cannot see it, always), and never
     one that holds the batch directory or lies in it (its tools would read the other tasks'
     traces, or move ``results.jsonl``)."""
     from minipi.cli.settings import RunOptions, project_root

@@ -1,6 +1,6 @@
 """The user's config file: defaults so that ``--model`` is not needed every time.
 
-``$MINIPI_CONFIG``, else ``$XDG_CONFIG_HOME/minipi/config.toml``, else
+``$MINIPI_CONFIG`` (an absolute path), else ``$XDG_CONFIG_HOME/minipi/config.toml``, else
 ``~/.config/minipi/config.toml``; missing is fine (but not a ``MINIPI_CONFIG`` naming a
 missing file: a usage error). Its keys are those of ``minipi.cli.keys``. It sits last in the
 settings chain: flags > environment > this file > built-in defaults. Example::
@@ -99,9 +99,19 @@ def _check_own(path: Path) -> None:
 
 
 def config_path(env: Mapping[str, str]) -> Path:
+    """The config file's path; ``ConfigError`` for a relative ``MINIPI_CONFIG``, which would be
+    read (and its ``api_key_command`` run) from whatever the current directory is."""
     explicit = env.get("MINIPI_CONFIG")
     if explicit:
-        return Path(os.path.expanduser(explicit))
+        path = Path(os.path.expanduser(explicit))
+        if not path.is_absolute():
+            raise ConfigError(
+                f"MINIPI_CONFIG is {explicit!r}, a relative path: it would be read from "
+                "whatever the current directory is, and its api_key_command run; give an "
+                "absolute path (like ~/.config/minipi/config.toml)",
+                code="relative_config_path",
+            )
+        return path
     xdg = env.get("XDG_CONFIG_HOME")
     base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".config"
     return base / "minipi" / "config.toml"

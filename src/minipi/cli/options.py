@@ -48,13 +48,13 @@ def project_options(function: F) -> F:
                 "--project",
                 type=click.Path(path_type=Path),
                 help="Project root the file tools are confined to [default: the current "
-                "directory; / and your home directory need --allow-broad-root].",
+                "directory; /, your home directory and minipi's own need --allow-broad-root].",
             ),
             click.option(
                 "--allow-broad-root",
                 is_flag=True,
                 help="Let /, your home directory itself, or a folder of secrets (~/.aws, "
-                "~/.ssh) be the project root.",
+                "~/.ssh, minipi's own config and data) be the project root.",
             ),
         ],
     )

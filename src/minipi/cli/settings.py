@@ -6,15 +6,16 @@ library's default.
 came from (``minipi config`` shows it); ``resolve_settings`` turns it into the
 ``minipi.assemble.Settings`` that all the rest of the CLI looks at.
 
-An endpoint (``base_url``) and a local model file (``model_file``) exclude each other: the
-command line beats the environment, and any other pair (both flags, both in one layer, one in
-the config file) is a usage error naming both sources.
+An endpoint (``base_url``) and a local model file (``model_file``) exclude each other: given
+in two layers, the higher one is used and the other is set aside (its source says why), as
+for every other key; both in one layer (two flags, two variables, the file) is a usage error
+naming both sources.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from minipi.assemble import DEFAULT_INSTRUCTIONS, Settings
-from minipi.cli.config import UserConfig, load_config
+from minipi.cli.config import UserConfig, config_path, load_config
 from minipi.cli.keys import KEYS, Key, by_name
 from minipi.errors import ConfigError
 
@@ -153,15 +154,15 @@ def _checked(key: Key, value: Any, source: str) -> Any:
 
 
 def _one_model(resolved: Resolved) -> None:
-    """An endpoint or a local model file, not both: the command line beats the environment;
-    any other pair is a usage error naming both sources."""
+    """An endpoint or a local model file, not both: the one from the higher layer (flag >
+    environment > config file) is used, the other set aside; both from one layer is a usage
+    error naming both sources."""
     values, layers, sources = resolved.values, resolved.layers, resolved.sources
     if values["base_url"] is None or values["model_file"] is None:
         return
-    pair = {layers["base_url"], layers["model_file"]}
-    if pair == {_FLAG, _ENV}:
-        loser = "model_file" if layers["base_url"] == _FLAG else "base_url"
-        winner = "base_url" if loser == "model_file" else "model_file"
+    if layers["base_url"] != layers["model_file"]:
+        higher = layers["base_url"] > layers["model_file"]
+        winner, loser = ("base_url", "model_file") if higher else ("model_file", "base_url")
         values[loser] = None
         sources[loser] = f"not used: {sources[winner]} given ({sources[loser]})"
         return
@@ -205,26 +206,68 @@ _SETTINGS = frozenset(f.name for f in fields(Settings)) - {"api_key"}
 
 def project_root(options: RunOptions, env: Mapping[str, str] | None = None) -> Path:
     """The root the file tools are confined to: ``--project``, else the current directory.
-    ``/`` and the home directory itself are refused unless ``--allow-broad-root``: a question
-    about a project should not let the model read every file of the machine or the user."""
+    ``/``, the home directory itself, a directory of secrets and minipi's own directories
+    (or one inside them) are refused unless ``--allow-broad-root``: a question about a project
+    should not let the model read every file of the machine or the user. A root that holds
+    one of minipi's own directories where the sensitive-path guard cannot see it (``~/.config``,
+    ``~/.local/share``, a folder above ``$XDG_CONFIG_HOME``) is refused even so."""
     env = os.environ if env is None else env
     root = Path(os.path.realpath(options.project if options.project is not None else "."))
-    what = _broad(root, env.get("HOME"))
+    given = "--project" if options.project is not None else "the current directory"
+    own = _own_places(options, env)
+    what = _broad(root, env.get("HOME"), own.values())
     if what is not None and not options.allow_broad_root:
-        given = "--project" if options.project is not None else "the current directory"
         raise ConfigError(
             f"the project root would be {root} ({what}, from {given}): the model could read "
             "any file there; pass --project DIR for the project you mean, or "
             "--allow-broad-root if you really mean it",
             code="broad_project_root",
         )
+    for name, place in own.items():
+        if _holds_unguarded(root, place):
+            raise ConfigError(
+                f"minipi's own {name} {place} is inside the project root {root} (from "
+                f"{given}), where the model could read minipi's config, sessions, chat history "
+                f"and logs; pass --project DIR for the project you mean, or {_MOVE[name]}",
+                code="broad_project_root",
+            )
     return root
 
 
-def _broad(root: Path, home: str | None) -> str | None:
+_MOVE = {
+    "data directory": "set MINIPI_DATA_DIR to a directory outside the project",
+    "config directory": "set MINIPI_CONFIG to a file outside the project",
+    "config file": "set MINIPI_CONFIG to a file outside the project",
+}
+"""How to move each of minipi's own places out of a project."""
+
+
+def _own_places(options: RunOptions, env: Mapping[str, str]) -> dict[str, Path]:
+    """minipi's own places, resolved: the config directory (only the file, when
+    ``MINIPI_CONFIG`` names one) and the data directory (sessions, chat history, MCP logs),
+    whether or not they exist yet: a run creates the data directory."""
+    config = config_path(env)
+    places = {"data directory": options.data_dir or data_dir(env)}
+    if not env.get("MINIPI_CONFIG"):
+        places["config directory"] = config.parent
+    elif config.is_file():  # not /dev/null, which holds nothing
+        places["config file"] = config
+    return {name: Path(os.path.realpath(place)) for name, place in places.items()}
+
+
+def _holds_unguarded(root: Path, place: Path) -> bool:
+    """Whether ``place`` lies below ``root`` where the sensitive-path guard does not cover it."""
+    from minipi.files.paths import is_sensitive
+
+    if place == root or not place.is_relative_to(root):
+        return False
+    return not is_sensitive(place.relative_to(root).parts)
+
+
+def _broad(root: Path, home: str | None, own: Iterable[Path]) -> str | None:
     """What makes ``root`` too broad a project, or None. The sensitive-path guard looks only
-    below the root, so a root in a sensitive directory (``~/.aws``, ``~/.ssh``, a ``.git``)
-    would hand its secrets over as plain files."""
+    below the root, so a root in a sensitive directory (``~/.aws``, ``~/.ssh``, a ``.git``,
+    minipi's own) would hand its secrets over as plain files."""
     from minipi.files.paths import is_sensitive
 
     if root == Path(root.anchor):
@@ -232,7 +275,7 @@ def _broad(root: Path, home: str | None) -> str | None:
     if home and root == Path(os.path.realpath(home)):
         return "your home directory"
     hidden = [part for part in root.parts if part.startswith(".")]
-    if is_sensitive(hidden):
+    if is_sensitive(hidden) or any(root.is_relative_to(place) for place in own):
         return "a directory of secrets, which the sensitive-path guard then cannot cover"
     return None
 

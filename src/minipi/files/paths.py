@@ -30,6 +30,7 @@ __all__ = [
     "DEFAULT_SENSITIVE",
     "MAX_COMPONENT_BYTES",
     "MAX_PATH_CHARS",
+    "OWN_DIRS",
     "RelPath",
     "allows",
     "escape_line",
@@ -60,6 +61,12 @@ DEFAULT_SENSITIVE: tuple[str, ...] = (
 )
 """Component globs (case-insensitive) that are refused unless allowed. A directory listed here
 (``.git``, ``.ssh``) makes everything under it sensitive."""
+
+OWN_DIRS: tuple[tuple[str, ...], ...] = ((".config", "minipi"), (".local", "share", "minipi"))
+"""minipi's own config and data directories where they usually are (below a home directory),
+as runs of components: they hold its config file, sessions, chat history and MCP logs, which
+are never the project's. A path through one is sensitive as a ``DEFAULT_SENSITIVE`` folder is,
+so a root of the home directory or ``/`` still keeps them out."""
 
 _EXAMPLE = "like 'reports/daily.json', or '.' for the project root"
 _DRIVE = re.compile(r"^[A-Za-z]:")
@@ -155,20 +162,29 @@ def _refuse(code: str, message: str, raw: str) -> FileAccessError:
 
 
 def is_sensitive(parts: Sequence[str], allow: Sequence[str] = ()) -> bool:
-    """True when a component matches ``DEFAULT_SENSITIVE`` and no ``allow`` glob excuses it.
+    """True when a component matches ``DEFAULT_SENSITIVE`` or ends a run of ``OWN_DIRS``, and
+    no ``allow`` glob excuses it.
 
     Matching is case-insensitive. An allow glob without ``/`` excuses a component by name
     (``.env.example``); one with ``/`` must match the path up to that component
     (``config/dev.key``). Allowing a directory (``.git``) does not allow a sensitive file in it.
     """
-    for index, part in enumerate(parts):
-        name = part.lower()
-        if not any(fnmatch.fnmatchcase(name, glob) for glob in DEFAULT_SENSITIVE):
+    lowered = [part.lower() for part in parts]
+    for index, name in enumerate(lowered):
+        if not (
+            any(fnmatch.fnmatchcase(name, glob) for glob in DEFAULT_SENSITIVE)
+            or _ends_own(lowered, index + 1)
+        ):
             continue
         prefix = "/".join(parts[: index + 1]).lower()
         if not any(_allows(glob.lower(), name, prefix) for glob in allow):
             return True
     return False
+
+
+def _ends_own(parts: Sequence[str], end: int) -> bool:
+    """Whether the (lower-cased) ``parts[:end]`` end with one of ``OWN_DIRS``."""
+    return any(tuple(parts[end - len(own) : end]) == own for own in OWN_DIRS if len(own) <= end)
 
 
 def allows(parts: Sequence[str], allow: Sequence[str]) -> bool:

@@ -179,8 +179,9 @@ class ProjectFiles:
     def _check_sensitive(self, rel: RelPath) -> None:
         if is_sensitive(rel.parts, self.allow):
             raise FileAccessError(
-                f"{show(rel.text)} may hold secrets (.env, keys, .git/, .ssh/) and is not "
-                "available to the file tools; the user can allow it with --allow GLOB (for "
+                f"{show(rel.text)} may hold secrets (.env, keys, .git/, .ssh/, minipi's own "
+                "config and data) and is not available to the file tools; the user can allow "
+                "it with --allow GLOB (for "
                 f"example --allow {shlex.quote(rel.text)})",
                 code="sensitive_path",
                 path=rel.text,
