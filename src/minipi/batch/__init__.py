@@ -8,10 +8,12 @@ as ``minipi ask``.
     outcome = run_batch(BatchOptions(Path("tasks.jsonl"), Path("out"), workers=8), plan)
     outcome.summary["success_rate"]
 
-Modules, from the bottom: ``tasks`` (the task file), ``records`` (a results line),
-``store`` (the directory: lock, batch.json, results.jsonl, traces), ``gate`` (the shared
-bound on model requests, rate-limit backoff and stop), ``run`` (one task: a pure function
-of the task, the settings and the model), ``pool`` (the bounded thread pool), ``local``
+Modules, from the bottom: ``checked`` (JSON read back, checked), ``tasks`` (the task file),
+``records`` (a results line), ``store`` (the directory: lock, batch.json, results.jsonl,
+traces), ``journal`` and ``moves`` (a task that changes things, resumed after a kill: a
+move the journal and the disk prove made), ``gate`` (the shared bound on model requests,
+rate-limit backoff and stop), ``run`` (one task: a pure function of the task, the settings
+and the model), ``pool`` (the bounded thread pool), ``local``
 (threads on one model) and ``ray_backend`` (Ray actors, the extra ``minipi[ray]``),
 ``fingerprint``, ``summary``, ``progress``, and ``runner`` (``run_batch``: all of it).
 Nothing here reads the environment or imports ``minipi.cli``.

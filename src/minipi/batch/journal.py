@@ -4,8 +4,10 @@
 A task killed before its record ran part of its way, and may have changed files. It is not
 run again from scratch: it resumes like a session does. A call whose handler had started, or
 whose approval was given, is answered "interrupted: outcome unknown, verify before retrying"
-and never run again; a call that never started is answered "not executed"; then the question
-is asked again on that history, so the model checks what happened instead of redoing it.
+and never run again, unless the journal and the disk prove it made (a whole ``move_file``:
+``minipi.batch.moves``), when it is answered as the tool would have; a call that never started
+is answered "not executed"; then the question is asked again on that history, so the model
+checks what happened instead of redoing it.
 A read-only task keeps no journal: it changed nothing, so running it again is harmless.
 """
 
@@ -18,6 +20,7 @@ from pathlib import Path
 
 from minipi.agent import AgentTool
 from minipi.ai.types import Item, Message
+from minipi.batch.moves import settle_moves
 from minipi.batch.tasks import Task
 from minipi.session import OpenSession, Repair, open_session
 
@@ -49,6 +52,10 @@ def history_for(
     book: OpenSession, tools: Sequence[AgentTool], question: str
 ) -> tuple[list[Item], list[Repair]]:
     """What the task's run starts from: the journal's history, its open calls answered
-    (never re-run: nobody is asked again in a batch), then the question; and the repairs."""
-    repairs = book.repair(tools, ask_again=False) if book.runs() else []
+    (a move proven made as made; the others never re-run: nobody is asked again in a batch),
+    then the question; and the repairs."""
+    repairs: list[Repair] = []
+    if book.runs():
+        settle_moves(book)
+        repairs = book.repair(tools, ask_again=False)
     return [*book.history(), Message("user", question)], repairs

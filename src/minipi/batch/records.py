@@ -1,4 +1,10 @@
-"""What a finished task leaves in ``DIR/results.jsonl``: one ``Record`` per line."""
+"""What a finished task leaves in ``DIR/results.jsonl``: one ``Record`` per line.
+
+A line read back is data, checked before it is used (``parse_record``): JSON
+(``minipi.batch.checked.load_json``: never a ``RecursionError``, however deep) and an object
+of the schema ``RECORD``, each field of its type (fields a later minipi adds are let
+through). What is wrong is said by the field's name.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +14,43 @@ from typing import Any
 
 from minipi.agent.ends import RunStatus, status_of
 from minipi.agent.result import RunResult
+from minipi.ai.types import FunctionCallOutput
+from minipi.batch.checked import Schema, load_json
 from minipi.batch.tasks import Task
 
-__all__ = ["Record", "failed_record", "record_of"]
+__all__ = ["RECORD", "Record", "failed_record", "parse_record", "record_of"]
 
 _STATUSES: tuple[RunStatus, ...] = ("succeeded", "failed", "budget_exhausted", "cancelled")
+_COUNTS = {"type": "object", "additionalProperties": {"type": "integer"}}
+_TEXT_OR_NULL = {"type": ["string", "null"]}
+RECORD: dict[str, Any] = {
+    "type": "object",
+    "required": ["id", "status"],
+    "properties": {
+        "id": {"type": "string", "minLength": 1},
+        "status": {"enum": list(_STATUSES)},
+        "code": _TEXT_OR_NULL,
+        "answer": _TEXT_OR_NULL,
+        "error": _TEXT_OR_NULL,
+        "evidence": {"type": ["object", "null"], "additionalProperties": {"type": "integer"}},
+        "turns": {"type": "integer", "minimum": 0},
+        "tool_calls": {"type": "integer", "minimum": 0},
+        "tokens": _COUNTS,
+        "seconds": {"type": "number", "minimum": 0},
+        "task": _TEXT_OR_NULL,
+        "trace": _TEXT_OR_NULL,
+        "finished": _TEXT_OR_NULL,
+        "verdict": {
+            "type": ["object", "null"],
+            "required": ["kind"],
+            "properties": {"kind": {"type": "string"}, "reason": _TEXT_OR_NULL},
+        },
+        "correct": {"type": ["boolean", "null"]},
+        "changes": {"type": "array", "items": {"type": "string"}},
+    },
+}
+"""The JSON Schema of a ``results.jsonl`` line (what ``Record.to_json`` writes)."""
+_SCHEMA = Schema(RECORD)
 
 
 @dataclass(frozen=True)
@@ -38,6 +76,8 @@ class Record:
     """The trace's path relative to the batch directory."""
     finished: str = ""
     verdict: dict[str, str | None] | None = None
+    changes: tuple[str, ...] = ()
+    """What the task changed (``moved A -> B``), its journal's earlier runs included."""
 
     @property
     def shown_status(self) -> str:
@@ -75,54 +115,46 @@ class Record:
         }
         if self.correct is not None:
             data["correct"] = self.correct
+        if self.changes:
+            data["changes"] = list(self.changes)
         return data
 
     @classmethod
     def from_json(cls, data: Any) -> Record:
-        """A record read back; ``ValueError`` when ``data`` is not one."""
-        if not isinstance(data, dict) or not isinstance(data.get("id"), str):
-            raise ValueError("not a result record")
-        status = data.get("status")
-        if status not in _STATUSES:
-            raise ValueError(f"unknown status {status!r}")
-        evidence = _counts(data.get("evidence"))
-        correct = data.get("correct")
+        """A record read back; ``ValueError`` saying which field is wrong when ``data`` is
+        not one (``RECORD``)."""
+        _SCHEMA.check(data)
+        verdict = data.get("verdict")
         return cls(
             id=data["id"],
-            status=status,
-            code=_optional_str(data.get("code")),
-            answer=str(data.get("answer") or ""),
-            error=_optional_str(data.get("error")),
-            turns=_count(data.get("turns")),
-            tool_calls=_count(data.get("tool_calls")),
-            seconds=float(data.get("seconds") or 0.0),
-            task=str(data.get("task") or ""),
+            status=data["status"],
+            code=data.get("code"),
+            answer=data.get("answer") or "",
+            error=data.get("error"),
+            turns=int(data.get("turns", 0)),
+            tool_calls=int(data.get("tool_calls", 0)),
+            seconds=float(data.get("seconds", 0.0)),
+            task=data.get("task") or "",
             tokens=_counts(data.get("tokens")),
-            evidence=evidence or None,
-            correct=correct if isinstance(correct, bool) else None,
-            trace=_optional_str(data.get("trace")),
-            finished=str(data.get("finished") or ""),
-            verdict=_verdict(data.get("verdict")),
+            evidence=_counts(data.get("evidence")) or None,
+            correct=data.get("correct"),
+            trace=data.get("trace"),
+            finished=data.get("finished") or "",
+            verdict=None
+            if verdict is None
+            else {"kind": verdict["kind"], "reason": verdict.get("reason")},
+            changes=tuple(data.get("changes", ())),
         )
 
 
-def _verdict(value: Any) -> dict[str, str | None] | None:
-    if not isinstance(value, dict) or not isinstance(value.get("kind"), str):
-        return None
-    return {"kind": value["kind"], "reason": _optional_str(value.get("reason"))}
-
-
-def _optional_str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
+def parse_record(line: str | bytes) -> Record:
+    """One line of ``results.jsonl``; ``ValueError`` saying why when it is not a record."""
+    return Record.from_json(load_json(line))
 
 
 def _counts(value: Any) -> dict[str, int]:
-    """A JSON object of counts (a non-count reads 0); an empty one for anything else."""
-    return {str(k): _count(v) for k, v in value.items()} if isinstance(value, dict) else {}
-
-
-def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+    """A JSON object of counts (checked: each one an integer) as a dict."""
+    return {str(k): int(v) for k, v in value.items()} if isinstance(value, dict) else {}
 
 
 def _now() -> str:
@@ -132,6 +164,13 @@ def _now() -> str:
 def record_of(task: Task, result: RunResult, seconds: float, trace: str | None) -> Record:
     """The record of ``task`` whose run ended with ``result`` after ``seconds``."""
     usage = result.usage
+    changes = tuple(
+        item.output.split("\n", 1)[0]
+        for item in result.items
+        if isinstance(item, FunctionCallOutput)
+        and not item.is_error
+        and item.details.get("changed") is True
+    )
     evidence = None
     if result.evidence is not None:
         shown = result.evidence.to_json()
@@ -156,6 +195,7 @@ def record_of(task: Task, result: RunResult, seconds: float, trace: str | None) 
         trace=trace,
         finished=_now(),
         verdict=result.verdict.to_json() if result.verdict is not None else None,
+        changes=changes,
     )
 
 

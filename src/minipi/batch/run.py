@@ -22,6 +22,7 @@ from minipi.ai.types import Item
 from minipi.assemble import ModelHandle, Settings, agent_config, run_tools
 from minipi.batch.gate import Gate, GatedClient
 from minipi.batch.journal import history_for, open_journal
+from minipi.batch.moves import with_identity
 from minipi.batch.records import Record, failed_record, record_of
 from minipi.batch.tasks import Task
 from minipi.errors import MiniPiError
@@ -110,7 +111,7 @@ def run_task(
         except MiniPiError as error:
             seconds = time.perf_counter() - started
             return failed_record(task, "bad_project", error.message, seconds)
-        tools = run_tools(settings, files, _approver(settings, book))
+        tools = run_tools(settings, files, _approver(settings, book, files.root))
         asked = _begin(book, tools, task.question, model)
         traced = None
         if plan.trace is not None and trace is not None:
@@ -124,10 +125,11 @@ def run_task(
     return record_of(task, result, time.perf_counter() - started, shown)
 
 
-def _approver(settings: Settings, book: OpenSession | None) -> Approver:
-    """``--approve all`` or deny; with a journal, each approval saved before its change."""
+def _approver(settings: Settings, book: OpenSession | None, root: str) -> Approver:
+    """``--approve all`` or deny; with a journal, each approval saved before its change,
+    with the identity of a file to move (what proves the move made after a kill)."""
     approver: Approver = _allow if settings.approve == "all" else _deny
-    return approver if book is None else book.recorder.approver(approver)
+    return approver if book is None else with_identity(root, book.recorder.approver(approver))
 
 
 def _begin(

@@ -25,7 +25,7 @@ from minipi.batch.records import Record
 from minipi.batch.run import Plan
 from minipi.batch.store import BatchDir, Resumed, now
 from minipi.batch.summary import Counts, summarize
-from minipi.batch.tasks import LineProblem, Task, load_tasks
+from minipi.batch.tasks import LineProblem, Task, counted, load_tasks
 from minipi.errors import ConfigError
 
 __all__ = ["BatchOptions", "BatchOutcome", "Report", "run_batch"]
@@ -96,8 +96,8 @@ def run_batch(options: BatchOptions, plan: Plan, report: Report = _say) -> Batch
     """Run every task of ``options.tasks_file`` without a record in ``options.out``."""
     started = time.monotonic()
     tasks, problems = _load(options.tasks_file)
-    for problem in problems:
-        report(f"skipped {problem}")
+    for line in counted(problems, "skipped "):
+        report(line)
     store = BatchDir.open(options.out)
     try:
         resumed = store.resume()

@@ -29,7 +29,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from minipi.batch.records import Record
+from minipi.batch.checked import load_json
+from minipi.batch.records import Record, parse_record
 from minipi.errors import ConfigError, MiniPiError
 
 __all__ = ["BatchDir", "Resumed"]
@@ -106,14 +107,15 @@ class BatchDir:
         """``batch.json``, or None for a new directory."""
         target = self.path / "batch.json"
         try:
-            data = json.loads(target.read_text(encoding="utf-8"))
+            data: Any = load_json(target.read_bytes())
         except FileNotFoundError:
             return None
         except (OSError, ValueError) as error:
             raise ConfigError(f"{target} is unreadable ({error}); use another --out") from None
-        if not isinstance(data, dict) or data.get("minipi_batch") != _FORMAT:
+        if not _is_config(data):
             raise ConfigError(f"{target} is not a minipi batch file; use another --out")
-        return data
+        config: dict[str, Any] = data
+        return config
 
     def write_config(self, document: dict[str, Any]) -> None:
         self.write_json("batch.json", {"minipi_batch": _FORMAT, **document})
@@ -138,7 +140,7 @@ class BatchDir:
             if not line.strip():
                 continue
             try:
-                record = _record(line)
+                record = parse_record(line)
             except ValueError as error:
                 raise ConfigError(
                     f"{target}:{number} is not a result ({error}); remove that line or use "
@@ -169,13 +171,14 @@ class BatchDir:
         return self.traces / f"{task_id}.json"
 
 
-def _record(line: bytes) -> Record:
-    """One line of ``results.jsonl``; ``ValueError`` when it is not a record (a line nested
-    too deep for the parser included: no record nests more than two levels)."""
-    try:
-        return Record.from_json(json.loads(line))
-    except RecursionError:
-        raise ValueError("nested too deep") from None
+def _is_config(data: Any) -> bool:
+    """Whether ``data`` is a ``batch.json`` of this format, of the shape the runner reads."""
+    return (
+        isinstance(data, dict)
+        and data.get("minipi_batch") == _FORMAT
+        and isinstance(data.get("config", {}), dict)
+        and isinstance(data.get("history", []), list)
+    )
 
 
 def _read_all(fd: int) -> bytes:

@@ -17,9 +17,45 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from minipi.batch.checked import Schema
 from minipi.batch.records import Record
 
-__all__ = ["Counts", "summarize", "summary_lines"]
+__all__ = ["SUMMARY", "Counts", "check_summary", "summarize", "summary_lines"]
+
+_COUNT = {"type": "integer", "minimum": 0}
+_SECONDS = {"type": ["number", "null"]}
+_COUNTED = (
+    *("tasks", "finished", "pending", "malformed_lines", "cancelled", "ran_now", "succeeded"),
+    *("correct", "judged", "traced", "with_figures"),
+)
+SUMMARY: dict[str, Any] = {
+    "type": "object",
+    "required": [*_COUNTED, "statuses", "tokens", "seconds_per_task", "wall_seconds"],
+    "properties": {
+        **dict.fromkeys((*_COUNTED, "backed"), _COUNT),
+        "statuses": {"type": "object", "additionalProperties": _COUNT},
+        "tokens": {
+            "type": "object",
+            "required": ["input", "output", "cached"],
+            "additionalProperties": _COUNT,
+        },
+        "seconds_per_task": {
+            "type": "object",
+            "required": ["p50", "p95"],
+            "properties": {"p50": _SECONDS, "p95": _SECONDS},
+        },
+        "wall_seconds": {"type": "number"},
+    },
+}
+"""The JSON Schema of ``summary.json``: what ``summary_lines`` reads (``summarize`` writes)."""
+_SCHEMA = Schema(SUMMARY)
+
+
+def check_summary(data: Any) -> dict[str, Any]:
+    """``data`` when it is a summary ``summary_lines`` can show; else ``ValueError``."""
+    _SCHEMA.check(data)
+    result: dict[str, Any] = data
+    return result
 
 
 @dataclass(frozen=True)
@@ -124,7 +160,7 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
     spent = f"tokens: input {tokens['input']}, output {tokens['output']}, cached {tokens['cached']}"
     seconds = summary["seconds_per_task"]
     timing = "seconds per task: -"
-    if seconds["p50"] is not None:
+    if seconds["p50"] is not None and seconds["p95"] is not None:
         timing = f"seconds per task: p50 {seconds['p50']:.2f}, p95 {seconds['p95']:.2f}"
     timing += f"; wall {summary['wall_seconds']:.1f} s"
     return [head, "  " + rates, "  statuses: " + statuses, "  " + spent, "  " + timing]

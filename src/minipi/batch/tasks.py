@@ -7,8 +7,9 @@
 
 A line that cannot be a task (not JSON, nested too deep, not UTF-8, a missing or wrong
 field, an id seen before or too long for a file name) is a ``LineProblem`` naming its line
-number; the other lines are still tasks. Blank lines and lines starting with ``#`` are
-skipped. A relative ``project`` is taken from the task file's
+number; the other lines are still tasks. ``counted`` says them the way a person can read:
+the same error on many lines is said for the first few, then counted. Blank lines and lines
+starting with ``#`` are skipped. A relative ``project`` is taken from the task file's
 directory, so a task file and its projects can move together.
 """
 
@@ -16,12 +17,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MAX_ID_CHARS", "LineProblem", "Task", "load_tasks", "parse_task"]
+__all__ = ["MAX_ID_CHARS", "LineProblem", "Task", "counted", "load_tasks", "parse_task"]
 
 MAX_ID_CHARS = 128
 MAX_NAME_BYTES = 255
@@ -68,6 +69,22 @@ class LineProblem:
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}: {self.message}"
+
+
+def counted(problems: Sequence[LineProblem], prefix: str = "", shown: int = 3) -> list[str]:
+    """Each problem as a line (``prefix`` before it), but of those with the same message
+    only the first ``shown``, then ``... and N more lines with the same error``: a file of
+    100,000 lines with one misspelled field says so in four lines, not 100,000."""
+    alike: dict[str, list[LineProblem]] = {}
+    for problem in problems:
+        alike.setdefault(problem.message, []).append(problem)
+    lines: list[str] = []
+    for same in alike.values():
+        lines += [f"{prefix}{problem}" for problem in same[:shown]]
+        if len(same) > shown:
+            more = len(same) - shown
+            lines.append(f"... and {more} more line{'s' if more > 1 else ''} with the same error")
+    return lines
 
 
 class _Bad(Exception):

@@ -11,7 +11,6 @@ may be running there).
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from collections import Counter
@@ -19,14 +18,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import click
 
-from minipi.batch.records import Record
+from minipi.batch.checked import load_json
+from minipi.batch.records import Record, parse_record
+from minipi.batch.summary import check_summary
+from minipi.batch.tasks import LineProblem, counted
 from minipi.cli.terminal import columns, pad, safe
 from minipi.errors import ConfigError
 
-__all__ = ["BatchView", "read_batch", "report_batch", "show_batch"]
+__all__ = ["BatchView", "href", "read_batch", "report_batch", "show_batch"]
 
 _HEAD = ("id", "status", "code", "correct", "traced", "unsup", "turns", "secs", "answer")
 """The terminal's headings (the page says ``unsupported`` and ``seconds``)."""
@@ -42,29 +45,58 @@ class BatchView:
 
 
 def read_batch(path: Path) -> BatchView:
-    """The records of ``path/results.jsonl`` (the last line of an id wins; a line that is
-    not a record is skipped) and ``summary.json`` (empty if none)."""
+    """The records of ``path/results.jsonl`` (the last line of an id wins) and
+    ``summary.json`` (empty if none). A line that is not a record is skipped, and said on
+    stderr with its line number (the same error on many lines: counted); so is a summary
+    that is not one. A last line without its newline is one being written, or cut by a
+    crash: skipped, as a resumed batch cuts it off."""
     results = path / "results.jsonl"
     try:
-        lines = results.read_text(encoding="utf-8", errors="replace").splitlines()
+        data = results.read_bytes()
     except OSError as error:
         raise ConfigError(
             f"{results}: {error.strerror}: give the directory a `minipi batch ... --out DIR` wrote",
             code="batch_not_found",
         ) from None
+    records, problems = _records(results, data)
+    for line in counted(problems, "skipped "):
+        click.echo(safe(f"minipi batch: {line}"), err=True)
+    ordered = [records[key] for key in sorted(records)]
+    return BatchView(path, ordered, _summary(path / "summary.json"))
+
+
+def _records(results: Path, data: bytes) -> tuple[dict[str, Record], list[LineProblem]]:
     records: dict[str, Record] = {}
-    for line in lines:
+    problems: list[LineProblem] = []
+    whole = data[: data.rfind(b"\n") + 1]
+    for number, line in enumerate(whole.splitlines(), start=1):
+        if not line.strip():
+            continue
         try:
-            record = Record.from_json(json.loads(line))
-        except ValueError:  # a torn last line, or not a record: not shown
+            record = parse_record(line)
+        except ValueError as error:
+            problems.append(LineProblem(results, number, f"not a result ({error})"))
             continue
         records[record.id] = record
+    return records, problems
+
+
+def _summary(target: Path) -> dict[str, Any]:
+    """``summary.json`` when it is one; else empty, said on stderr unless there is none."""
     try:
-        summary = json.loads((path / "summary.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        summary = {}
-    ordered = [records[key] for key in sorted(records)]
-    return BatchView(path, ordered, summary if isinstance(summary, dict) else {})
+        return check_summary(load_json(target.read_bytes()))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as error:
+        why = error.strerror if isinstance(error, OSError) else str(error)
+        click.echo(
+            safe(
+                f"minipi batch: {target} is not a batch summary ({why}): its totals "
+                "are not shown; run the batch again to write it"
+            ),
+            err=True,
+        )
+        return {}
 
 
 def cells(record: Record) -> list[str]:
@@ -140,11 +172,19 @@ def report_batch(path: Path, html: Path) -> int:
     for number, record in enumerate(view.records, start=1):
         trace = _trace(view.path, record)
         name = f"{number:05d}.html"
-        _write(folder / name, task_page(record, trace, f"../{html.name}"))
-        links[record.id] = f"{folder.name}/{name}"
+        _write(folder / name, task_page(record, trace, href("..", html.name)))
+        links[record.id] = href(".", folder.name, name)
     _write(html, batch_page(view, links, _statuses(view.records)))
     click.echo(safe(f"wrote {html} ({len(view.records)} tasks; their pages in {folder})"), err=True)
     return 0
+
+
+def href(*parts: str) -> str:
+    """The relative URL of the path ``parts`` (``.``, ``..`` or names): each name
+    percent-encoded, its bytes as the file system has them, so that no name is read as
+    something else: ``a:b.html`` as a URL of the scheme ``a``, a ``#`` or ``?`` as the end
+    of the path, a ``%`` as an escape."""
+    return "/".join(p if p in (".", "..") else quote(os.fsencode(p), safe="") for p in parts)
 
 
 def _statuses(records: Sequence[Record]) -> list[tuple[str, int]]:
@@ -160,7 +200,7 @@ def _trace(path: Path, record: Record) -> dict[str, Any] | None:
     if path.resolve() not in target.parents:  # a record is data: never read outside DIR
         return None
     try:
-        data = json.loads(target.read_text(encoding="utf-8"))
+        data = load_json(target.read_bytes())
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
