@@ -19,7 +19,9 @@ import click
 
 __all__ = ["KEYS", "SECONDS", "Finite", "Key", "by_name"]
 
-Group: TypeAlias = Literal["model", "loop", "tools"]
+Group: TypeAlias = Literal["model", "project", "budgets", "evidence", "output", "sessions", "mcp"]
+"""The sections of the run commands' ``--help``, in the order a newcomer needs them
+(``minipi.cli.options`` titles them); a key's ``group`` is one of the first four."""
 
 
 class Finite(click.ParamType[float]):
@@ -74,6 +76,11 @@ class _KeyOption(click.Option):
         super().__init__(*args, **kwargs)
         self.key = key
 
+    @property
+    def group(self) -> Group:
+        """The ``--help`` section it is shown in."""
+        return self.key.group
+
     def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
         self.help = self.key.help_text()
         return super().get_help_record(ctx)
@@ -86,6 +93,7 @@ class Key:
     name: str
     """Its name: the config-file key, the click parameter, the ``Settings`` field if any."""
     group: Group
+    """The ``--help`` section of its flag."""
     help: str
     flags: tuple[str, ...] = ()
     """``("-m", "--model")``; ``("--stream/--no-stream",)`` for a switch; () no flag."""
@@ -132,8 +140,8 @@ class Key:
         extra: dict[str, Any] = {"multiple": True} if self.multiple else {"default": None}
         if self.kind is not None:
             extra["type"] = self.kind
-        if self.metavar is not None:
-            extra["metavar"] = self.metavar
+        if self.metavar is not None or isinstance(self.kind, click.IntRange):
+            extra["metavar"] = self.metavar or "N"  # not click's "INTEGER RANGE"
         return click.option(*self.flags, self.name, cls=_KeyOption, key=self, **extra)
 
 
@@ -265,7 +273,7 @@ KEYS: tuple[Key, ...] = (
     ),
     Key(
         name="max_turns",
-        group="loop",
+        group="budgets",
         flags=("--max-turns",),
         kind=click.IntRange(min=1, max=100_000),
         file=(int,),
@@ -273,7 +281,7 @@ KEYS: tuple[Key, ...] = (
     ),
     Key(
         name="max_tool_calls",
-        group="loop",
+        group="budgets",
         flags=("--max-tool-calls",),
         kind=click.IntRange(min=1, max=1_000_000),
         file=(int,),
@@ -281,7 +289,7 @@ KEYS: tuple[Key, ...] = (
     ),
     Key(
         name="max_calls_per_reply",
-        group="loop",
+        group="budgets",
         flags=("--max-calls-per-reply",),
         kind=click.IntRange(min=1, max=10_000),
         file=(int,),
@@ -289,7 +297,7 @@ KEYS: tuple[Key, ...] = (
     ),
     Key(
         name="max_seconds",
-        group="loop",
+        group="budgets",
         flags=("--max-seconds",),
         kind=SECONDS,
         file=(int, float),
@@ -297,7 +305,7 @@ KEYS: tuple[Key, ...] = (
     ),
     Key(
         name="required_tools",
-        group="loop",
+        group="evidence",
         flags=("--require-tool",),
         multiple=True,
         metavar="NAME",
@@ -305,7 +313,7 @@ KEYS: tuple[Key, ...] = (
     ),
     Key(
         name="evidence",
-        group="loop",
+        group="evidence",
         flags=("--evidence",),
         kind=click.Choice(_CHOICES["evidence"]),
         envs=("MINIPI_EVIDENCE",),
@@ -315,7 +323,7 @@ KEYS: tuple[Key, ...] = (
     ),
     Key(
         name="approve",
-        group="tools",
+        group="project",
         flags=("--approve",),
         kind=click.Choice(("deny", "ask", "all")),
         file=(str,),
@@ -324,7 +332,7 @@ KEYS: tuple[Key, ...] = (
     ),
     Key(
         name="allow",
-        group="tools",
+        group="project",
         flags=("--allow",),
         multiple=True,
         metavar="GLOB",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -12,6 +13,7 @@ import click
 from minipi import __version__
 from minipi.cli.batch import batch
 from minipi.cli.options import (
+    GroupedCommand,
     loop_options,
     mcp_from,
     mcp_options,
@@ -50,7 +52,31 @@ def cli() -> None:
     """minipi: a small agent loop that answers questions about a project's files."""
 
 
-@cli.command()
+_ASK_EXAMPLES = """
+# The sample project, with the built-in engine and its tiny model:
+minipi ask "How many orders are in the daily report?" -p examples/sample_project
+# A question in Chinese (the log and the answer follow its language):
+minipi ask "这份日报的营收是多少？" -p examples/sample_project
+# A better model, from a GGUF file:
+minipi ask "Which animals are in inbox/?" -p examples/shelter --model-file model.gguf
+# Any OpenAI-compatible server (minipi serve starts one on port 8021):
+minipi ask "What is the revenue?" -p examples/sample_project \\
+    --base-url http://127.0.0.1:8021/v1 -m my-model
+# One JSON event a line, for a script; the question from stdin:
+cat question.txt | minipi ask -p examples/sample_project --json > events.jsonl
+"""
+
+_CHAT_EXAMPLES = """
+# A conversation about the sample project (Ctrl-D or exit to leave):
+minipi chat -p examples/sample_project
+# Saved as session shelter (the same command resumes it; -c resumes the last one):
+minipi chat -p examples/shelter --session shelter --approve ask
+# Any OpenAI-compatible server (minipi serve starts one on port 8021):
+minipi chat -p examples/sample_project --base-url http://127.0.0.1:8021/v1 -m my-model
+"""
+
+
+@cli.command(cls=GroupedCommand, examples=_ASK_EXAMPLES)
 @click.argument("question", required=False)
 @_run_flags
 def ask(question: str | None, **kwargs: Any) -> None:
@@ -58,10 +84,25 @@ def ask(question: str | None, **kwargs: Any) -> None:
     read it from stdin, as in `cat q.txt | minipi ask`)."""
     from minipi.cli.app import ask as run_ask
 
+    if question is None:
+        _project_as_question(kwargs["project"])
     sys.exit(_guard(lambda: run_ask(question, run_options(kwargs))))
 
 
-@cli.command()
+def _project_as_question(project: Path | None) -> None:
+    """A usage error when ``-p`` was given what reads as the question: a sentence (a space
+    or a question mark) that names no folder, and no question besides."""
+    text = str(project) if project is not None else ""
+    if not any(mark in text for mark in " ?？") or project is None or project.is_dir():
+        return
+    raise click.UsageError(
+        f"no question given, and -p is --project (the folder the tools read), not the "
+        f"question: there is no folder {text!r}. Did you mean: "
+        f"minipi ask {shlex.quote(text)} [-p DIR]"
+    )
+
+
+@cli.command(cls=GroupedCommand, examples=_CHAT_EXAMPLES)
 @_run_flags
 def chat(**kwargs: Any) -> None:
     """An interactive conversation; history is kept until exit or Ctrl-D (saved with
@@ -71,7 +112,7 @@ def chat(**kwargs: Any) -> None:
     sys.exit(_guard(lambda: run_chat(run_options(kwargs))))
 
 
-@cli.command("config")
+@cli.command("config", cls=GroupedCommand)
 @tool_options
 @loop_options
 @model_options

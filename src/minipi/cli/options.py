@@ -1,9 +1,13 @@
 """The flags of the run commands, in groups that ``ask``, ``chat`` and ``batch`` share.
 
-Each group is a decorator; the settings groups (model, loop, tools) are made from the table
-of ``minipi.cli.keys``. ``run_options(kwargs)`` turns what click parsed into the
+Each group is a decorator; the settings groups (model, project, budgets, evidence) are made
+from the table of ``minipi.cli.keys``. ``run_options(kwargs)`` turns what click parsed into the
 ``RunOptions`` the settings chain reads. Numbers are checked here, before anything starts:
 a non-finite or absurd value (``nan``, ``inf``, ``1e300``) is a usage error (exit 2).
+
+Every flag has a ``group`` (a key's own, else the one its decorator gives), and
+``GroupedCommand`` shows ``--help`` in those sections, titled by ``HEADINGS``, then the
+command's examples as written (click would re-wrap an epilog into one paragraph).
 """
 
 from __future__ import annotations
@@ -20,8 +24,10 @@ from minipi.errors import ConfigError
 F = TypeVar("F", bound=Callable[..., Any])
 
 __all__ = [
+    "HEADINGS",
     "SECONDS",
     "Finite",
+    "GroupedCommand",
     "loop_options",
     "mcp_options",
     "model_options",
@@ -31,6 +37,62 @@ __all__ = [
     "session_options",
     "tool_options",
 ]
+
+
+HEADINGS: dict[Group, str] = {
+    "model": "Model",
+    "project": "Project and tools",
+    "budgets": "Budgets",
+    "evidence": "Evidence",
+    "output": "Output",
+    "sessions": "Sessions",
+    "mcp": "MCP servers",
+}
+"""The ``--help`` sections in order; a flag of none (``--help``) comes last, under Other."""
+
+
+class _Option(click.Option):
+    """A flag shown under the ``--help`` section ``group``."""
+
+    def __init__(self, *args: Any, group: Group, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.group = group
+
+
+def _option(group: Group, *decls: str, **kwargs: Any) -> Callable[[F], F]:
+    return click.option(*decls, cls=_Option, group=group, **kwargs)
+
+
+class GroupedCommand(click.Command):
+    """``--help`` with the flags under the headings of their groups, then ``examples``
+    (before ``click.Group`` in a group's bases, it lists the subcommands after the flags)."""
+
+    def __init__(self, *args: Any, examples: str = "", **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.examples = examples
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        sections: dict[str, list[tuple[str, str]]] = {title: [] for title in HEADINGS.values()}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is not None and isinstance(param, click.Option):
+                group: Group | None = getattr(param, "group", None)  # a key's or _Option's
+                sections.setdefault(HEADINGS[group] if group else "Other", []).append(record)
+        width = min(
+            max((len(term) for rows in sections.values() for term, _ in rows), default=0), 30
+        )
+        for title, records in sections.items():
+            if records:  # the first term padded: every section's help starts in one column
+                with formatter.section(title):
+                    formatter.write_dl([(records[0][0].ljust(width), records[0][1]), *records[1:]])
+        if isinstance(self, click.Group):  # a group's subcommands, as click lists them
+            self.format_commands(ctx, formatter)
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        if self.examples:
+            with formatter.section("Examples"):
+                for line in self.examples.strip().splitlines():
+                    formatter.write(f"{'':>{formatter.current_indent}}{line}\n")
 
 
 def _apply(function: F, options: list[Callable[[F], F]]) -> F:
@@ -43,14 +105,16 @@ def project_options(function: F) -> F:
     return _apply(
         function,
         [
-            click.option(
+            _option(
+                "project",
                 "-p",
                 "--project",
                 type=click.Path(path_type=Path),
                 help="Project root the file tools are confined to [default: the current "
                 "directory; /, your home directory and minipi's own need --allow-broad-root].",
             ),
-            click.option(
+            _option(
+                "project",
                 "--allow-broad-root",
                 is_flag=True,
                 help="Let /, your home directory itself, or a folder of secrets (~/.aws, "
@@ -60,44 +124,48 @@ def project_options(function: F) -> F:
     )
 
 
-def _group(name: Group) -> Callable[[F], F]:
+def _group(*names: Group) -> Callable[[F], F]:
     def decorate(function: F) -> F:
-        return _apply(function, [key.option() for key in KEYS if key.flags and key.group == name])
+        return _apply(function, [key.option() for key in KEYS if key.flags and key.group in names])
 
-    decorate.__doc__ = f"The flags of the {name} settings (``minipi.cli.keys``)."
+    decorate.__doc__ = f"The flags of the {', '.join(names)} settings (``minipi.cli.keys``)."
     return decorate
 
 
 model_options = _group("model")
 """Where the model is and how to talk to it."""
-loop_options = _group("loop")
-"""The run's budgets and policies."""
-tool_options = _group("tools")
-"""What the tools may do."""
+loop_options = _group("budgets", "evidence")
+"""The run's budgets and what must back its answer."""
+tool_options = _group("project")
+"""What the tools may do (the project's own flags are ``project_options``)."""
 
 
 def output_options(function: F) -> F:
     return _apply(
         function,
         [
-            click.option(
+            _option(
+                "output",
                 "--json",
                 "json_lines",
                 is_flag=True,
                 help="Write one JSON event per line on stdout.",
             ),
-            click.option(
+            _option(
+                "output",
                 "--trace",
                 type=click.Path(path_type=Path, dir_okay=False),
                 help="Write the run's evidence record (requests, responses, calls) here.",
             ),
-            click.option(
+            _option(
+                "output",
                 "-q",
                 "--quiet",
                 is_flag=True,
                 help="Print the answer, the sources block and errors only (no log).",
             ),
-            click.option(
+            _option(
+                "output",
                 "-v",
                 "--verbose",
                 is_flag=True,
@@ -112,12 +180,14 @@ def session_options(function: F) -> F:
     return _apply(
         function,
         [
-            click.option(
+            _option(
+                "sessions",
                 "--session",
                 metavar="NAME",
                 help="Save the conversation as session NAME, or resume it (history, open calls).",
             ),
-            click.option(
+            _option(
+                "sessions",
                 "-c",
                 "--continue",
                 "resume",
@@ -133,34 +203,39 @@ def mcp_options(function: F) -> F:
     return _apply(
         function,
         [
-            click.option(
+            _option(
+                "mcp",
                 "--mcp",
                 "mcp_commands",
                 multiple=True,
                 metavar="'COMMAND ARGS'",
                 help="Start this MCP server (stdio) and offer its tools; repeatable.",
             ),
-            click.option(
+            _option(
+                "mcp",
                 "--mcp-config",
                 type=click.Path(path_type=Path, dir_okay=False),
                 help='An {"mcpServers": ...} JSON file, as other MCP clients read; ${VAR} '
                 "expanded.",
             ),
-            click.option(
+            _option(
+                "mcp",
                 "--mcp-trust",
                 multiple=True,
                 metavar="NAME",
                 help="Believe server NAME's read-only hints: those tools then run without asking.",
             ),
-            click.option("--mcp-prefix", is_flag=True, help="Call MCP tools SERVER__TOOL."),
-            click.option(
+            _option("mcp", "--mcp-prefix", is_flag=True, help="Call MCP tools SERVER__TOOL."),
+            _option(
+                "mcp",
                 "--mcp-connect-timeout",
                 type=SECONDS,
                 default=30.0,
                 show_default=True,
                 help="Seconds for an MCP server to start and list its tools.",
             ),
-            click.option(
+            _option(
+                "mcp",
                 "--mcp-call-timeout",
                 type=SECONDS,
                 default=120.0,

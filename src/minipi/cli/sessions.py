@@ -55,11 +55,27 @@ def list_sessions(directory: Path, *, as_json: bool, project: Path | None = None
         )
         return 0
     if not found:
-        click.echo("no saved sessions (start one with: minipi chat --session NAME)", err=True)
+        click.echo(_none_saved(project), err=True)
         return 0
     for line in _session_table(found):
         click.echo(line)
     return 0
+
+
+def _none_saved(project: Path | None) -> str:
+    """Why the list is empty, naming the project asked about (a mistyped path most often)."""
+    if project is None:
+        return "no saved sessions (start one with: minipi chat --session NAME)"
+    where = safe(str(project))
+    if not os.path.isdir(project):
+        return (
+            f"no saved sessions: the project {where} does not exist "
+            "(all projects' sessions: minipi sessions list)"
+        )
+    return (
+        f"no saved sessions for the project {where} (start one with: minipi chat -p "
+        f"{where} --session NAME; all projects' sessions: minipi sessions list)"
+    )
 
 
 def _saved_sessions(directory: Path, project: Path | None) -> list[SessionInfo]:
@@ -245,7 +261,7 @@ def _evidence_block(run: RunRecord) -> list[str]:
 
 
 def _total_line(run: RunRecord, entries: list[Entry]) -> str:
-    took = f", {run.ended - run.started:.2f} s" if run.ended is not None else ""
+    took = f", {_duration(run.ended - run.started)}" if run.ended is not None else ""
     usage, turns, calls = run.usage, run.turns, run.tool_calls
     if run.status is None:  # no end yet: count what was saved
         usage, turns, calls = saved_totals(entries)
@@ -274,11 +290,11 @@ def _step_lines(kind: object, event: dict[str, Any]) -> list[str]:
     if kind == "model_response":
         saved = event.get("usage")
         usage: dict[str, Any] = saved if isinstance(saved, dict) else {}
-        return [
+        line = (
             f"  request {event.get('turn')}  tokens in {usage.get('input_tokens')} / out "
             f"{usage.get('output_tokens')} / cached {usage.get('cached_tokens')}  "
-            f"{event.get('seconds')} s"
-        ]
+        )
+        return [(line + _duration(event.get("seconds"))).rstrip()]
     if kind == "approval_asked":
         return [f"    approval asked: {one_line(str(event.get('summary')))}"]
     if kind == "approval_answered":
@@ -308,8 +324,15 @@ def _output_line(data: dict[str, Any], seconds: dict[str, object]) -> str:
     if data.get("is_error") is True:  # the output says "error [code]: ..." itself
         shown = output if output.startswith("error [") else f"error {output}"
         return f"    {_short(shown, 160)}"
-    took = seconds.get(str(data.get("call_id")))
-    return f"    ok  {_short(output, 160)}" + (f"  {took} s" if took is not None else "")
+    took = _duration(seconds.get(str(data.get("call_id"))))
+    return f"    ok  {_short(output, 160)}" + (f"  {took}" if took else "")
+
+
+def _duration(seconds: object) -> str:
+    """``12.3 s``, ``0.04 s`` under a second; "" for a value not saved."""
+    if not isinstance(seconds, int | float) or isinstance(seconds, bool):
+        return ""
+    return f"{seconds:.1f} s" if seconds >= 1 else f"{seconds:.2f} s"
 
 
 def _message_lines(data: dict[str, Any], run: RunRecord) -> list[str]:

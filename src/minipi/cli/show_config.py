@@ -25,10 +25,17 @@ def show_config(flags: Mapping[str, Any], env: Mapping[str, str] | None = None) 
     env = os.environ if env is None else env
     resolved = resolve(flags, env)
     path = resolved.file.path
-    lines = [f"# config file: {path}" if path is not None else "# config file: none"]
+    lines = [f"# config file: {path}" if path is not None else _no_file(env)]
     lines += [_line(key, resolved) for key in KEYS]
     print(safe("\n".join(lines)), flush=True)
     return 0
+
+
+def _no_file(env: Mapping[str, str]) -> str:
+    """The path looked for (``load_config`` already refused a missing ``MINIPI_CONFIG``)."""
+    from minipi.cli.config import config_path
+
+    return f"# config file: none at {config_path(env)} (create it to set defaults)"
 
 
 def _line(key: Key, resolved: Resolved) -> str:
