@@ -583,3 +583,41 @@ def test_a_pasted_comment_or_search_hit_line_is_copied(root: Path, sandbox: Proj
     )
     result = run_agent(model, create_project_tools(sandbox), CONFIG, question)
     assert verdict(result) == ("weak", "copied")
+
+
+RECIPE = "[bread]\noven_celsius = 220\nproof_minutes = 45\nflour_grams = 500\n"
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "The oven is at 220 °C; the baking time is not specified in the recipe.",
+        "Proof it for 45 minutes. There is no mention of salt.",
+        "The oven runs at 220 °C, but the salt could not be found in recipes/bread.toml.",
+        "烤箱温度是 220 度，烘烤时间文件里没有写明。",
+        "面粉 500 克，盐的用量找不到。",
+    ],
+)
+def test_an_answer_that_says_the_files_lack_something_is_never_green(
+    root: Path, sandbox: ProjectFiles, answer: str
+) -> None:
+    """A read shows what a file holds, never what no file holds: an answer that says
+    something is not given is not backed, whatever else it states rightly."""
+    write(root, {"recipes/bread.toml": RECIPE})
+    question = "How hot is the oven and how long does the bread bake?"
+    result = ask(sandbox, question, ["recipes/bread.toml"], answer)
+    assert verdict(result) == ("weak", "says_absent")
+
+
+def test_an_answer_that_gives_what_was_asked_stays_backed(
+    root: Path, sandbox: ProjectFiles
+) -> None:
+    write(root, {"recipes/bread.toml": RECIPE})
+    question = "How hot is the oven and how long does the dough proof?"
+    result = ask(
+        sandbox,
+        question,
+        ["recipes/bread.toml"],
+        "The oven is at 220 °C and the dough proofs for 45 minutes.",
+    )
+    assert verdict(result) == ("backed", None)

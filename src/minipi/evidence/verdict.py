@@ -40,6 +40,10 @@ tell, the verdict is not ``backed`` (it never guesses green):
     one counts, words cannot tell (``minipi.evidence.conflicts``);
   - ``copied``: the answer is only whole lines of the tool results (lines of two words or
     more, listed paths, joined by punctuation): it says nothing of its own;
+  - ``says_absent``: the answer says something is not in the files ("not specified",
+    "no mention of", "没有提到", "找不到"). A read shows what a file holds, never what no file
+    holds: that part of the answer rests on what was not read as much as on what was, and
+    words cannot tell whether another file holds it;
   - ``computed``: the question asks for a figure computed from the files (its arithmetic
     words: ``minipi.reading.Question.figure``; "the total", unless a read has a field of
     that name) and the answer states none that minipi recomputed from the reads
@@ -341,6 +345,28 @@ def _left_out(case: _Case) -> Verdict | None:
     return Verdict("weak", "left_out") if missing or _no_percent(case) else None
 
 
+def _says_absent(case: _Case) -> Verdict | None:
+    return Verdict("weak", "says_absent") if _ABSENT.search(case.answer) else None
+
+
+_ABSENT = re.compile(
+    r"\b(?:is|are|was|were|isn't|aren't|wasn't|weren't)?\s*not\s+(?:explicitly\s+|directly\s+)?"
+    r"(?:specified|provided|mentioned|found|given|listed|stated|defined|documented|"
+    r"included|available|present|recorded|shown|indicated|known)\b"
+    r"|\b(?:does|do|did)(?:\s+not|n't)\s+(?:exist|mention|specify|say|state|list|contain|"
+    r"include|define|show|indicate)\b"
+    r"|\b(?:no|without)\s+(?:information|mention|record|data|details?|entry|entries)\b"
+    r"|\b(?:cannot|can't|could\s+not|couldn't|unable\s+to)\s+(?:be\s+)?"
+    r"(?:find|found|determine|determined|tell|locate|located)\b"
+    r"|\bthere\s+(?:is|are)\s+no\b|\bunknown\b"
+    r"|(?:没有|没|未|并未|无)(?:找到|提到|提及|写明|注明|标明|说明|指定|列出|给出|记录|记载|定义|设置|相关)"
+    r"|找不到|查不到|不存在|无法(?:确定|得知|找到|判断|查到)|不清楚|未知",
+    re.IGNORECASE,
+)
+"""Words that say the files do not hold something (``_says_absent``): English and Chinese
+for "not given", "no mention", "cannot be found", "there is no", "unknown"."""
+
+
 _PERCENT_ASKED = re.compile(r"\bpercent(?:age)?s?\b|百分比|百分之|百分数|占比", re.IGNORECASE)
 
 
@@ -363,6 +389,7 @@ _RULES = (
     _outside_question,
     _conflicting,
     _copy,
+    _says_absent,
     _not_computed,
     _left_out,
 )
