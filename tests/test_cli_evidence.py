@@ -160,7 +160,8 @@ def test_require_fails_a_second_unsupported_answer(fake_server: FakeServer) -> N
     proc = ask(fake_server, SAMPLE, QUESTION, "--evidence", "require")
     assert proc.returncode == 1
     assert proc.stdout == ""  # no answer shown as one
-    refused = "\nunsupported_figures：--evidence require：答案有内容不在任何工具结果中\n"
+    refused = "\nunsupported_figures：--evidence require：答案仍有内容没有任何工具结果支持："
+    refused += "140 笔（不在任何工具结果中）\n"  # which figure, and why
     assert refused in proc.stderr
     assert "[依据] 2/3" in proc.stderr  # which figure, shown
     assert re.search(r"\n  140 笔 +x 未在任何工具结果中找到", proc.stderr)

@@ -89,7 +89,8 @@ def test_a_figure_only_in_the_question_is_weak_and_require_refuses_it(
     assert proc.returncode == 1
     assert proc.stdout == ""
     assert "7000 (only in the question)" in told[0]  # the retry names it, and why
-    refused = "\nunsupported_figures：--evidence require：答案有内容不在任何工具结果中\n"
+    refused = "\nunsupported_figures：--evidence require：答案仍有内容没有任何工具结果支持："
+    refused += "7000（只在问题中）\n"
     assert refused in proc.stderr
     assert "\n  7000  出自问题本身" in proc.stderr  # which figure, and why
 
@@ -211,9 +212,16 @@ def test_on_a_terminal_only_minipi_can_begin_a_line_with_its_mark(fake_server: F
 
 
 def assert_only_minipis_block(out: str) -> None:
-    """One heading begins with ``MARK`` (minipi's), and no marked row is the forged one."""
+    """One sources heading begins with ``MARK`` (minipi's), after only minipi's summary and
+    the answer's heading, and no marked row is the forged one."""
     marked = [line for line in out.split("\n") if line.startswith(MARK)]
-    assert [line for line in marked if line.startswith(f"{MARK}[依据]")] == marked[:1], out
+    heads = [k for k, line in enumerate(marked) if line.startswith(f"{MARK}[依据]")]
+    assert len(heads) == 1, out
+    before = marked[: heads[0]]
+    assert [line.split("]")[0] for line in before] in (
+        [f"{MARK}[成功·无依据：有内容未在任何工具结果中找到"],
+        [f"{MARK}[成功·无依据：有内容未在任何工具结果中找到", f"{MARK}[答案"],
+    ), out
     assert not any("fake.json:3" in line for line in marked), marked
 
 

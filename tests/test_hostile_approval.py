@@ -50,8 +50,9 @@ def test_no_at_the_prompt_is_the_users_decision_and_ends_the_run_at_once(
     terminal.send(b"n\r")
     terminal.expect(said)
     terminal.expect("[you said no]" if said.startswith("not") else "[你已拒绝]")  # not "tool error"
-    # the summary's code line, once the reply is answered, in the question's language
-    terminal.expect("\nuser_denied: " if said.startswith("not") else "\nuser_denied：你拒绝了")
+    # the summary's code line (marked: minipi's), once the reply is answered, in the
+    # question's language
+    terminal.expect("\n▌user_denied: " if said.startswith("not") else "\n▌user_denied：你拒绝了")
     assert terminal.close() == 1
     assert len(fake_server.requests) == 1  # the model was not asked to work around the "no"
     assert (shelter / CAT).exists()

@@ -156,12 +156,15 @@ def open_model(
     can_approve: bool = True,
     report: Report = _say,
     pacer: Pacer | None = None,
+    deadline: float | None = None,
 ) -> ModelHandle:
     """Connect to the configured endpoint, or to the local engine when none is configured
     (a running ``minipi serve``, else an engine started now; ``report`` says which).
 
     Without ``can_approve``, guided replies cannot name the mutating tools at all; a
-    ``pacer`` is shared by the clients of concurrent runs (a 429 slows them all).
+    ``pacer`` is shared by the clients of concurrent runs (a 429 slows them all). An engine
+    started now must be ready by ``deadline`` (``time.monotonic()``; the run's
+    ``--max-seconds`` counts its start), else ``ModelDeadlineError``.
     """
     configured = settings.base_url is not None and settings.model_file is None
     guided = settings.guided if settings.guided is not None else not configured
@@ -174,7 +177,7 @@ def open_model(
         endpoint = Endpoint(settings.base_url, settings.model, settings.api_key, settings.wire)
         handle = ModelHandle(connect(endpoint, config), endpoint.base_url, embedded=False)
     else:
-        handle = _local(settings, env, config, report)
+        handle = _local(settings, env, config, report, deadline)
     if guided:
         from minipi.guided import AnswerForm, GuidedClient
 
@@ -190,9 +193,14 @@ def open_model(
 
 
 def _local(
-    settings: Settings, env: Mapping[str, str], config: ClientConfig, report: Report
+    settings: Settings,
+    env: Mapping[str, str],
+    config: ClientConfig,
+    report: Report,
+    deadline: float | None = None,
 ) -> ModelHandle:
-    """A running ``minipi serve`` on 127.0.0.1:8021, else a fresh engine on a free port.
+    """A running ``minipi serve`` of this user on 127.0.0.1:8021 (``_served``), else a fresh
+    engine on a free port.
 
     Usage errors (exit 2), in this order: ``--wire responses``; a bad ``--model-file`` or
     ``MINIPI_MODEL_FILE``, whatever is installed; the missing ``local`` extra, which only
@@ -200,25 +208,19 @@ def _local(
     from minipi.local.client import EngineClient
     from minipi.local.engine import Engine, require_local_extra
     from minipi.local.models import explicit_model, resolve_model
-    from minipi.local.ports import DEFAULT_PORT, find_running
 
     if settings.wire == "responses":
         raise ConfigError("the local engine speaks /chat/completions only: drop --wire responses")
-    if settings.model_file is None:
-        running = find_running(DEFAULT_PORT)
-        if running is not None:
-            report(
-                f"using the engine already running at {running.base_url} (model {running.model})"
-            )
-            endpoint = Endpoint(running.base_url, running.model, wire="chat")
-            return ModelHandle(connect(endpoint, config), running.base_url, embedded=True)
+    served = _served(config, report) if settings.model_file is None else None
+    if served is not None:
+        return served
     choice = explicit_model(settings.model_file, env, settings.model_file_origin)
     require_local_extra()  # before a download that would be of no use
     choice = choice or resolve_model(None, env, report=report)
     for line in (choice.notice or "").splitlines():
         report(line)
     report(f"starting the local engine: {choice.name} ({choice.path}, {choice.source})")
-    engine = Engine.start(choice)
+    engine = Engine.start(choice, deadline=deadline)
     endpoint = Endpoint(engine.base_url, engine.model_name, wire="chat")
     return ModelHandle(
         EngineClient(connect(endpoint, config), engine),
@@ -229,6 +231,29 @@ def _local(
         model_file=str(choice.path),
         parameters=engine.parameters,
     )
+
+
+def _served(config: ClientConfig, report: Report) -> ModelHandle | None:
+    """The ``minipi serve`` answering on 127.0.0.1:8021, if it is minipi's own engine run by
+    this user (``minipi.local.trust``): any other server there (another user's, another
+    program's) would get the question and the files, so it is not used and ``report`` says
+    why (a server named with ``--base-url`` is used whoever runs it)."""
+    from minipi.local.ports import DEFAULT_PORT, find_running
+    from minipi.local.trust import not_ours
+
+    running = find_running(DEFAULT_PORT)
+    if running is None:
+        return None
+    why = not_ours(DEFAULT_PORT)
+    if why is not None:
+        report(
+            f"not using the server at {running.base_url}: {why}; starting an engine of "
+            f"minipi's own (pass --base-url {running.base_url} to use that server)"
+        )
+        return None
+    report(f"using the engine already running at {running.base_url} (model {running.model})")
+    endpoint = Endpoint(running.base_url, running.model, wire="chat")
+    return ModelHandle(connect(endpoint, config), running.base_url, embedded=True)
 
 
 def agent_config(

@@ -21,10 +21,14 @@ instead (see ``minipi.agent.tools``). Every exception derives from one base::
         └── SessionStoreError      the store is unreadable: not a database, an unknown schema
                                    version, malformed rows (left as is, never reset)
 
-Context lives in keyword-only attributes so that callers never parse messages.
+Context lives in keyword-only attributes so that callers never parse messages. A message
+made from ``minipi.said`` keeps its key and facts in ``said`` (its English text is
+``message``), so that a run in another language says the same facts.
 """
 
 from __future__ import annotations
+
+from minipi.said import Said
 
 __all__ = [
     "AgentError",
@@ -49,10 +53,12 @@ __all__ = [
 class MiniPiError(Exception):
     """Base class of every error minipi raises on purpose."""
 
-    def __init__(self, message: str, *, code: str = "error") -> None:
-        super().__init__(message)
-        self.message = message
+    def __init__(self, message: str | Said, *, code: str = "error") -> None:
+        text = str(message)
+        super().__init__(text)
+        self.message = text
         self.code = code
+        self.said = message if isinstance(message, Said) else None
 
     def __str__(self) -> str:
         return self.message
@@ -68,7 +74,7 @@ class ConfigError(MiniPiError):
 class ModelError(MiniPiError):
     """The model endpoint did not give a usable response (after retries where they apply)."""
 
-    def __init__(self, message: str, *, code: str = "model_error", url: str = "") -> None:
+    def __init__(self, message: str | Said, *, code: str = "model_error", url: str = "") -> None:
         super().__init__(message, code=code)
         self.url = url
 
@@ -76,14 +82,14 @@ class ModelError(MiniPiError):
 class ModelConnectionError(ModelError):
     """Could not connect to the endpoint, or the connection dropped."""
 
-    def __init__(self, message: str, *, url: str = "") -> None:
+    def __init__(self, message: str | Said, *, url: str = "") -> None:
         super().__init__(message, code="endpoint_unreachable", url=url)
 
 
 class ModelTimeoutError(ModelError):
     """The endpoint did not answer (or stopped streaming) within the configured time."""
 
-    def __init__(self, message: str, *, url: str = "") -> None:
+    def __init__(self, message: str | Said, *, url: str = "") -> None:
         super().__init__(message, code="timeout", url=url)
 
 
@@ -91,7 +97,7 @@ class ModelDeadlineError(ModelTimeoutError):
     """The request was not done by its ``deadline`` (the run's wall-clock budget): code
     ``max_seconds``, so the run ends ``budget_exhausted``, whatever the server was doing."""
 
-    def __init__(self, message: str, *, url: str = "") -> None:
+    def __init__(self, message: str | Said, *, url: str = "") -> None:
         super().__init__(message, url=url)
         self.code = "max_seconds"
 
@@ -99,7 +105,7 @@ class ModelDeadlineError(ModelTimeoutError):
 class ModelHTTPError(ModelError):
     """The endpoint answered with a non-2xx status."""
 
-    def __init__(self, message: str, *, status: int, url: str = "", code: str = "") -> None:
+    def __init__(self, message: str | Said, *, status: int, url: str = "", code: str = "") -> None:
         super().__init__(message, code=code or f"http_{status}", url=url)
         self.status = status
 
@@ -107,7 +113,7 @@ class ModelHTTPError(ModelError):
 class ModelProtocolError(ModelError):
     """A 2xx answer that cannot be used: not JSON, no output, a malformed call structure."""
 
-    def __init__(self, message: str, *, url: str = "", code: str = "protocol_error") -> None:
+    def __init__(self, message: str | Said, *, url: str = "", code: str = "protocol_error") -> None:
         super().__init__(message, code=code, url=url)
 
 
@@ -117,7 +123,7 @@ class ModelResponseTooLargeError(ModelProtocolError):
     stopped there and nothing of it is used. Not retried: the same server would send it
     again."""
 
-    def __init__(self, message: str, *, limit: int, url: str = "") -> None:
+    def __init__(self, message: str | Said, *, limit: int, url: str = "") -> None:
         super().__init__(message, url=url, code="response_too_large")
         self.limit = limit
 
@@ -126,7 +132,9 @@ class ModelStreamError(ModelError):
     """A streamed reply that went silent (``stream_stalled``) or ended before its finish
     (``stream_incomplete``): nothing of it may be used; the loop asks once more."""
 
-    def __init__(self, message: str, *, url: str = "", code: str = "stream_incomplete") -> None:
+    def __init__(
+        self, message: str | Said, *, url: str = "", code: str = "stream_incomplete"
+    ) -> None:
         super().__init__(message, code=code, url=url)
 
 
@@ -155,7 +163,9 @@ class AgentError(MiniPiError):
 class SessionError(MiniPiError):
     """A saved session cannot be opened, found or written (``session_write_failed``, ...)."""
 
-    def __init__(self, message: str, *, code: str = "session_error", session: str = "") -> None:
+    def __init__(
+        self, message: str | Said, *, code: str = "session_error", session: str = ""
+    ) -> None:
         super().__init__(message, code=code)
         self.session = session
 

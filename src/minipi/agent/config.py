@@ -38,6 +38,10 @@ class AgentConfig:
     (a reply of 5,000 calls must not run them all, nor flood the log and the next request)."""
     max_seconds: float | None = None
     """Wall-clock budget, checked before each model request."""
+    started: float | None = None
+    """The ``time.monotonic()`` that ``max_seconds`` counts from (None: the run's start). A
+    caller that waited for something before the run (servers starting) passes its own start,
+    so that the budget covers those waits too and the run gets what they left of it."""
     required_tools: tuple[str, ...] = ()
     """Tools that must succeed, in this order, before the model may choose freely."""
     request_options: Mapping[str, Any] = field(default_factory=dict)

@@ -196,12 +196,8 @@ class ContextFit(Rule):
             return None
         newly = self.window.fit(view.history)
         if newly is None:
-            return End(
-                "context_exhausted",
-                f"the conversation no longer fits the model's context "
-                f"({self.window.limit} tokens, {self.window.reserve} kept for the reply) "
-                "even with older tool outputs shortened",
-            )
+            window = self.window
+            return End.saying("context_exhausted", limit=window.limit, reserve=window.reserve)
         if not newly:
             return None
         shown = (

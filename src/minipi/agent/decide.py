@@ -21,6 +21,7 @@ from minipi.ai.types import (
     parse_function_calls,
 )
 from minipi.errors import ModelStreamError
+from minipi.said import Said
 
 __all__ = ["Reply", "ReplyRetry", "decide"]
 
@@ -50,12 +51,12 @@ class ReplyRetry(Rule):
     in_a_row: int = 0
     raise_limit: bool = False
 
-    def again(self, code: str, what: str) -> Retry | End:
+    def again(self, code: str, what: str | Said) -> Retry | End:
         self.in_a_row += 1
         self.raise_limit = self.raise_limit or code == "truncated"
         if self.in_a_row < 2:
             return Retry(f"{what}; nothing in it was used, asking once more")
-        return End(code, f"{what}, twice in a row; nothing in it was executed")
+        return End.worded(code, Said.of("twice", what=what))
 
     def usable(self) -> None:
         self.in_a_row = 0
@@ -80,11 +81,11 @@ def decide(reply: Reply, retry: ReplyRetry) -> Decision:
     """What one reply means for the run; the calls win over any text beside them. A reply
     that cannot be used (a broken stream, cut off, unfinished, empty) is asked for again."""
     if reply.failure is not None:
-        return retry.again(reply.failure.code, reply.failure.message)
+        return retry.again(reply.failure.code, reply.failure.said or reply.failure.message)
     assert reply.response is not None
     finish = reply.response.finish_reason
     if finish == "content_filter":
-        return End("content_filter", "the endpoint filtered the model's reply")
+        return End.saying("content_filter")
     problem = _unusable(finish, reply)
     if problem is not None:
         return retry.again(*problem)
@@ -92,20 +93,17 @@ def decide(reply: Reply, retry: ReplyRetry) -> Decision:
     return RunTools(reply.calls) if reply.calls else FinalAnswer(reply.text)
 
 
-def _unusable(finish: str, reply: Reply) -> tuple[str, str] | None:
+def _unusable(finish: str, reply: Reply) -> tuple[str, Said] | None:
+    """The code of a reply that cannot be used, and what is wrong with it (``minipi.said``
+    words each under its code)."""
     if finish == "length":
-        return "truncated", (
-            "the model's reply was cut off at its output-token limit (raise max_output_tokens)"
-        )
-    if finish == "unknown" and not reply.calls:
-        return "unfinished", (
-            "the model's reply did not say it was finished (no known finish reason)"
-        )
-    if finish == "tool_calls" and not reply.calls:
-        return "calls_missing", (
-            "the reply said it held tool calls but none arrived (the server's tool-call parser "
-            "may have dropped them)"
-        )
-    if not reply.text and not reply.calls:
-        return "empty_output", "the model returned neither text nor a tool call"
-    return None
+        code = "truncated"
+    elif finish == "unknown" and not reply.calls:
+        code = "unfinished"
+    elif finish == "tool_calls" and not reply.calls:
+        code = "calls_missing"
+    elif not reply.text and not reply.calls:
+        code = "empty_output"
+    else:
+        return None
+    return code, Said.of(code)

@@ -52,9 +52,9 @@ def run_agent(
     except OutOfTime:
         outcome = run.rules.deadline.end()
     except ModelError as error:
-        outcome = End(error.code, error.message)
+        outcome = End.failed(error)
     except SinkFailed as failed:
-        outcome = End(failed.error.code, failed.error.message)
+        outcome = End.failed(failed.error)
     return run.finish(outcome)
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from minipi.agent.config import EvidenceMode
 from minipi.agent.types import End, Nudge, Rule, RunView
 from minipi.evidence.verdict import claimed_changes, not_supported
+from minipi.said import Said
 
 if TYPE_CHECKING:
     from minipi.evidence import CheckedClaim, Evidence
@@ -46,8 +47,7 @@ class EvidencePolicy(Rule):
         if unmade is not None or self.mode != "require":
             return unmade
         if evidence.unchecked_from is not None:
-            at = evidence.unchecked_from
-            return End("answer_unexamined", f"the answer is too long to check from character {at}")
+            return End.saying("answer_unexamined", at=evidence.unchecked_from)
         return self._refuse(not_supported(evidence))
 
     def _unmade(self, evidence: Evidence) -> End | None:
@@ -57,12 +57,13 @@ class EvidencePolicy(Rule):
         if not unmade or (self.mode == "require" and self.nudged is None):
             return None
         said = ", ".join(dict.fromkeys(c.claim.text for c in unmade))
-        return End("change_not_made", f"nothing was changed, but the answer says: {said}")
+        return End.saying("change_not_made", claims=said)
 
     def _refuse(self, claims: Sequence[CheckedClaim]) -> End | Nudge | None:
         if not claims:
             return None
-        shown = "; ".join(dict.fromkeys(f"{c.claim.text} ({_WHY[c.status]})" for c in claims))
+        why = tuple(dict.fromkeys(Said.of(f"claim_{c.status}", claim=c.claim.text) for c in claims))
+        shown = "; ".join(said.text() for said in why)
         if self.nudged is None:
             self.nudged = (
                 f"These claims in your answer are not backed by any tool result: {shown}. "
@@ -70,13 +71,4 @@ class EvidencePolicy(Rule):
                 "read more if you need to)."
             )
             return Nudge(self.nudged, f"the answer has claims no tool result backs: {shown}")
-        return End(
-            "unsupported_figures", f"the answer still has claims no tool result backs: {shown}"
-        )
-
-
-_WHY = {
-    "unsupported": "in no tool result",
-    "from_question": "only in the question",
-    "path": "only in a file name",
-}
+        return End.saying("unsupported_figures", claims=why)

@@ -10,6 +10,7 @@ from minipi.agent.types import End, FinalAnswer
 from minipi.ai.types import Item, Message, Usage, last_question
 from minipi.evidence.verdict import Verdict, judge
 from minipi.reading import NO_QUESTION, Question
+from minipi.said import Said
 
 if TYPE_CHECKING:
     from minipi.evidence import Evidence
@@ -46,6 +47,9 @@ class RunResult:
     verdict: Verdict | None = None
     question: Question = NO_QUESTION
     """The caller's question of the run, as read once when it started."""
+    said: Said | None = None
+    """``error`` as a message of ``minipi.said``, for a run shown in another language (None:
+    ``error`` is the only wording)."""
 
     @property
     def succeeded(self) -> bool:
@@ -81,7 +85,16 @@ class RunResult:
                 asked,
             )
         return cls(
-            by.status, "", items, usage, *counts, by.code, by.detail, evidence, question=asked
+            by.status,
+            "",
+            items,
+            usage,
+            *counts,
+            by.code,
+            by.detail,
+            evidence,
+            question=asked,
+            said=by.said,
         )
 
 

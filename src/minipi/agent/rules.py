@@ -78,7 +78,7 @@ class TurnLimit(Rule):
 
     def before_request(self, view: RunView) -> End | None:
         if view.turns >= self.max_turns:
-            return End("max_turns", f"no final answer after {self.max_turns} model requests")
+            return End.saying("max_turns", turns=self.max_turns)
         return None
 
     def request(self, request: ModelRequest, view: RunView) -> ModelRequest:
@@ -99,6 +99,13 @@ class Deadline(Rule):
     seconds: float | None
     started: float = field(default_factory=time.monotonic)
 
+    @classmethod
+    def of(cls, config: AgentConfig) -> Deadline:
+        """``config.max_seconds`` from ``config.started``, else from now."""
+        if config.started is None:
+            return cls(config.max_seconds)
+        return cls(config.max_seconds, config.started)
+
     def passed(self) -> bool:
         return self.seconds is not None and time.monotonic() - self.started >= self.seconds
 
@@ -108,7 +115,7 @@ class Deadline(Rule):
         return None if self.seconds is None else self.started + self.seconds
 
     def end(self) -> End:
-        return End("max_seconds", f"no final answer within {self.seconds} s")
+        return End.saying("max_seconds", seconds=str(self.seconds))
 
     def before_request(self, view: RunView) -> End | None:
         return self.end() if self.passed() else None
@@ -143,9 +150,7 @@ class RepeatGuard(Rule):
             self.repeats[call.key] += 1
             if self.repeats[call.key] >= self.max_repeats:
                 fn, times = call.call, self.repeats[call.key] + 1
-                return End(
-                    "stuck_loop", f"the model repeated {fn.name} {fn.arguments} {times} times"
-                )
+                return End.saying("stuck_loop", name=fn.name, arguments=fn.arguments, times=times)
         if result.changed:
             self.successes.clear()  # the world changed: earlier reads may be stale now
         if outcome.ran and not result.is_error and call.key:
@@ -173,9 +178,7 @@ class ErrorStreak(Rule):
         self.count = self.count + 1 if signature == self.last else 1
         self.last = signature
         if self.count >= self.limit:
-            return End(
-                "repeated_tool_error", f"the same tool error {self.count} times: {result.content}"
-            )
+            return End.saying("repeated_tool_error", count=self.count, content=result.content)
         return None
 
 
@@ -198,7 +201,7 @@ class CallBudget(Rule):
         if outcome.ran:
             self.ran += 1
         if outcome.refused_by is self:
-            return End("max_tool_calls", f"the tool-call budget ({self.limit}) is used up")
+            return End.saying("max_tool_calls", limit=str(self.limit))
         return None
 
 
@@ -239,15 +242,14 @@ class ChangeLedger(Rule):
 
     def _refused(self) -> End:
         refused = "; ".join(self.denied.values())
-        what = f"a change the model asked for was denied, nothing was changed: {refused}"
-        return End("user_denied", what)
+        return End.saying("user_denied", refused=refused)
 
     def accept(self, answer: str, view: RunView) -> End | None:
         if self.denied:
             return self._refused()
         if self.failed:
             failed = "; ".join(self.failed.values())
-            return End("change_failed", f"a change the model asked for did not happen: {failed}")
+            return End.saying("change_failed", failed=failed)
         return None
 
 
@@ -294,7 +296,7 @@ class Rules:
             tools,
             config.max_tool_output_chars,
         )
-        deadline, retry = Deadline(config.max_seconds), ReplyRetry()
+        deadline, retry = Deadline.of(config), ReplyRetry()
         policy = EvidencePolicy(config.evidence)
         built_in = (
             TurnLimit(config.max_turns, config.answer_on_last_turn),

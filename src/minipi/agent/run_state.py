@@ -128,7 +128,7 @@ class Run:
         try:
             self.emit(RunEnd(result))
         except SinkFailed as failed:  # the end itself could not be saved: say so instead
-            result = self._result(End(failed.error.code, failed.error.message))
+            result = self._result(End.failed(failed.error))
             self.emit(RunEnd(result))
         return result
 

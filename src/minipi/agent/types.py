@@ -43,7 +43,9 @@ from typing import Any, TypeAlias
 from minipi.agent.ends import RunStatus, status_of
 from minipi.agent.tools import AgentTool, ToolResult
 from minipi.ai.types import FunctionCall, Item, ModelRequest, ModelResponse
+from minipi.errors import MiniPiError
 from minipi.reading import NO_QUESTION, Question
+from minipi.said import Said, SaidValue
 
 __all__ = [
     "CallOutcome",
@@ -63,10 +65,27 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class End:
-    """The decision that ends a run: ``code`` (a key of ``END_CODES``) and what happened."""
+    """The decision that ends a run: ``code`` (a key of ``END_CODES``) and what happened;
+    ``said`` is that as a message of ``minipi.said`` (``detail`` is its English text), for a
+    run shown in another language (None: ``detail`` is the only wording)."""
 
     code: str
     detail: str
+    said: Said | None = None
+
+    @classmethod
+    def saying(cls, code: str, **values: SaidValue) -> End:
+        """The end ``code``, worded by the message of ``minipi.said`` that the code names."""
+        return cls.worded(code, Said.of(code, **values))
+
+    @classmethod
+    def worded(cls, code: str, said: Said) -> End:
+        return cls(code, said.text(), said)
+
+    @classmethod
+    def failed(cls, error: MiniPiError) -> End:
+        """The end an error raised by the model layer or a sink makes, with its wording."""
+        return cls(error.code, error.message, error.said)
 
     @property
     def status(self) -> RunStatus:

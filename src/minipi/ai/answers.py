@@ -16,11 +16,11 @@ import httpx
 from minipi.ai.depth import check_depth, check_values
 from minipi.ai.types import JsonObject
 from minipi.errors import ModelHTTPError, ModelProtocolError
+from minipi.said import Said, SaidValue
 
 __all__ = [
     "Answer",
     "decode_json",
-    "plural",
     "reason",
     "retry_after",
     "server_message",
@@ -77,17 +77,23 @@ def decode_json(response: Answer, url: str) -> JsonObject:
     return data
 
 
-def unavailable(response: Answer, url: str, note: str, advice: str) -> ModelHTTPError:
-    """A retryable status that is not (or no longer) retried: 429 -> ``rate_limited``."""
+def unavailable(
+    response: Answer, url: str, tries: int, wait: tuple[float, float] | None = None
+) -> ModelHTTPError:
+    """A retryable status that is not (or no longer) retried: 429 -> ``rate_limited``; after
+    ``tries``, or at once when the server asks to ``wait`` (seconds asked, the most minipi
+    waits) longer than minipi waits."""
     status = response.status_code
     code = "rate_limited" if status == 429 else "endpoint_unavailable"
-    what = "rate limited by" if status == 429 else f"{status} from"
-    return ModelHTTPError(
-        f"{what} {url}{note}: {server_message(response)} — {advice}",
-        status=status,
-        url=url,
-        code=code,
-    )
+    detail = server_message(response)
+    facts: dict[str, SaidValue] = {"url": url, "status": status, "detail": detail}
+    if wait is None:
+        said = Said.of("rate_limited" if status == 429 else "unavailable", tries=tries, **facts)
+    else:
+        asked, most = (f"{seconds:g}" for seconds in wait)
+        key = "rate_limited_wait" if status == 429 else "unavailable_wait"
+        said = Said.of(key, wait=asked, most=most, **facts)
+    return ModelHTTPError(said, status=status, url=url, code=code)
 
 
 def retry_after(headers: httpx.Headers) -> float | None:
@@ -144,7 +150,3 @@ def snippet(text: str) -> str:
 
 def reason(exc: Exception) -> str:
     return str(exc) or type(exc).__name__
-
-
-def plural(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -12,6 +12,12 @@ watchdog thread, and no check that waits for the next byte to arrive. Past the n
 instant an operation fails at once with httpcore's timeout error (httpx's
 ``TimeoutException``); ``passed`` then says which limit it was.
 
+A budget may also hold a ``cancel`` event (a batch stopping at Ctrl-C): a blocking read is
+then made in slices of at most ``WATCH`` seconds, and once the event is set the next slice
+fails with httpcore's read timeout (``cancelled`` then says why), so a request waiting for
+its answer is given up within a slice. Writes and connects are not sliced (a timed-out
+``sendall`` may have sent part of the data, so it cannot be started again).
+
 What it cannot bound: name resolution (``getaddrinfo`` has no timeout) and pool waits
 (``HttpCore`` cuts httpx's pool timeout to the budget instead). A transport given by the
 caller (``httpx.MockTransport`` in tests) has no sockets to bound: ``HttpCore`` also checks
@@ -22,8 +28,9 @@ from __future__ import annotations
 
 import contextlib
 import math
+import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,9 +38,11 @@ from typing import Any
 import httpcore
 import httpx
 
-__all__ = ["Budget", "active", "bound_client"]
+__all__ = ["WATCH", "Budget", "active", "bound_client"]
 
 _WRITE_PIECE = 64 * 1024  # each piece of a large write gets the time left when it starts
+WATCH = 0.1
+"""Seconds of one slice of a read watched for ``Budget.cancel``: how late a cancel is seen."""
 
 
 @dataclass(slots=True)
@@ -41,6 +50,12 @@ class Budget:
     """The instants by which one exchange must be done, by name (see the module docstring)."""
 
     limits: dict[str, float] = field(default_factory=dict)
+    cancel: threading.Event | None = None
+    """Once set, every read fails within ``WATCH`` seconds (``cancelled`` is then True)."""
+
+    @property
+    def cancelled(self) -> bool:
+        return self.cancel is not None and self.cancel.is_set()
 
     def limit(self, name: str, at: float | None) -> None:
         """Add (or tighten) the limit ``name`` at ``at``; None adds nothing."""
@@ -86,10 +101,31 @@ class Budget:
         )
 
     def check(self) -> None:
-        """``httpx.ReadTimeout`` if a limit has passed (between chunks, any transport)."""
-        name = self.passed()
+        """``httpx.ReadTimeout`` if a limit has passed or the exchange was cancelled (between
+        chunks, any transport)."""
+        name = "cancel" if self.cancelled else self.passed()
         if name is not None:
             raise httpx.ReadTimeout(f"the exchange's {name} limit passed")
+
+    def watched(self, read: Callable[[float | None], bytes], timeout: float | None) -> bytes:
+        """``read(timeout)`` cut to the time left, made in slices of at most ``WATCH``
+        seconds while ``cancel`` is not set; httpcore's ``ReadTimeout`` once it is."""
+        if self.cancel is None:
+            return read(self.clamp(timeout, httpcore.ReadTimeout))
+        end = None if timeout is None else time.monotonic() + timeout
+        while True:
+            if self.cancel.is_set():
+                raise httpcore.ReadTimeout("the exchange was cancelled")
+            left = None if end is None else end - time.monotonic()
+            if left is not None and left <= 0:
+                raise httpcore.ReadTimeout("the read timeout passed")
+            left = self.clamp(left, httpcore.ReadTimeout)
+            piece = WATCH if left is None else min(left, WATCH)
+            try:
+                return read(piece)
+            except httpcore.ReadTimeout:
+                if piece == left:  # the whole time was given: it has passed
+                    raise
 
 
 _ACTIVE: ContextVar[Budget | None] = ContextVar("minipi_http_budget", default=None)
@@ -117,7 +153,10 @@ class _BoundedStream(httpcore.NetworkStream):
         self._stream = stream
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        return self._stream.read(max_bytes, _clamp(timeout, httpcore.ReadTimeout))
+        budget = _ACTIVE.get()
+        if budget is None:
+            return self._stream.read(max_bytes, timeout)
+        return budget.watched(lambda limit: self._stream.read(max_bytes, limit), timeout)
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
         view = memoryview(buffer)

@@ -92,13 +92,15 @@ class HttpModelClient:
     def send(self, request: ModelRequest, body: JsonObject) -> ModelResponse:
         """POST ``body`` (made from ``request``) and decode the answer against ``request``.
         Streamed when ``config.stream`` (deltas go to ``request.on_delta``); the whole of it,
-        retries included, bounded by ``request.deadline`` (``ModelDeadlineError``)."""
+        retries included, bounded by ``request.deadline`` (``ModelDeadlineError``) and given
+        up once ``request.cancel`` is set (code ``cancelled``)."""
         try:
             payload = self._payload(body)
         except (TypeError, ValueError) as exc:  # an option or schema is not JSON
             raise ConfigError(f"the request cannot be encoded as JSON: {exc}") from None
         reader = self.wire.stream(request.on_delta) if self.config.stream else None
-        data, sent = self._http.post_json(self.wire.path, payload, reader, request.deadline)
+        deadline, cancel = request.deadline, request.cancel
+        data, sent = self._http.post_json(self.wire.path, payload, reader, deadline, cancel)
         return self._response(request, data, sent)
 
     def _payload(self, body: JsonObject) -> bytes:

@@ -24,11 +24,12 @@ What a server can make a request cost is bounded, whatever it sends:
 
 - time: each exchange runs under a ``bounds.Budget``. The request's ``deadline`` (the run's
   ``--max-seconds``) bounds the whole request, retries and their waits included
-  (``ModelDeadlineError``); a plain exchange must be complete within ``read_timeout``
-  (a trickling body is cut at that total); a stream must progress within
-  ``stream_idle_timeout`` (keep-alives and empty deltas are not progress); after a stream's
-  end marker the rest of the body gets ``_GRACE`` seconds, then the connection is closed
-  rather than read to its end.
+  (``ModelDeadlineError``); its ``cancel``, once set, ends it within ``bounds.WATCH``
+  seconds in any phase but connecting (code ``cancelled``); a plain exchange must be
+  complete within ``read_timeout`` (a trickling body is cut at that total); a stream must
+  progress within ``stream_idle_timeout`` (keep-alives and empty deltas are not progress);
+  after a stream's end marker the rest of the body gets ``_GRACE`` seconds, then the
+  connection is closed rather than read to its end.
 - memory: bodies are read in bounded decoded pieces (``body.py``), at most
   ``max_response_bytes`` of a plain reply, of one SSE line or event, and of what a stream
   gathers (``ModelResponseTooLargeError``); an error page is read up to ``_ERROR_BODY``.
@@ -40,6 +41,7 @@ from __future__ import annotations
 
 import json
 import random
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -47,14 +49,16 @@ from typing import Any
 import httpx
 
 from minipi.ai import failures
-from minipi.ai.answers import Answer, decode_json, plural, retry_after, unavailable
+from minipi.ai.answers import Answer, decode_json, retry_after, unavailable
 from minipi.ai.body import ACCEPT_ENCODING, decoded, read_body
 from minipi.ai.bounds import Budget, active, bound_client
 from minipi.ai.endpoint import ClientConfig, Endpoint
+from minipi.ai.secrets import Secrets, remember, sent
 from minipi.ai.sse import LineTooLong, SSEParser
 from minipi.ai.stream import StreamReader
 from minipi.ai.types import JsonObject
 from minipi.errors import ConfigError, ModelError, ModelProtocolError, ModelStreamError
+from minipi.said import Said
 
 __all__ = ["HttpCore"]
 
@@ -88,7 +92,9 @@ class HttpCore:
     ) -> None:
         self.endpoint = endpoint
         self.config = config
-        self._reason = failures.Redactor(endpoint)
+        secrets = sent(endpoint.api_key, endpoint.basic_auth)
+        remember(secrets)  # for the writers of traces and sessions
+        self._secrets = Secrets.of(secrets)
         headers = {"accept": "application/json", "accept-encoding": ACCEPT_ENCODING}
         if endpoint.api_key:
             headers["authorization"] = f"Bearer {endpoint.api_key}"
@@ -126,10 +132,12 @@ class HttpCore:
         body: bytes,
         reader: StreamReader | None = None,
         deadline: float | None = None,
+        cancel: threading.Event | None = None,
     ) -> tuple[JsonObject, int]:
         """POST ``body`` (encoded JSON) to ``base_url + path``; the answer's JSON object and
         the number of bytes sent. Raises a ``ModelError`` subclass after the retry policy;
-        ``ModelDeadlineError`` once ``deadline`` (``time.monotonic()``) passes, in any phase.
+        ``ModelDeadlineError`` once ``deadline`` (``time.monotonic()``) passes, in any phase;
+        a ``ModelError`` of code ``cancelled`` soon after ``cancel`` is set.
 
         With a ``reader`` the answer is read as a stream of server-sent events, fed to the
         reader as they arrive; its ``result()`` is the answer. A failure before the stream
@@ -137,33 +145,51 @@ class HttpCore:
         (the caller decides whether to ask again: deltas were already shown)."""
         url = self.endpoint.base_url + path
         attempt = 0
-        while True:
-            self._before_sending(url, deadline)
-            outcome = self._attempt(url, body, attempt, reader, deadline)
-            if not isinstance(outcome, _Retry):
-                return outcome, len(body)
-            self._wait_to_retry(outcome, url, attempt, deadline)
-            attempt += 1
+        try:
+            while True:
+                self._before_sending(url, deadline, cancel)
+                outcome = self._attempt(url, body, attempt, reader, deadline, cancel)
+                if not isinstance(outcome, _Retry):
+                    return self._secrets.json(outcome), len(body)
+                self._wait_to_retry(outcome, url, attempt, deadline, cancel)
+                attempt += 1
+        except ModelError as error:  # a server's words quoted in it may hold what it was sent
+            self._secrets.error(error)
+            raise
 
-    def _before_sending(self, url: str, deadline: float | None) -> None:
-        """Wait for the pacer, if any; ``ModelDeadlineError`` once ``deadline`` has passed."""
+    def _before_sending(
+        self, url: str, deadline: float | None, cancel: threading.Event | None
+    ) -> None:
+        """Wait for the pacer, if any; ``ModelDeadlineError`` once ``deadline`` has passed,
+        the ``cancelled`` error once ``cancel`` is set."""
         if self.config.pacer is not None:
             self.config.pacer.wait()  # a 429 another client got holds this one too
+        if cancel is not None and cancel.is_set():
+            raise failures.cancelled_error(url)
         if deadline is not None and time.monotonic() >= deadline:
-            raise failures.deadline_error(url, "before the request was sent")
+            raise failures.deadline_error(url, "before_sending")
 
-    def _wait_to_retry(self, retry: _Retry, url: str, attempt: int, deadline: float | None) -> None:
-        """Sleep the retry's delay; raise its error when no retry is left, and
-        ``ModelDeadlineError`` when the deadline would pass first."""
+    def _wait_to_retry(
+        self,
+        retry: _Retry,
+        url: str,
+        attempt: int,
+        deadline: float | None,
+        cancel: threading.Event | None,
+    ) -> None:
+        """Sleep the retry's delay (``cancel`` ends the sleep: the next attempt is then not
+        sent); raise its error when no retry is left, and ``ModelDeadlineError`` when the
+        deadline would pass first."""
         if attempt == self.config.max_retries:
             raise retry.error
         if deadline is not None and time.monotonic() + retry.delay >= deadline:
-            raise failures.deadline_error(
-                url, f"before the request could be retried, after: {retry.error.message}"
-            )
+            raise failures.deadline_error(url, retry.error)
         if self.config.pacer is not None and retry.error.code == "rate_limited":
             self.config.pacer.defer(retry.delay)
-        time.sleep(retry.delay)
+        if cancel is not None:
+            cancel.wait(retry.delay)
+        else:
+            time.sleep(retry.delay)
 
     def _attempt(
         self,
@@ -172,8 +198,9 @@ class HttpCore:
         attempt: int,
         reader: StreamReader | None,
         deadline: float | None,
+        cancel: threading.Event | None,
     ) -> JsonObject | _Retry:
-        budget = Budget()
+        budget = Budget(cancel=cancel)
         budget.limit("deadline", deadline)
         if reader is None:
             budget.limit("total", time.monotonic() + self.config.read_timeout)
@@ -190,6 +217,7 @@ class HttpCore:
         except ModelError as exc:  # from reading the body or the stream: say where
             if not exc.url:
                 exc.url, exc.message = url, f"{exc.message} (from {url})"
+                exc.said = exc.said and Said.of("from_url", said=exc.said, url=url)
             raise
         if not isinstance(outcome, Answer):
             return outcome
@@ -203,9 +231,11 @@ class HttpCore:
         """A timeout or connection failure: a ``_Retry``; the deadline or an unreadable
         answer (e.g. a malformed one: not transient) raise."""
         tries = attempt + 1
+        if budget.cancelled:
+            raise failures.cancelled_error(url) from None
         if isinstance(exc, httpx.TimeoutException):
             if budget.passed() == "deadline":
-                raise failures.deadline_error(url, "while waiting for the answer") from None
+                raise failures.deadline_error(url, "waiting") from None
             error: ModelError = failures.timeout_error(
                 url, exc, tries, self.config, streaming=streaming
             )
@@ -215,9 +245,8 @@ class HttpCore:
                 url, self.endpoint.base_url, self._reason(exc), tries, connected=connected
             )
         else:
-            raise ModelProtocolError(
-                f"{url} sent an unreadable answer: {self._reason(exc)}", url=url
-            ) from None
+            unreadable = Said.of("unreadable", url=url, reason=self._reason(exc))
+            raise ModelProtocolError(unreadable, url=url) from None
         return _Retry(self._backoff(attempt), error)
 
     def _exchange(
@@ -247,7 +276,12 @@ class HttpCore:
         content, more = read_body(response, budget, limit)
         if more and response.is_success:
             raise failures.too_large(url, limit)
-        return Answer(response.status_code, response.headers, content)
+        headers = response.headers
+        if self._secrets and not response.is_success:  # a Location may quote the key too
+            headers = httpx.Headers([(k, self._secrets.text(v)) for k, v in headers.items()])
+        # Cleaned before any message quotes it (a snippet cut at its length would keep
+        # the start of a key that the final cleaning of the error could not match).
+        return Answer(response.status_code, headers, self._secrets.data(content))
 
     def _read_stream(
         self, response: httpx.Response, url: str, reader: StreamReader, budget: Budget
@@ -258,25 +292,20 @@ class HttpCore:
         except httpx.TimeoutException:
             if reader.finished:  # the end marker came; only the body's end did not
                 return reader.result()
+            if budget.cancelled:
+                raise failures.cancelled_error(url) from None
             if budget.passed() == "deadline":
-                raise failures.deadline_error(url, "while the reply was streaming") from None
-            raise ModelStreamError(
-                f"the stream from {url} made no progress for "
-                f"{self.config.stream_idle_timeout:g} s (stream idle timeout; keep-alives "
-                "and empty deltas do not count): the partial reply was not used",
-                url=url,
-                code="stream_stalled",
-            ) from None
+                raise failures.deadline_error(url, "streaming") from None
+            idle = f"{self.config.stream_idle_timeout:g}"
+            stalled = Said.of("stream_stalled", url=url, seconds=idle)
+            raise ModelStreamError(stalled, url=url, code="stream_stalled") from None
         except LineTooLong:
-            raise failures.too_large(url, self.config.max_response_bytes, "stream line") from None
+            raise failures.too_large(url, self.config.max_response_bytes, "stream_line") from None
         except httpx.HTTPError as exc:  # reset, closed mid-chunk, undecodable body
             if reader.finished:  # after the end marker: the reply is whole
                 return reader.result()
-            raise ModelStreamError(
-                f"the stream from {url} broke off: {self._reason(exc)}; the partial reply was "
-                "not used",
-                url=url,
-            ) from None
+            broke = Said.of("stream_broke", url=url, reason=self._reason(exc))
+            raise ModelStreamError(broke, url=url) from None
 
     def _feed(
         self, response: httpx.Response, url: str, reader: StreamReader, budget: Budget
@@ -289,11 +318,11 @@ class HttpCore:
         last, progress = time.monotonic(), reader.progress
         for chunk in pieces:
             for name, data in parser.feed(chunk):
-                reader.event(name, data)
+                reader.event(name, self._secrets.text(data))
                 if reader.finished:
                     break
             if reader.size > limit:
-                raise failures.too_large(url, limit, "streamed reply")
+                raise failures.too_large(url, limit, "streamed_reply")
             if reader.finished:
                 return self._after_end(pieces, reader, budget)
             now = time.monotonic()
@@ -302,7 +331,7 @@ class HttpCore:
             elif now - last > idle:
                 raise httpx.ReadTimeout("no progress: keep-alive comments or empty deltas only")
         for name, data in parser.close():
-            reader.event(name, data)
+            reader.event(name, self._secrets.text(data))
         return reader.result()
 
     @staticmethod
@@ -327,21 +356,17 @@ class HttpCore:
             raise failures.client_error(answer, url, self.endpoint, models)
         if failures.not_transient(answer):
             raise failures.server_error(answer, url)
-        tries = plural(attempt + 1, "attempt")
         delay = retry_after(answer.headers)
         if delay is not None and delay > self.config.max_retry_after:
-            raise unavailable(
-                answer,
-                url,
-                "",
-                f"the server asks to wait {delay:g} s "
-                f"(Retry-After), more than the {self.config.max_retry_after:g} s "
-                "minipi waits; try again later",
-            )
+            raise unavailable(answer, url, attempt + 1, (delay, self.config.max_retry_after))
         return _Retry(
             self._backoff(attempt) if delay is None else delay,
-            unavailable(answer, url, f" ({tries})", "try again later or check the server"),
+            unavailable(answer, url, attempt + 1),
         )
+
+    def _reason(self, exc: BaseException) -> str:
+        """An exception's text (another library's), without the endpoint's secrets."""
+        return self._secrets.text(str(exc) or type(exc).__name__)
 
     def _names_model(self, answer: Answer) -> bool:
         return bool(self.endpoint.model) and self.endpoint.model in answer.text

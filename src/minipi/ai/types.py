@@ -10,6 +10,7 @@ the encoder emits that message once.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias
@@ -170,6 +171,10 @@ class ModelRequest:
     deadline: float | None = field(default=None, compare=False)
     """``time.monotonic()`` by which the request must be done, answer read (the run's
     ``max_seconds``): past it the client gives up with ``ModelDeadlineError``."""
+    cancel: threading.Event | None = field(default=None, compare=False)
+    """Set once the answer is no longer wanted (a batch stopping at Ctrl-C): the client gives
+    up within a fraction of a second, in any phase but connecting, with a ``ModelError`` of
+    code ``cancelled``."""
 
 
 FinishReason: TypeAlias = Literal["stop", "tool_calls", "length", "content_filter", "unknown"]

@@ -19,9 +19,10 @@ for the whole batch, after that one has given up (the layers: ``minipi.ai.http``
 layer that reports each 429 as it happens can call ``Gate.wait`` before each attempt and
 ``Gate.defer`` with each ``Retry-After`` (the hook described in the batch README section).
 
-Once ``stop`` is set (Ctrl-C), no request starts and a streaming reply is dropped at its next
-piece: the run ends ``cancelled`` (code ``cancelled``). A request already waiting for a
-non-streamed answer is not cut: it ends when its answer comes (or its timeout passes).
+Once ``stop`` is set (Ctrl-C), no request starts and the requests in flight are given up
+(``stop`` is each request's ``cancel``: the HTTP layer drops a streaming reply at its next
+piece and stops waiting for a plain answer within a fraction of a second): the run ends
+``cancelled`` (code ``cancelled``), so the task is not recorded and runs again on resume.
 """
 
 from __future__ import annotations
@@ -160,7 +161,8 @@ class GatedClient:
             self.gate.release()
 
     def _watched(self, request: ModelRequest) -> ModelRequest:
-        """``request`` whose delta sink raises ``Cancelled`` once the batch is stopping."""
+        """``request`` cancelled once the batch is stopping (its ``cancel`` is ``stop``),
+        and whose delta sink raises ``Cancelled`` then."""
         sink = request.on_delta
         stop = self.gate.stop
 
@@ -170,7 +172,7 @@ class GatedClient:
             if sink is not None:
                 sink(delta)
 
-        return replace(request, on_delta=on_delta)
+        return replace(request, on_delta=on_delta, cancel=stop)
 
     def close(self) -> None:
         """Nothing to release: the inner client belongs to the batch."""

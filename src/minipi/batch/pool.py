@@ -44,30 +44,45 @@ class Pool:
         self.stop = stop
         self.done = done
         self._queue: queue.SimpleQueue[Task] = queue.SimpleQueue()
-        self._threads: list[threading.Thread] = []
         self._failure: BaseException | None = None
         self._lock = threading.Lock()
+        self._running = 0
+        self._ended = threading.Event()
+        """Set once every worker has ended (``wait`` waits for it, not for the threads)."""
 
     def start(self, tasks: Iterable[Task]) -> None:
         count = 0
         for task in tasks:
             self._queue.put(task)
             count += 1
-        for n in range(min(self.workers, count)):
+        self._running = min(self.workers, count)
+        if not self._running:
+            self._ended.set()
+        for n in range(self._running):
             thread = threading.Thread(target=self._work, name=f"batch-{n}", daemon=True)
             thread.start()
-            self._threads.append(thread)
 
     def wait(self) -> None:
-        """Until every worker has ended; raises the error that stopped the batch, if any.
-        Joins in short steps so that Ctrl-C is delivered to the caller at once."""
-        for thread in self._threads:
-            while thread.is_alive():
-                thread.join(0.1)
+        """Until every worker has ended (each task's record handed to ``done``); raises the
+        error that stopped the batch, if any. Waits in short steps so that Ctrl-C is
+        delivered to the caller at once, and on an event, never in ``Thread.join``: Python
+        3.11 takes a thread whose join a Ctrl-C interrupted for ended while it still runs
+        (the handling of bpo-45274), so a second ``wait`` returned under a running task."""
+        while not self._ended.wait(0.1):
+            pass
         if self._failure is not None:
             raise self._failure
 
     def _work(self) -> None:
+        try:
+            self._take_tasks()
+        finally:
+            with self._lock:
+                self._running -= 1
+                if self._running == 0:
+                    self._ended.set()
+
+    def _take_tasks(self) -> None:
         while not self.stop.is_set():
             try:
                 task = self._queue.get_nowait()

@@ -11,9 +11,9 @@ Each node must see the task projects at the same paths (one machine, or a shared
 system) and have minipi installed; an actor reads its own node's environment to find a
 model file, never the driver's.
 
-Ctrl-C: no task is handed out any more, each actor is told to stop (its running task ends
-``cancelled`` at its next model request), and the driver waits for them; Ctrl-C again
-leaves at once. ``ray`` is imported only here, only when ``--ray`` is given.
+Ctrl-C: no task is handed out any more, each actor is told to stop (its running task's
+request in flight is given up, and the task ends ``cancelled``), and the driver waits for
+them; Ctrl-C again leaves at once. ``ray`` is imported only here, only when ``--ray`` is given.
 """
 
 from __future__ import annotations

@@ -11,14 +11,14 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TextIO
 
 from minipi.agent import AgentEvent, AgentTool, RunResult, run_agent
-from minipi.agent.ends import EXIT_CODES
+from minipi.agent.ends import EXIT_CODES, status_of
 from minipi.agent.events import fan_out
 from minipi.ai.types import Item, Message, ModelClient
 from minipi.assemble import ModelHandle, Settings, agent_config, open_model, run_tools
 from minipi.cli.approve import make_approver
-from minipi.cli.evidence import cited_lines, evidence_lines, marked_text
+from minipi.cli.evidence import cited_lines, evidence_lines
 from minipi.cli.prompt import ChatPrompt
-from minipi.cli.render import HumanLog, JsonLines, colour_allowed
+from minipi.cli.render import HumanLog, JsonLines, answer_shown, colour_allowed, fit, terminal_width
 from minipi.cli.settings import RunOptions, data_dir, project_root, resolve_settings
 from minipi.cli.status import Ticker
 from minipi.cli.terminal import safe
@@ -44,6 +44,9 @@ class _Session:
     ticker: Ticker | None = None
     """The status line (a terminal, not --json)."""
     mcp: McpTools | None = None
+    started: float | None = None
+    """The ``time.monotonic()`` the command started at (``--max-seconds`` of ask counts from
+    it)."""
 
     @property
     def client(self) -> ModelClient:
@@ -56,13 +59,14 @@ class _Session:
         self.files.close()
 
 
-def _open(options: RunOptions, words: Words) -> _Session:
-    settings = resolve_settings(options)
+def _open(
+    options: RunOptions, settings: Settings, words: Words, deadline: float | None = None
+) -> _Session:
     ticker = Ticker(sys.stderr) if sys.stderr.isatty() and not options.json else None
     files = ProjectFiles(options.root, allow=settings.allow)
     can_approve = settings.approve == "all" or (settings.approve == "ask" and _interactive())
     try:
-        model = _open_model(settings, can_approve, ticker, words)
+        model = _open_model(settings, can_approve, ticker, words, deadline)
     except BaseException:
         files.close()
         if ticker is not None:
@@ -72,11 +76,16 @@ def _open(options: RunOptions, words: Words) -> _Session:
 
 
 def _open_model(
-    settings: Settings, can_approve: bool, ticker: Ticker | None, words: Words
+    settings: Settings,
+    can_approve: bool,
+    ticker: Ticker | None,
+    words: Words,
+    deadline: float | None = None,
 ) -> ModelHandle:
-    """The model, with the status line ticking while an engine starts or a model downloads."""
+    """The model, with the status line ticking while an engine starts or a model downloads;
+    an engine started now is ready by ``deadline`` or fails ``max_seconds``."""
     if ticker is None:
-        return open_model(settings, os.environ, can_approve=can_approve)
+        return open_model(settings, os.environ, can_approve=can_approve, deadline=deadline)
 
     def report(message: str) -> None:
         with ticker.writing():
@@ -84,7 +93,9 @@ def _open_model(
 
     ticker.show(words("status_start"))
     try:
-        return open_model(settings, os.environ, can_approve=can_approve, report=report)
+        return open_model(
+            settings, os.environ, can_approve=can_approve, report=report, deadline=deadline
+        )
     finally:
         ticker.hide()
 
@@ -132,7 +143,11 @@ def _run(
     history: Sequence[Item],
     stdin: TextIO | None = None,
     book: OpenSession | None = None,
+    *,
+    started: float | None = None,
 ) -> RunResult:
+    """One question's run; its ``--max-seconds`` counts from ``started`` (ask's start: the
+    servers' start was part of it), else from now (each question of a chat)."""
     words = words_for(question)
     tools = _tools(session, options, words, stdin, book)
     emit = _sinks(options, words, session, tools, book)
@@ -140,8 +155,10 @@ def _run(
     config = agent_config(
         session.settings, session.model, tools, question=question, files=session.files
     )
+    started = started if started is not None else time.monotonic()
+    config = replace(config, started=started)
     if session.mcp is not None and config.max_seconds is not None:  # also during MCP calls
-        session.mcp.set_deadline(time.monotonic() + config.max_seconds)
+        session.mcp.set_deadline(started + config.max_seconds)
     if book is None:
         return run_agent(session.client, tools, config, items, emit)
     book.recorder.begin_run(question, session.client.model)
@@ -156,14 +173,19 @@ def _start(
     options: RunOptions, stack: ExitStack, stdin: TextIO | None, words: Words, *, auto: bool = False
 ) -> tuple[OpenSession | None, _Session, list[Item]]:
     """The session (locked), the model and files, and the history to go on from; all
-    closed when ``stack`` closes. ``auto``: without --session, a session of its own."""
+    closed when ``stack`` closes. ``auto``: without --session, a session of its own. The
+    start counts against ``--max-seconds`` (``_Session.started``): an MCP server not ready
+    by then fails it with code ``max_seconds``."""
+    started = time.monotonic()
     book = _hold(options, stack)
     if book is None and auto:
         book = _hold_unnamed(options, stack)
-    mcp = _start_mcp(options, stack)  # before the model: a bad server fails in seconds
-    session = _open(options, words)
+    settings = resolve_settings(options)
+    deadline = None if settings.max_seconds is None else started + settings.max_seconds
+    mcp = _start_mcp(options, stack, deadline)  # before the model: a bad server fails in seconds
+    session = _open(options, settings, words, deadline)
     stack.callback(session.close)
-    session.mcp = mcp
+    session.mcp, session.started = mcp, started
     if mcp is not None:
         from minipi.cli.mcp import offer_lines
 
@@ -172,14 +194,16 @@ def _start(
     return book, session, _resume(book, session, options, stdin)
 
 
-def _start_mcp(options: RunOptions, stack: ExitStack) -> McpTools | None:
-    """The configured MCP servers' tools, stopped when ``stack`` closes."""
+def _start_mcp(options: RunOptions, stack: ExitStack, deadline: float | None) -> McpTools | None:
+    """The configured MCP servers' tools, stopped when ``stack`` closes: ``open_for_run``'s,
+    with every server ready by ``deadline`` (``McpConfig.deadline``)."""
     if options.mcp is None:
         return None
     from minipi.cli.mcp import open_for_run
 
     directory = options.data_dir or data_dir(os.environ)
-    return stack.enter_context(open_for_run(options.mcp, os.environ, directory, options.root))
+    tools = open_for_run(options.mcp, os.environ, directory, options.root, deadline=deadline)
+    return stack.enter_context(tools)
 
 
 def _hold(options: RunOptions, stack: ExitStack) -> OpenSession | None:
@@ -258,12 +282,24 @@ def ask(question: str | None, options: RunOptions) -> int:
         with ExitStack() as stack:
             book, session, history = _start(options, stack, None, words)
             _say_root(options, words, by_default)
-            result = _run(session, options, question, history, book=book)
+            result = _run(session, options, question, history, book=book, started=session.started)
             _show(result, options, words)  # before MCP servers and the model stop
     except KeyboardInterrupt:  # before the run began (the engine starting), in its language
         _note(words("cancelled_start"))
         return EXIT_CODES["cancelled"]
+    except MiniPiError as error:
+        return _out_of_time(error)
     return EXIT_CODES[result.status]
+
+
+def _out_of_time(error: MiniPiError) -> int:
+    """The exit code of a start that ``--max-seconds`` ended (a server or the engine not
+    ready in time: code ``max_seconds``), said as a run's end is; other errors go on up."""
+    status = status_of(error.code)
+    if status != "budget_exhausted":
+        raise error
+    _note(f"minipi: {status}: {error.code}: {error}")
+    return EXIT_CODES[status]
 
 
 def _read_question(question: str | None) -> str:
@@ -305,7 +341,10 @@ def chat(options: RunOptions, stdin: TextIO | None = None) -> int:
     options, by_default = _rooted(options)
     history_file = (options.data_dir or data_dir(os.environ)) / "chat_history"
     with ExitStack() as stack:
-        book, session, history = _start(options, stack, source, Words(False), auto=True)
+        try:
+            book, session, history = _start(options, stack, source, Words(False), auto=True)
+        except MiniPiError as error:
+            return _out_of_time(error)
         _say_root(options, Words(False), by_default)
         if book is not None and (options.session is not None or options.resume):
             _note(f"[session {book.name}] {plural(book.runs(), 'earlier question')}")
@@ -331,20 +370,21 @@ def _answer_in_log(options: RunOptions) -> bool:
 
 
 def _show(result: RunResult, options: RunOptions, words: Words, *, answer: bool = True) -> None:
-    """The answer on stdout (unless the log showed it on the same terminal), then the
-    sources of its figures on stderr (not with --json: ``run_end`` carries both)."""
+    """The answer on stdout (unless the log showed it on the same terminal; on a terminal
+    under minipi's heading, behind the gutter), then the sources of its figures on stderr
+    (not with --json: ``run_end`` carries both)."""
     if options.json:
         return
     marked = sys.stderr.isatty()  # the answer and minipi's blocks mix on one terminal
     if result.succeeded and answer:
-        print(safe(marked_text(result.answer) if marked else result.answer), flush=True)
+        print(answer_shown(result.answer, words, sys.stdout, marked=marked), flush=True)
     lines = cited_lines(result.facts, words, marked=marked) if result.succeeded else []
     if result.evidence is not None:
         fancy, verbose = colour_allowed(sys.stderr), options.verbose
         shown = result.evidence.to_json()
         lines += evidence_lines(shown, words, fancy=fancy, verbose=verbose, marked=marked)
     if lines:
-        print("\n".join(lines), file=sys.stderr, flush=True)
+        print(fit("\n".join(lines), terminal_width(sys.stderr)), file=sys.stderr, flush=True)
     if options.quiet and not result.succeeded:  # the log that would have said it is off
         detail = str(result.error).replace("\n", "\\n")
         _note(f"minipi: {result.status}: {result.code}: {detail}")

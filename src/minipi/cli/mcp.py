@@ -118,16 +118,20 @@ def open_for_run(
     data_dir: Path,
     project: Path | None,
     reserved: Sequence[str] = BUILTIN_TOOLS,
+    *,
+    deadline: float | None = None,
 ) -> Iterator[McpTools | None]:
     """The configured servers' tools for ``ask``/``chat`` (None when none is configured),
-    stopped on exit. ConfigError (exit 2) when one cannot be used, naming it."""
+    stopped on exit, each ready by ``deadline`` (``McpConfig.deadline``). ConfigError (exit
+    2) when one cannot be used, naming it."""
     if not options.configured:
         yield None
         return
     from minipi.mcp import open_mcp_tools
 
     servers = configured_servers(options, env)
-    with open_mcp_tools(servers, mcp_config(options, data_dir, project, reserved)) as tools:
+    config = replace(mcp_config(options, data_dir, project, reserved), deadline=deadline)
+    with open_mcp_tools(servers, config) as tools:
         yield tools
 
 

@@ -21,12 +21,23 @@ from minipi.agent.events import (
     to_json,
 )
 from minipi.agent.result import RunResult
-from minipi.cli.evidence import marked_text
+from minipi.cli.evidence import MARK, marked_text
 from minipi.cli.status import Ticker
-from minipi.cli.terminal import safe, safe_json
+from minipi.cli.terminal import columns, safe, safe_json
 from minipi.cli.words import Words
 
-__all__ = ["FOLD_AFTER", "HumanLog", "JsonLines", "LiveText", "colour_allowed", "fold", "one_line"]
+__all__ = [
+    "FOLD_AFTER",
+    "HumanLog",
+    "JsonLines",
+    "LiveText",
+    "answer_shown",
+    "colour_allowed",
+    "fit",
+    "fold",
+    "one_line",
+    "terminal_width",
+]
 
 FOLD_AFTER = 8
 """A tool output of more lines is folded in the log to its first ``FOLD_SHOWN`` (``-v``: whole)."""
@@ -42,12 +53,6 @@ def _pretty_arguments(arguments: str) -> str:
         return arguments
 
 
-_FOLDED = (
-    "  … 另有 {lines} 行未显示（共 {chars} 个字符；-v 显示全部）",
-    "  … {lines} more lines not shown ({chars} characters in all; -v shows all)",
-)
-
-
 def fold(text: str, words: Words) -> str:
     """``text`` cut to a few lines, each at most ``FOLD_WIDTH`` characters, and a last line
     saying how much was left out (``text`` itself when it is short)."""
@@ -56,8 +61,8 @@ def fold(text: str, words: Words) -> str:
         return text
     kept = lines[:FOLD_SHOWN] if len(lines) > FOLD_AFTER else lines
     shown = [line if len(line) <= FOLD_WIDTH else line[:FOLD_WIDTH] + "…" for line in kept]
-    said = _FOLDED[0 if words.chinese else 1]
-    return "\n".join([*shown, said.format(lines=len(lines) - len(kept), chars=f"{len(text):,}")])
+    said = words("folded", lines=len(lines) - len(kept), chars=f"{len(text):,}")
+    return "\n".join([*shown, said])
 
 
 class LiveText:
@@ -133,6 +138,96 @@ def _partial_tag(text: str) -> int:
     return len(tail) if any(t.startswith(tail) for t in LiveText._TAGS) else 0
 
 
+class Rows:
+    """Text laid out for a terminal ``width`` columns wide (0: not known, never cut): each line
+    it begins starts with ``lead``, and each row a long line goes on to (where the terminal
+    would wrap it to column 0) with ``more``, so that no character of the text can stand at
+    the start of a row. Fed piece by piece as text streams; the text must be ``safe``
+    already, so that each character takes the columns counted (a tab: to its tab stop; an
+    escape, which only minipi's own colours can be then: none)."""
+
+    def __init__(self, lead: str, width: int = 0, more: str | None = None) -> None:
+        self.lead, self.width = lead, width
+        self.more = lead if more is None else more
+        self.column: int | None = None  # None: at a line's start, nothing of it written yet
+
+    def feed(self, text: str) -> str:
+        """``text`` laid out, after what was fed before; a line is begun (its ``lead``
+        written) by its first character or by the newline that ends it empty."""
+        out: list[str] = []
+        parts = text.split("\n")
+        for k, part in enumerate(parts):
+            if k:
+                out.append("\n")
+                self.column = None
+            if part or (k < len(parts) - 1 and self.column is None):
+                self._put(part, out)
+        return "".join(out)
+
+    def end(self) -> str:
+        """What ends the text: a newline, unless it ended with one."""
+        begun, self.column = self.column is not None, None
+        return "\n" if begun else ""
+
+    def _put(self, part: str, out: list[str]) -> None:
+        if self.column is None:
+            out.append(self.lead)
+            self.column = columns(self.lead)
+        if not self.width:
+            out.append(part)
+            return
+        start, escape = columns(self.more), False
+        for char in part:
+            if escape or char == "\x1b":  # a colour of minipi's, to its final letter
+                escape = char == "\x1b" or not char.isalpha()
+                out.append(char)
+                continue
+            wide = 8 - self.column % 8 if char == "\t" else columns(char)
+            if self.column + wide > self.width and self.column > start:
+                out.append("\n" + self.more)
+                self.column = start
+                wide = 8 - start % 8 if char == "\t" else wide
+            out.append(char)
+            self.column += wide
+
+
+def fit(text: str, width: int, gutter: str = "") -> str:
+    """``text`` with each line in rows of ``width`` columns (0: as it is), every row after a
+    line's first indented: behind ``gutter`` for a line of quoted text (one that begins with
+    it), else by four spaces."""
+    return "\n".join(
+        Rows("", width, gutter if gutter and line.startswith(gutter) else "    ").feed(line)
+        for line in text.split("\n")
+    )
+
+
+def terminal_width(out: TextIO) -> int:
+    """How many columns the terminal ``out`` writes to is wide (0: not a terminal, or one
+    that says no size)."""
+    try:
+        return os.get_terminal_size(out.fileno()).columns if out.isatty() else 0
+    except (AttributeError, ValueError, OSError):  # no file descriptor (a test's StringIO)
+        return 0
+
+
+def gutter_for(out: TextIO) -> str:
+    """What stands before each line of quoted text: a bar where ``out`` writes UTF-8."""
+    utf8 = (getattr(out, "encoding", "") or "").lower().replace("-", "") == "utf8"
+    return "  │ " if utf8 else "  | "
+
+
+def answer_shown(answer: str, words: Words, out: TextIO, *, marked: bool) -> str:
+    """The answer as printed on ``out``: on a terminal under minipi's heading, every line
+    and every row behind the gutter, so that none can pass for a line of minipi's; else the
+    plain answer, the text a script reads (``MARK`` escaped when ``marked``: minipi's blocks
+    share the terminal)."""
+    shown = safe(marked_text(answer) if marked or out.isatty() else answer)
+    if not out.isatty():
+        return shown
+    rows = Rows(gutter_for(out), terminal_width(out))
+    return f"{MARK}{words('answer')}\n" + rows.feed(shown)
+
+
 _STATUS_COLOURS = {"succeeded": "32", "failed": "31", "budget_exhausted": "33", "cancelled": "33"}
 
 
@@ -159,10 +254,12 @@ class HumanLog:
 
     What a tool returned and what the model wrote is shown behind a gutter (``  │ ``), and
     names, ids and messages on one line, so that nothing a file or a model says can pass for
-    a line of minipi's own (a call, an approval, the summary); on a terminal ``MARK``, which
-    begins minipi's blocks there (``minipi.cli.evidence``), is escaped in it too. Streamed
-    text is shown as it comes, under the turn's heading; the complete text is then not
-    printed again (unless the stream was retried, when the heading starts over)."""
+    a line of minipi's own (a call, an approval, the summary). On a terminal the summary
+    begins with ``MARK``, as minipi's blocks there do (``minipi.cli.evidence``), and ``MARK``
+    is escaped in everything else; a line too long for a row goes on behind an indent (the
+    gutter, for quoted text), never from column 0, where the terminal's own wrap would put
+    it. Streamed text is shown as it comes, under the turn's heading; the complete text is
+    then not printed again (unless the stream was retried, when the heading starts over)."""
 
     def __init__(
         self,
@@ -179,13 +276,13 @@ class HumanLog:
         self.ticker = ticker
         self.colour = colour_allowed(self.out)
         isatty = getattr(self.out, "isatty", None)
-        self.marked = bool(isatty and isatty())  # minipi's blocks there begin with MARK
-        utf8 = (getattr(self.out, "encoding", "") or "").lower().replace("-", "") == "utf8"
-        self.gutter = "  │ " if utf8 else "  | "
+        self.marked = bool(isatty and isatty())  # minipi's report there begins with MARK
+        self.gutter = gutter_for(self.out)
+        self.width = terminal_width(self.out) if self.marked else 0
         self.live: LiveText | None = None
         self.live_turn = 0
         self.streamed_turn = 0  # the last turn whose text was shown as it streamed
-        self.at_line_start = True  # of the streamed text: the next piece starts a line
+        self.rows = Rows(self.gutter, self.width)  # the streamed text's, from its heading on
         self.changes = 0  # tool results that changed something (a move made)
         self.results = [0, 0]  # tool results seen, and how many of them were errors
         self.read_only = False  # a change was asked for in a read-only run
@@ -209,7 +306,8 @@ class HumanLog:
         elif isinstance(event, RunEnd):
             all_failed = self.results[0] > 0 and self.results[1] == self.results[0]
             result = event.result
-            line(w.summary(result, self.changes, all_failed, self.read_only), _colour(result))
+            said = w.summary(result, self.changes, all_failed, self.read_only)
+            line(said, _colour(result), own=True)
 
     def _call(self, event: ToolCallStarted) -> None:
         w, line = self.words, self._line
@@ -248,19 +346,21 @@ class HumanLog:
             ticker.hide()  # a result came, a reply was read, the run ended
 
     def _quoted(self, text: str) -> str:
-        """``text`` behind the gutter, every line of it (``MARK`` escaped on a terminal)."""
-        text = marked_text(text) if self.marked else text
+        """``text`` behind the gutter, every line of it."""
         return "\n".join(self.gutter + part for part in text.split("\n"))
 
-    def _line(self, text: str, colour: str | None = None) -> None:
-        """Print ``text`` (made safe first), its first line in ``colour`` (an SGR code) on a
-        terminal that allows colour."""
-        shown = safe(text)
+    def _line(self, text: str, colour: str | None = None, *, own: bool = False) -> None:
+        """Print ``text`` made safe (``MARK`` escaped on a terminal), cut to the terminal's
+        rows, its first line in ``colour`` (an SGR code) where colour is allowed; on a
+        terminal each line of ``own`` text (the summary) begins with ``MARK``."""
+        lines = safe(marked_text(text) if self.marked else text).split("\n")
+        if own and self.marked:
+            lines = [MARK + one for one in lines]
+        rows = [fit(one, self.width, self.gutter) for one in lines]
         if colour is not None and self.colour:
-            head, newline, rest = shown.partition("\n")
-            shown = f"\x1b[{colour}m{head}\x1b[0m{newline}{rest}"
+            rows[0] = "\n".join(f"\x1b[{colour}m{row}\x1b[0m" for row in rows[0].split("\n"))
         with self._writing():
-            print(shown, file=self.out, flush=True)
+            print("\n".join(rows), file=self.out, flush=True)
 
     def _writing(self) -> AbstractContextManager[None]:
         return self.ticker.writing() if self.ticker is not None else nullcontext()
@@ -279,23 +379,20 @@ class HumanLog:
         with self._writing():
             if not self.live.headed:
                 print(f"\n{self.words('text', turn=event.turn)}", file=self.out)
-                self.live.headed, self.at_line_start = True, True
-            print(safe(self._guttered(shown)), end="", file=self.out, flush=True)
+                self.live.headed, self.rows = True, Rows(self.gutter, self.width)
+            print(self._streamed(shown), end="", file=self.out, flush=True)
 
-    def _guttered(self, piece: str) -> str:
-        """A streamed piece with the gutter at the start of each line it begins."""
-        piece = marked_text(piece) if self.marked else piece
-        text = (self.gutter if self.at_line_start else "") + piece
-        lines = text.split("\n")
-        self.at_line_start = lines[-1] == ""
-        return "\n".join([lines[0], *((self.gutter + ln) if ln else ln for ln in lines[1:])])
+    def _streamed(self, piece: str) -> str:
+        """A streamed piece made safe, laid out behind the gutter after the pieces before."""
+        return self.rows.feed(safe(marked_text(piece) if self.marked else piece))
 
     def _end_live(self) -> None:
         """End the streamed text's line, if some was shown."""
         live, self.live = self.live, None
         if live is not None and live.headed:
             with self._writing():
-                print(safe(self._guttered(live.flush())), file=self.out, flush=True)
+                shown = self._streamed(live.flush()) + self.rows.end()
+                print(shown, end="", file=self.out, flush=True)
             self.streamed_turn = self.live_turn
 
 

@@ -1,9 +1,10 @@
 """What ``minipi serve`` does: resolve a GGUF model, serve it on 127.0.0.1 until stopped.
 
 The server is llama-cpp-python's OpenAI-compatible one (``minipi.local.engine``), so
-``minipi ask --base-url http://127.0.0.1:8021/v1`` — or plain ``minipi ask``, which looks for it
-on the default port — can use it. Ctrl-C stops it with exit code 130, SIGTERM with 0; either
-way the child process is terminated first.
+``minipi ask --base-url http://127.0.0.1:8021/v1`` can use it, and so can plain ``minipi ask``
+of the same user, which looks on the default port for a server the kernel says is this user's
+minipi engine (``minipi.local.trust``). Ctrl-C stops it with exit code 130, SIGTERM with 0;
+either way the child process is terminated first.
 """
 
 from __future__ import annotations

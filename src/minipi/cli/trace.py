@@ -5,7 +5,7 @@ to_json``), without the streamed pieces (each reply is whole in its ``model_resp
 here also carries the raw response and the request's size). The ``items`` events hold every
 item the history gained, in order: with the header's instructions and tools, request k is
 the items of the events before its ``turn_start``. ``result`` is the ``run_end`` event.
-The API key is never written.
+The API key is never written, nor any secret an endpoint was sent (``minipi.ai.secrets``).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from typing import Any
 from minipi.agent.events import AgentEvent, ModelDelta, ModelResponded, RunEnd, to_json
 from minipi.agent.tools import AgentTool
 from minipi.ai.declare import declare_tool
+from minipi.ai.secrets import redact
 from minipi.assemble import ModelHandle, Settings
 
 __all__ = ["TraceRecorder", "trace_header"]
@@ -80,11 +81,11 @@ class TraceRecorder:
         the files' contents and the questions, so it is the user's alone (0600, like the
         session store), and its temporary file is a new one (``mkstemp``: ``O_EXCL``, a
         random name), never a file or link someone else placed there."""
-        text = json.dumps(record, ensure_ascii=False, indent=2)
+        text = redact(json.dumps(record, ensure_ascii=False, indent=2))  # whatever echoed a key
         try:
             data = text.encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate (a "\\ud800" from a server): escaped
-            data = json.dumps(record, indent=2).encode("ascii")
+            data = redact(json.dumps(record, indent=2)).encode("ascii")
         fd, temp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
         try:
             with os.fdopen(fd, "wb") as handle:

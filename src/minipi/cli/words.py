@@ -1,13 +1,17 @@
 """Every string the CLI shows while a run happens, in one table, in the question's language.
 
 ``Words(chinese)`` picks a column for a whole run; ``words_for(question)`` decides which from
-the question's own words (a Chinese file name in an English question keeps English).
+the question's own words (a Chinese file name in an English question keeps English). Both
+texts of a key take the same placeholders and say the same flags (a test compares them); why
+a run failed is worded by ``minipi.said`` in the same way, and a detail worded elsewhere (a
+server's, a guided reply's) is shown as made after the code's meaning, never dropped.
 """
 
 from __future__ import annotations
 
 from minipi.agent.result import RunResult
 from minipi.language import written_in_chinese
+from minipi.said import Said
 
 __all__ = ["Words", "plural", "words_for"]
 
@@ -75,6 +79,10 @@ _TEXT: dict[str, tuple[str, str]] = {
         "问题问到的字段，答案没有给出其值",
         "the answer leaves out a field the question asks for",
     ),
+    "why_says_absent": (
+        "答案说文件里没有某项内容，读到的文件无法证明这一点",
+        "the answer says something is not in the files, which no read can show",
+    ),
     "why_no_reads": ("本次对话没有读到任何内容", "nothing was read in this conversation"),
     "why_not_checked": ("未检查（--evidence off）", "not checked (--evidence off)"),
     "why_unsupported": ("有内容未在任何工具结果中找到", "a claim is in no tool result"),
@@ -99,6 +107,8 @@ _TEXT: dict[str, tuple[str, str]] = {
         "，但每次工具调用都失败了：答案没有依据工具读到的内容",
         ", but every tool call failed: the answer rests on nothing a tool read",
     ),
+    # the answer, on a terminal
+    "answer": ("[答案]", "[answer]"),
     # the sources block (the evidence of an answer's figures)
     "evidence": (
         "[依据] {done}/{wanted} 个数字可追溯",
@@ -132,6 +142,7 @@ _TEXT: dict[str, tuple[str, str]] = {
     "status_ambiguous": ("（多处都有）", "(found in several places)"),
     "traced": ("，依据 {done}/{wanted}", ", {done}/{wanted} figures traced"),
     "raise_budget": ("（可用 {flag} 调高）", " (raise it with {flag})"),
+    "end": ("{code}：{detail}", "{code}: {detail}"),
     "cancelled_start": ("minipi：已取消", "minipi: cancelled"),
     # the tools a run's MCP servers offer, said at its start
     "mcp_offers": (
@@ -151,10 +162,10 @@ _TEXT: dict[str, tuple[str, str]] = {
     "mcp_left_out": ("  未采用：{name}：{why}", "  left out: {name}: {why}"),
     # approvals
     "approval": ("[需要确认]", "[approval needed]"),
-    "allowed_all": ("已自动允许", "allowed by --approve all"),
+    "allowed_all": ("已自动允许（--approve all）", "allowed by --approve all"),
     "denied_flag": ("已拒绝（--approve deny）", "denied by --approve deny"),
     "denied_tty": (
-        "已拒绝：标准输入不是终端",
+        "已拒绝：标准输入不是终端（加 --approve all 才能允许）",
         "denied: stdin is not a terminal (use --approve all to allow)",
     ),
     "allow_prompt": ("允许吗？[y/N] ", "Allow? [y/N] "),
@@ -162,6 +173,11 @@ _TEXT: dict[str, tuple[str, str]] = {
     "said_no_move": ("未移动：你拒绝了", "not moved: you said no"),
     "said_no": ("未运行：你拒绝了", "not run: you said no"),
     "denied_result": ("[你已拒绝]", "[you said no]"),
+    # a long tool output in the log
+    "folded": (
+        "  … 另有 {lines} 行未显示（共 {chars} 个字符；-v 显示全部）",
+        "  … {lines} more lines not shown ({chars} characters in all; -v shows all)",
+    ),
 }
 
 _END_ZH: dict[str, str] = {
@@ -203,14 +219,9 @@ _END_ZH: dict[str, str] = {
     "session_write_failed": "有一步无法保存（磁盘已满？）；稍后可恢复会话",
     "session_unsavable": "有一步无法存为 JSON；可恢复会话",
 }
-"""What each end code means, for a run in Chinese (an English run shows the run's own detail;
-``cancelled`` says nothing more than its status). A test keeps it equal to ``END_CODES``."""
-
-_QUOTED = frozenset(
-    {"change_failed", "endpoint_unavailable", "bad_request", "not_found", "model_error"}
-    | {"protocol_error", "malformed_call", "session_write_failed", "unauthorized"}
-)
-"""Codes whose detail quotes words not minipi's (the server's, the tool's): kept as said."""
+"""What each end code means (``END_CODES``, in Chinese), shown before a detail that
+``minipi.said`` did not word (``cancelled`` says nothing more than its status). A test keeps
+it equal to ``END_CODES``."""
 
 _BUDGET_FLAGS = {
     "max_turns": "--max-turns",
@@ -286,17 +297,20 @@ class Words:
         if result.succeeded and all_failed:
             said += self("all_failed")
         if result.status != "succeeded" and result.code != "cancelled":  # said by the status
-            said += "\n" + self._end(result.code or "", str(result.error))
+            said += "\n" + self._end(result.code or "", str(result.error), result.said)
         return said
 
-    def _end(self, code: str, detail: str) -> str:
+    def _end(self, code: str, detail: str, worded: Said | None) -> str:
         """The end code and what happened, on one line (the detail may quote a tool or a
-        model), in the run's language; a budget names the flag that raises it."""
-        one_line = detail.replace("\n", "\\n")
-        if not self.chinese or code not in _END_ZH:
-            line = f"{code}: {one_line}"
-        else:
-            line = f"{code}：{_END_ZH[code]}" + (f"（{one_line}）" if code in _QUOTED else "")
+        model), in the run's language: as ``minipi.said`` words it, else the code's meaning
+        and the detail as made; a budget names the flag that raises it. The wording is used
+        only while the detail is its English text: a detail changed after it was worded (a
+        secret taken out) is shown as it is."""
+        if self.chinese and worded is not None and worded.text() == detail:
+            detail = worded.text(chinese=True)
+        elif self.chinese and code in _END_ZH:
+            detail = f"{_END_ZH[code]}（{detail}）"
+        line = self("end", code=code, detail=detail.replace("\n", "\\n"))
         flag = _BUDGET_FLAGS.get(code)
         return line + self("raise_budget", flag=flag) if flag is not None else line
 

@@ -62,6 +62,7 @@ with finish ``length``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from minipi.ai.think import strip_think
@@ -213,8 +214,11 @@ class GuidedClient:
 
     def _guided(self, request: ModelRequest, constraint: JsonObject, listing: bool) -> ModelRequest:
         """The request the inner client sends: the history rendered, the tools declared in
-        the instructions, the constraint in the options."""
-        return ModelRequest(
+        the instructions, the constraint in the options; the rest of ``request`` as it is
+        (its ``deadline`` and ``cancel`` bound this request too). No delta sink: a guided
+        reply is a JSON document, not text to show as it comes."""
+        return replace(
+            request,
             items=self._render(request.items, listing),
             instructions=guided_instructions(
                 request.instructions,
@@ -223,8 +227,10 @@ class GuidedClient:
                 lists=self.lists,
                 optional=self.optional,
             ),
-            parallel_tool_calls=request.parallel_tool_calls,
+            tools=(),
+            tool_choice="auto",
             options={**request.options, **constraint},
+            on_delta=None,
         )
 
     def _constraint(

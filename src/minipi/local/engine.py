@@ -37,7 +37,7 @@ from types import TracebackType
 import httpx
 
 from minipi import children
-from minipi.errors import ConfigError, ModelError
+from minipi.errors import ConfigError, ModelDeadlineError, ModelError
 from minipi.local.models import ModelChoice, check_gguf
 from minipi.local.ports import (
     DEFAULT_PORT,
@@ -148,6 +148,7 @@ class Engine:
         n_ctx: int = 4096,
         threads: int | None = None,
         startup_timeout: float = 120.0,
+        deadline: float | None = None,
     ) -> Engine:
         """Start the server for ``model`` and return once ``GET /v1/models`` answers.
 
@@ -156,7 +157,9 @@ class Engine:
         of them evaluate. Raises ``ConfigError``: with one line, before anything starts, when
         the ``local`` extra is missing, the file is not a GGUF or the port is busy; with the
         last lines of the child's log when the child exits or ``startup_timeout`` seconds pass
-        before it answers (a child killed by SIGILL: ``REBUILD_ADVICE`` instead).
+        before it answers (a child killed by SIGILL: ``REBUILD_ADVICE`` instead). Raises
+        ``ModelDeadlineError`` (code ``max_seconds``) when ``deadline`` (a ``time.monotonic()``:
+        the run's ``--max-seconds``) comes first. Nothing is left running after an error.
         """
         require_local_extra()
         check_gguf(model.path, model.source)
@@ -177,7 +180,7 @@ class Engine:
             )
         engine = cls(process, model, port=port, n_ctx=n_ctx, log_path=log_path)
         try:
-            engine._wait_ready(startup_timeout)
+            engine._wait_ready(startup_timeout, deadline)
         except ConfigError as error:
             if error.code == "port_busy" or engine.poll() == -signal.SIGILL:
                 engine.stop()  # the message names no log
@@ -263,10 +266,13 @@ class Engine:
     def _terminate(self) -> None:
         children.stop(self._process, _STOP_GRACE)
 
-    def _wait_ready(self, timeout: float) -> None:
+    def _wait_ready(self, timeout: float, deadline: float | None = None) -> None:
         """Poll ``/v1/models`` until it lists our model; ConfigError if the child dies or
-        time runs out first."""
-        deadline = time.monotonic() + timeout
+        ``timeout`` runs out first, ``ModelDeadlineError`` if ``deadline`` passes first."""
+        began = time.monotonic()
+        limit = began + timeout
+        if deadline is not None and deadline < limit:
+            limit = deadline
         with httpx.Client(trust_env=False, timeout=httpx.Timeout(2.0, connect=0.5)) as client:
             while True:
                 code = self._process.poll()
@@ -276,7 +282,9 @@ class Engine:
                     # Our alias, not just any answer: another program may have taken the port.
                     if self.model_name in model_ids(client.get(self.base_url + "/models")):
                         break
-                if time.monotonic() > deadline:
+                if time.monotonic() > limit:
+                    if limit == deadline:
+                        raise self._late_error(deadline - began)
                     raise self._startup_error(f"did not answer within {timeout:g} s")
                 time.sleep(_POLL)
         with contextlib.suppress(OSError):
@@ -285,6 +293,17 @@ class Engine:
             found = _PARAMS.search(head)
             if found is not None:
                 self.parameters = float(found[1]) * _SCALE[found[2]]
+
+    def _late_error(self, left: float) -> ModelDeadlineError:
+        """The error for a child not ready when the run's deadline passed (``left`` seconds
+        after the wait for it began)."""
+        return ModelDeadlineError(
+            f"the local engine ({self.model_name}, {self.model.path}) was not ready when the "
+            f"run's time ran out ({max(left, 0.0):.1f} s of --max-seconds were left for it to "
+            "load the model); raise --max-seconds, or keep an engine running with `minipi "
+            "serve` (runs without an endpoint use it)",
+            url=self.base_url,
+        )
 
     def _startup_error(self, what: str, code: int | None = None) -> ConfigError:
         """The error for a child that did not start: ``what`` happened (it exited: ``code``)."""

@@ -127,6 +127,10 @@ class McpConfig:
     """Names taken by other tools of the run (the built-ins): an MCP tool may not use them."""
     max_output_chars: int = 40_000
     """A longer result is cut, with a notice saying how much was left out."""
+    deadline: float | None = None
+    """A ``time.monotonic()`` by which every server must have started and listed its tools
+    (the run's ``--max-seconds``), whatever ``connect_timeout`` allows: a server not ready
+    then fails the start with code ``max_seconds``. None: ``connect_timeout`` only."""
 
     def __post_init__(self) -> None:
         if self.connect_timeout <= 0 or self.call_timeout <= 0:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from minipi.agent.tools import ToolResult
-from minipi.errors import ConfigError
+from minipi.errors import ConfigError, MiniPiError
 from minipi.mcp.config import McpConfig, McpServer
 from minipi.mcp.failures import exit_code, refused, seconds, session_expired, why_not
 from minipi.mcp.process import GRACE, ServerLog, start_process, stop_process
@@ -79,8 +79,9 @@ class Hub:
     def __init__(self, config: McpConfig) -> None:
         self.config = config
         self.links: dict[str, Link] = {}
-        self.failures: dict[str, ConfigError] = {}
-        """Servers that could not be connected, and why (they have no session)."""
+        self.failures: dict[str, MiniPiError] = {}
+        """Servers that could not be connected, and why (they have no session): a
+        ``ConfigError``, or code ``max_seconds`` when the run's deadline came first."""
         self.deadline: float | None = None
         """A ``time.monotonic()`` after which calls are refused (the run's max_seconds)."""
         self._stack = ExitStack()
@@ -89,9 +90,9 @@ class Hub:
     @classmethod
     def start(cls, servers: Sequence[McpServer], config: McpConfig, log_dir: Path) -> Hub:
         """Start every server (stdio processes first, before the SDK is imported, so they
-        boot meanwhile), connect them all in parallel within ``connect_timeout``, and list
-        their tools. A server that fails (a command not found, no answer...) is in
-        ``failures``; the others are connected."""
+        boot meanwhile), connect them all in parallel within ``connect_timeout`` (and before
+        ``config.deadline``), and list their tools. A server that fails (a command not found,
+        no answer...) is in ``failures``; the others are connected."""
         hub = cls(config)
         try:
             for server in servers:
@@ -155,8 +156,11 @@ class Hub:
                 self._portal.call(link.stop.set)
         link.ready = Future()
         self._launch(link)
+        wait = self.config.connect_timeout
+        if self.deadline is not None:  # a call's reconnection does not outlive the run
+            wait = max(min(wait, self.deadline - time.monotonic()), 0.0)
         try:
-            link.connection = link.ready.result(self.config.connect_timeout)
+            link.connection = link.ready.result(wait)
         except Exception:
             return False
         return True
@@ -199,9 +203,22 @@ class Hub:
         links = [link for name, link in self.links.items() if name not in self.failures]
         for link in links:
             self._launch(link)
-        deadline = time.monotonic() + self.config.connect_timeout
+        deadline, late = self._start_deadline()
         for link in links:
-            self._await_ready(link, deadline)
+            self._await_ready(link, deadline, late)
+
+    def _start_deadline(self) -> tuple[float, str | None]:
+        """When the servers must be ready: ``connect_timeout`` from now, or the run's deadline
+        when it comes first, with what its passing means."""
+        now = time.monotonic()
+        deadline, run = now + self.config.connect_timeout, self.config.deadline
+        if run is None or run >= deadline:
+            return deadline, None
+        left = seconds(max(run - now, 0.0))
+        return run, (
+            f"was not ready when the run's time ran out ({left} s of --max-seconds were left "
+            "for it to start and list its tools); raise --max-seconds if it is just slow to start"
+        )
 
     def _launch(self, link: Link) -> None:
         """Start ``link``'s owner task (it connects, then publishes through ``link.ready``)."""
@@ -221,30 +238,38 @@ class Hub:
         )
         link.owner.add_done_callback(functools.partial(self._ended, link))
 
-    def _await_ready(self, link: Link, deadline: float) -> None:
+    def _await_ready(self, link: Link, deadline: float, late: str | None = None) -> None:
+        """Wait for ``link``'s session until ``deadline``: the run's deadline when ``late``
+        says what its passing means (code ``max_seconds``), else the connect timeout's."""
         try:
             link.connection = link.ready.result(max(0.0, deadline - time.monotonic()))
         except TimeoutError:
             assert link.owner is not None
             link.owner.cancel()
-            self.failures[link.server.name] = self._start_error(
-                link,
-                f"did not answer within {seconds(self.config.connect_timeout)} s; if it is just "
-                "slow to start, raise --mcp-connect-timeout",
-            )
+            self.failures[link.server.name] = self._timed_out(link, late)
         except Exception as error:
-            self.failures[link.server.name] = self._start_error(link, why_not(link, error))
+            failure = self._start_error(link, why_not(link, error))
+            self.failures[link.server.name] = ConfigError(failure, code="mcp_server_failed")
 
-    def _start_error(self, link: Link, what: str) -> ConfigError:
+    def _timed_out(self, link: Link, late: str | None) -> MiniPiError:
+        """The failure of a server not ready in time: the run's (``late``), or the connect
+        timeout's."""
+        if late is not None:
+            return MiniPiError(self._start_error(link, late), code="max_seconds")
+        slow = (
+            f"did not answer within {seconds(self.config.connect_timeout)} s; if it is just "
+            "slow to start, raise --mcp-connect-timeout"
+        )
+        return ConfigError(self._start_error(link, slow), code="mcp_server_failed")
+
+    def _start_error(self, link: Link, what: str) -> str:
+        """Why ``link``'s server did not start: ``what``, its log, its last stderr lines."""
         tail = link.tail()
         where = f"; its log: {link.log.path}" if link.log is not None else ""
         lines = "".join(f"\n  {line}" for line in tail.splitlines())
-        return ConfigError(
-            link.server.redact(
-                f"MCP server {link.server.name!r} ({link.server.label()}) {what}{where}"
-                + (f"\nits last stderr lines:{lines}" if lines else "")
-            ),
-            code="mcp_server_failed",
+        return link.server.redact(
+            f"MCP server {link.server.name!r} ({link.server.label()}) {what}{where}"
+            + (f"\nits last stderr lines:{lines}" if lines else "")
         )
 
     def _time_left(self) -> float:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from minipi.agent.tools import AgentTool, Approver, ToolResult, compile_schema, needs_approval
-from minipi.errors import ConfigError
+from minipi.errors import ConfigError, MiniPiError
 from minipi.mcp.config import McpConfig, McpServer, unique_servers
 
 if TYPE_CHECKING:
@@ -112,13 +112,17 @@ def open_mcp_tools(servers: Sequence[McpServer], config: McpConfig) -> Iterator[
 
     Raises ConfigError (nothing left running) when the ``mcp`` extra is missing, a server
     cannot be started or does not answer within ``connect_timeout``, or two tools would have
-    the same name."""
+    the same name; a ``MiniPiError`` of code ``max_seconds`` when the servers that failed
+    were only not ready by ``config.deadline``."""
     with _connected(servers, config) as (hub, listed):
         failed = list(hub.failures.values())
         if len(failed) == 1:
             raise failed[0]
         if failed:
-            raise ConfigError("\n".join(map(str, failed)), code="mcp_server_failed")
+            joined = "\n".join(map(str, failed))
+            if all(f.code == "max_seconds" for f in failed):
+                raise MiniPiError(joined, code="max_seconds")
+            raise ConfigError(joined, code="mcp_server_failed")
         clashes = name_clashes(listed, config.reserved_names)
         if clashes:
             raise ConfigError("\n".join(clashes), code="mcp_name_clash")

@@ -39,6 +39,7 @@ from minipi.agent.result import RunResult, RunStatus
 from minipi.agent.tools import ApprovalRequest, Approver
 from minipi.ai.types import FunctionCallOutput, Message, Usage
 from minipi.errors import MiniPiError, SessionError
+from minipi.said import Said
 from minipi.session.store import SessionInfo, SessionStore
 
 __all__ = ["SessionRecorder", "ended"]
@@ -151,18 +152,13 @@ class SessionRecorder:
                 if error.code not in _GAPS:
                     raise
                 name = self.session.name
-                fix = (
-                    "free some space, then resume"
-                    if error.code == "session_write_failed"
-                    else "resume"
+                full = error.code == "session_write_failed"
+                said = Said.of(
+                    "session_disk_full" if full else "session_not_saved",
+                    name=name,
+                    error=error.said or error.message,
                 )
-                self._failure = SessionError(
-                    f"session '{name}' was not saved: {error}. The run stopped before its "
-                    f"next step; {fix} with --session {name} (what was not saved is marked "
-                    "interrupted)",
-                    code=error.code,
-                    session=name,
-                )
+                self._failure = SessionError(said, code=error.code, session=name)
                 raise self._failure from None
 
 

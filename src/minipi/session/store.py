@@ -15,7 +15,8 @@ while the move itself survives. That costs one fsync per step, nothing next to t
 
 Nothing here resets or rewrites a store it cannot read: a file that is not a database, a
 schema version it does not know, or a malformed row raise ``SessionStoreError`` and leave the
-file as it is. No value from the file is echoed in a message (H4).
+file as it is. No value from the file is echoed in a message (H4). No secret an endpoint was
+sent is written, whatever quoted it (``minipi.ai.secrets.redact``).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
+from minipi.ai.secrets import redact
 from minipi.errors import SessionError, SessionStoreError
 from minipi.session.location import create_private_file, open_private_dir, refused
 from minipi.session.records import Entry, RunRecord, SessionInfo, read_usage, saved_totals
@@ -348,12 +350,12 @@ def _dumps(value: dict[str, Any]) -> str:
     back as the same string. A value that cannot be JSON at all (nested past the recursion
     limit) is a ``SessionError``, never a traceback."""
     try:
-        text = json.dumps(value, ensure_ascii=False)
+        text = redact(json.dumps(value, ensure_ascii=False))  # whatever echoed a key
         if not text.isascii():
             text.encode()  # SQLite takes UTF-8 only: a surrogate raises here
         return text
     except UnicodeEncodeError:
-        return json.dumps(value)  # \uXXXX escapes throughout: ASCII, and the same on reading
+        return redact(json.dumps(value))  # \uXXXX escapes throughout: ASCII, as read back
     except (RecursionError, ValueError, TypeError) as error:
         raise SessionError(
             f"a step could not be saved: it is not plain JSON ({type(error).__name__}); the "
@@ -365,6 +367,7 @@ def _dumps(value: dict[str, Any]) -> str:
 def _sql_text(value: str) -> str:
     """``value`` as text SQLite can store (a lone surrogate written as ``\\udcff``): for the
     columns that name a session, project, question or model."""
+    value = redact(value)
     try:
         value.encode()
     except UnicodeEncodeError:
