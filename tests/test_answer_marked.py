@@ -60,7 +60,7 @@ ESCAPES = (
 """Carriage returns, cursor moves, an erase, backspaces, and a line that a terminal 80 columns
 wide would wrap so that its tail begins a row."""
 
-SUMMARY = re.compile(rf"^{MARK}?\[(成功|失败|succeeded|failed)")
+SUMMARY = re.compile(rf"^{MARK}?\[(成功|失败|无依据|succeeded|failed|unbacked)")
 
 
 def on_tty(args: list[str], env: dict[str, str], *, width: int = 0, keys: bytes = b"") -> str:
@@ -207,10 +207,10 @@ def test_a_chat_answer_is_behind_the_gutter_and_its_summary_marked(
 
 
 def test_off_a_terminal_stdout_is_the_plain_answer(fake_server: FakeServer) -> None:
-    for answer in (FORGED, ESCAPES):
+    for answer, code in ((FORGED, 0), (ESCAPES, 4)):  # ESCAPES: unbacked (exit 4)
         read_then(fake_server, answer)
         proc = minipi("ask", QUESTION, *endpoint(fake_server), "--no-stream")
-        assert proc.returncode == 0, proc.stderr
+        assert proc.returncode == code, proc.stderr
         assert proc.stdout == safe(answer) + "\n"
         assert MARK not in proc.stderr  # nothing marked for a file
         assert "[答案]" not in proc.stderr + proc.stdout

@@ -126,7 +126,7 @@ def test_a_wrong_figure_is_listed_first_and_marked_but_warn_still_answers(
 ) -> None:
     fake_server.add(*daily(wrong))
     proc = ask(fake_server, SAMPLE, QUESTION)
-    assert proc.returncode == 0, proc.stderr  # warn: shown, not refused
+    assert proc.returncode == 4, proc.stderr  # warn: shown, not refused; unbacked, not 0
     assert "订单 140 笔" in proc.stdout
     block = proc.stderr[proc.stderr.index("[依据] 2/3 个数字可追溯") :].splitlines()
     assert block[1].startswith("  140 笔")  # unsupported first
@@ -208,7 +208,7 @@ def test_the_shelter_answer_is_traced_in_english_headings(
         Turn("猫咪小花 is a 中华田园猫, 2 years old; it was filed on 2026-09-07."),
     )
     proc = ask(fake_server, project, "How old is the cat in inbox/猫咪小花.txt?")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 4, proc.stderr  # unbacked: 2026-09-07 is in no read
     log = proc.stderr
     assert "[evidence] 2/3 figures traced" in log  # English question: English headings
     assert "2026-09-07  x not found in any tool result" in log
@@ -216,7 +216,7 @@ def test_the_shelter_answer_is_traced_in_english_headings(
     # "2 years": a small number is not counted, and its row is left out unless -v
     assert "(too common to count)" not in log
     assert "(1 more too common or only in a file name, not listed; -v shows them)" in log
-    assert "[succeeded, unbacked: a claim is in no tool result]" in log
+    assert "[unbacked: a claim is in no tool result]" in log
     fake_server.add(
         Turn(calls=[Call("read_file", {"path": "inbox/猫咪小花.txt"})]),
         Turn("猫咪小花 is a 中华田园猫, 2 years old; it was filed on 2026-09-07."),
@@ -268,7 +268,7 @@ def test_a_runaway_answer_is_checked_up_to_a_bound_and_says_so(fake_server: Fake
     filler = "营收 9600 元，" * 200_000  # 2.4 M characters
     fake_server.add(*daily(lambda body: right(body) + filler))
     proc = ask(fake_server, SAMPLE, QUESTION, "--json")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 4, proc.stderr  # unbacked: not examined whole
     end = json_lines(proc.stdout)[-1]
     assert end["answer"].endswith(filler)  # the answer itself is not cut
     evidence = end["evidence"]

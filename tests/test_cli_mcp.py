@@ -50,7 +50,9 @@ def test_a_trusted_read_only_mcp_tool_answers_next_to_the_file_tools(
 
     fake_server.add(first, second)
     proc = ask(fake_server, tmp_path, "--mcp-trust", "toolbox", "--json")
-    assert proc.returncode == 0, proc.stderr
+    # unbacked (exit 4): the echo returns the model's own argument, which backs nothing
+    assert proc.returncode == 4, proc.stderr
+    assert json_lines(proc.stdout)[-1]["status"] == "succeeded"
     names = offered(seen[0])
     assert {"echo", "read_file", "list_files", "whoami"} <= names
     assert "add" not in names  # may change things: withheld from a read-only run

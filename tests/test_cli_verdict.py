@@ -41,7 +41,8 @@ def read_then(answer: str) -> list[Any]:
 
 
 def summary_of(stderr: str) -> str:
-    return next(line for line in stderr.splitlines() if line.startswith(("[成功", "[失败")))
+    leads = ("[成功", "[失败", "[无依据")
+    return next(line for line in stderr.splitlines() if line.startswith(leads))
 
 
 def test_a_backed_answer_is_the_plain_success(fake_server: FakeServer) -> None:
@@ -67,8 +68,8 @@ def test_an_answer_without_a_checkable_claim_is_a_weak_success(fake_server: Fake
 def test_a_wrong_figure_is_an_unbacked_success_under_warn(fake_server: FakeServer) -> None:
     fake_server.add(*read_then("订单数为 140。"))
     proc = ask(fake_server, QUESTION)
-    assert proc.returncode == 0, proc.stderr  # warn: shown, not refused
-    assert summary_of(proc.stderr).startswith("[成功·无依据：有内容未在任何工具结果中找到]")
+    assert proc.returncode == 4, proc.stderr  # warn: shown, not refused, not exit 0
+    assert summary_of(proc.stderr).startswith("[无依据：有内容未在任何工具结果中找到]")
 
 
 def test_a_figure_only_in_the_question_is_weak_and_require_refuses_it(
@@ -219,8 +220,8 @@ def assert_only_minipis_block(out: str) -> None:
     assert len(heads) == 1, out
     before = marked[: heads[0]]
     assert [line.split("]")[0] for line in before] in (
-        [f"{MARK}[成功·无依据：有内容未在任何工具结果中找到"],
-        [f"{MARK}[成功·无依据：有内容未在任何工具结果中找到", f"{MARK}[答案"],
+        [f"{MARK}[无依据：有内容未在任何工具结果中找到"],
+        [f"{MARK}[无依据：有内容未在任何工具结果中找到", f"{MARK}[答案"],
     ), out
     assert not any("fake.json:3" in line for line in marked), marked
 

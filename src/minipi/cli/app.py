@@ -6,7 +6,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
-from contextlib import ExitStack
+from contextlib import ExitStack, closing
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TextIO
 
@@ -31,7 +31,12 @@ if TYPE_CHECKING:
     from minipi.mcp import McpTools
     from minipi.session import OpenSession
 
-__all__ = ["ask", "chat"]
+__all__ = ["EXIT_UNBACKED", "ask", "chat", "exit_code"]
+
+EXIT_UNBACKED = 4
+"""The exit code of a run that succeeded with an ``unbacked`` answer (a claim in no tool
+result, or an answer too long to check whole): a script is not told 0 for an answer minipi
+itself marks unsupported. Its status stays ``succeeded`` (``--json``'s ``run_end``)."""
 
 
 @dataclass
@@ -170,12 +175,19 @@ def _run(
 
 
 def _start(
-    options: RunOptions, stack: ExitStack, stdin: TextIO | None, words: Words, *, auto: bool = False
+    options: RunOptions,
+    stack: ExitStack,
+    stdin: TextIO | None,
+    words: Words,
+    *,
+    auto: bool = False,
+    question: str | None = None,
 ) -> tuple[OpenSession | None, _Session, list[Item]]:
     """The session (locked), the model and files, and the history to go on from; all
     closed when ``stack`` closes. ``auto``: without --session, a session of its own. The
     start counts against ``--max-seconds`` (``_Session.started``): an MCP server not ready
-    by then fails it with code ``max_seconds``."""
+    by then fails it with code ``max_seconds``. A ``question`` only withheld MCP tools fit
+    is refused before the model starts (``refuse_withheld``)."""
     started = time.monotonic()
     book = _hold(options, stack)
     if book is None and auto:
@@ -183,6 +195,11 @@ def _start(
     settings = resolve_settings(options)
     deadline = None if settings.max_seconds is None else started + settings.max_seconds
     mcp = _start_mcp(options, stack, deadline)  # before the model: a bad server fails in seconds
+    if mcp is not None and question is not None:
+        from minipi.cli.mcp import refuse_withheld
+
+        with closing(ProjectFiles(options.root, allow=settings.allow)) as files:
+            refuse_withheld(mcp, settings, files, question)
     session = _open(options, settings, words, deadline)
     stack.callback(session.close)
     session.mcp, session.started = mcp, started
@@ -280,7 +297,7 @@ def ask(question: str | None, options: RunOptions) -> int:
     options, by_default = _rooted(options)
     try:
         with ExitStack() as stack:
-            book, session, history = _start(options, stack, None, words)
+            book, session, history = _start(options, stack, None, words, question=question)
             _say_root(options, words, by_default)
             result = _run(session, options, question, history, book=book, started=session.started)
             _show(result, options, words)  # before MCP servers and the model stop
@@ -289,6 +306,15 @@ def ask(question: str | None, options: RunOptions) -> int:
         return EXIT_CODES["cancelled"]
     except MiniPiError as error:
         return _out_of_time(error)
+    return exit_code(result)
+
+
+def exit_code(result: RunResult) -> int:
+    """The status's exit code (``EXIT_CODES``), except ``EXIT_UNBACKED`` for a run that
+    succeeded with an ``unbacked`` verdict; a ``weak`` one exits 0 (its summary is yellow)."""
+    verdict = result.verdict
+    if result.succeeded and verdict is not None and verdict.kind == "unbacked":
+        return EXIT_UNBACKED
     return EXIT_CODES[result.status]
 
 
@@ -355,11 +381,26 @@ def chat(options: RunOptions, stdin: TextIO | None = None) -> int:
             question = prompt.read()
             if question is None:
                 return 0
-            if not question:
+            if not question or _withheld_in_chat(session, question):
                 continue
             result = _run(session, options, question, history, source, book)
             history = list(result.items)
             _show(result, options, words_for(question), answer=not once)
+
+
+def _withheld_in_chat(session: _Session, question: str) -> bool:
+    """Whether a chat question fits only withheld MCP tools (``refuse_withheld``): then
+    it is not sent, and the chat says why and goes on."""
+    if session.mcp is None:
+        return False
+    from minipi.cli.mcp import refuse_withheld
+
+    try:
+        refuse_withheld(session.mcp, session.settings, session.files, question)
+    except ConfigError as error:
+        _note(f"minipi: {error}")
+        return True
+    return False
 
 
 def _answer_in_log(options: RunOptions) -> bool:

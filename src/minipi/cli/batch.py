@@ -150,8 +150,9 @@ def run_batch_command(
     optional; a relative project is taken from the task file's folder). Each finished task
     is a line of DIR/results.jsonl (its trace in DIR/traces/ID.json); a second run skips
     them. Nobody is asked to approve a change: --approve deny (the default) or all. Exit 0
-    when every task succeeded, 1 when one did not (or a line was not a task), 130 after
-    Ctrl-C. Then: minipi batch show DIR (a table), minipi batch report DIR --html FILE."""
+    when every task succeeded, 1 when one did not (or a line was not a task), 4 when every
+    one did and an answer is unbacked (as minipi ask), 130 after Ctrl-C. Then: minipi batch
+    show DIR (a table), minipi batch report DIR --html FILE."""
     from minipi.batch import BatchOptions
     from minipi.cli.main import _guard
 
@@ -167,6 +168,7 @@ def _run(
     options: Any, task_timeout: float | None, allow_broad_root: bool, kwargs: dict[str, Any]
 ) -> int:
     from minipi.batch import Plan, run_batch
+    from minipi.cli.app import EXIT_UNBACKED
     from minipi.cli.settings import resolve_settings
 
     run = run_options(kwargs)
@@ -182,7 +184,10 @@ def _run(
     _show(outcome, options.out)
     if outcome.stopped:
         return 130
-    return 0 if outcome.all_succeeded else 1
+    if not outcome.all_succeeded:
+        return 1  # a task that did not end is worse news than an answer not backed
+    unbacked = outcome.summary["verdicts"].get("unbacked", 0)
+    return EXIT_UNBACKED if unbacked else 0
 
 
 def _batch_approval(settings: Settings, flag: str | None) -> Settings:

@@ -31,7 +31,10 @@ from minipi.mcp.config import (
 )
 
 if TYPE_CHECKING:
+    from minipi.ai.types import ToolSpec
+    from minipi.assemble import Settings
     from minipi.cli.words import Words
+    from minipi.files import ProjectFiles
     from minipi.mcp import McpTools, ServerTools, ToolInfo
 
 __all__ = [
@@ -43,6 +46,7 @@ __all__ = [
     "mcp_config",
     "offer_lines",
     "open_for_run",
+    "refuse_withheld",
 ]
 
 BUILTIN_TOOLS = PROJECT_TOOLS
@@ -142,8 +146,72 @@ def offer_lines(mcp: McpTools, approve: str, words: Words) -> list[str]:
     return [line for server in mcp.servers for line in _offer(server, approve, words)]
 
 
+def refuse_withheld(mcp: McpTools, settings: Settings, files: ProjectFiles, question: str) -> None:
+    """ConfigError ``tools_withheld`` (exit 2, before any model request) when ``question``
+    fits only MCP tools this run withholds (``_withheld_fitting``), naming them and the flag
+    that offers them: the model, offered none of them, would answer something else."""
+    from minipi.assemble import run_tools
+    from minipi.cli.words import words_for
+
+    tools = run_tools(settings, files, lambda request: False, mcp.tools)
+    offered = [tool.spec() for tool in tools if tool.offered]
+    fitting = _withheld_fitting(mcp, settings.approve, question, offered)
+    if fitting:
+        raise ConfigError(_withheld_said(fitting, words_for(question)), code="tools_withheld")
+
+
+def _withheld_fitting(
+    mcp: McpTools, approve: str, question: str, offered: Sequence[ToolSpec]
+) -> list[ToolInfo]:
+    """The MCP tools this run withholds that ``question`` fits, when it fits none of the
+    tools ``offered``; [] otherwise (the run goes ahead).
+
+    A question asks for a tool when it names what the tool's declaration names: fitting is
+    guided mode's (``minipi.guided.fit``: content words shared with a tool's name,
+    description and parameter names), read here for every tool, the file tools too (their
+    words, not guided mode's "they fit every question": that says where their arguments come
+    from). A question that shares words with a withheld tool and none with an offered one
+    is one only the withheld tool could answer. Where words cannot tell (no shared script:
+    ``fit`` is None) an offered tool counts as fitting, and a question that names a path
+    (``guided.rank.Question.paths``) fits the tools that explore the project, whose
+    parameters take it."""
+    from minipi.guided.fit import fit, question_words, tool_words
+    from minipi.guided.rank import Question
+    from minipi.guided.schema import explores
+
+    asked = question_words(question)
+    withheld = [t for server in mcp.servers for t in _withheld(server, approve)]
+    fitting = [t for t in withheld if fit(asked, tool_words(_spec(t)))]
+    if not fitting or any(fit(asked, tool_words(spec)) != 0 for spec in offered):
+        return []
+    if Question.of(question).paths and any(explores(spec) for spec in offered):
+        return []
+    return fitting
+
+
+def _withheld_said(tools: Sequence[ToolInfo], words: Words) -> str:
+    """Why a run stops ``tools_withheld``: the tools, and for each reason the flag that
+    offers them, in the run's language."""
+    lines = [words("tools_withheld")]
+    for server in dict.fromkeys(t.server for t in tools):
+        lines += _reasons(server, [t for t in tools if t.server == server], words)
+    return "\n".join(lines)
+
+
+def _withheld(server: ServerTools, approve: str) -> list[ToolInfo]:
+    """The tools of ``server`` a run does not offer: in a read-only run, those that may
+    change things (``ToolInfo.mutating``)."""
+    return [t for t in server.tools if t.mutating] if approve == "deny" else []
+
+
+def _spec(tool: ToolInfo) -> ToolSpec:
+    from minipi.ai.types import ToolSpec
+
+    return ToolSpec(tool.name, tool.description, tool.parameters, mutating=tool.mutating)
+
+
 def _offer(server: ServerTools, approve: str, words: Words) -> list[str]:
-    withheld = [t for t in server.tools if t.mutating] if approve == "deny" else []
+    withheld = _withheld(server, approve)
     if not (withheld or server.left_out):
         return []
     offered = [t.name for t in server.tools if t not in withheld]
@@ -157,13 +225,20 @@ def _offer(server: ServerTools, approve: str, words: Words) -> list[str]:
 def _not_offered(server: ServerTools, withheld: list[ToolInfo], words: Words) -> list[str]:
     """Why the other tools are not offered: one line per reason tools were withheld, naming
     the flag that offers them, then one per tool left out."""
+    lines = _reasons(server.server.name, withheld, words)
+    lines.extend(words("mcp_left_out", name=tool, why=why) for tool, why in server.left_out)
+    return lines
+
+
+def _reasons(server: str, withheld: Sequence[ToolInfo], words: Words) -> list[str]:
+    """One line per reason ``server``'s tools were withheld, naming the flag that offers
+    them."""
     lines = []
     for hint, why in ((False, "mcp_mutating"), (True, "mcp_untrusted")):
         named = [t.name for t in withheld if t.read_only_hint == hint]
         if named:
-            reason = words(why, server=server.server.name)
+            reason = words(why, server=server)
             lines.append(words("mcp_not_offered", names=", ".join(named), why=reason))
-    lines.extend(words("mcp_left_out", name=tool, why=why) for tool, why in server.left_out)
     return lines
 
 

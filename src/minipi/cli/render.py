@@ -232,9 +232,10 @@ _STATUS_COLOURS = {"succeeded": "32", "failed": "31", "budget_exhausted": "33", 
 
 
 def _colour(result: RunResult) -> str | None:
-    """The summary line's colour: a success the checks could not back is yellow."""
+    """The summary line's colour: a success the checks could not back is yellow, one with a
+    claim no tool result holds (``unbacked``: exit 4) red."""
     if result.verdict is not None and not result.verdict.backed:
-        return "33"
+        return "31" if result.verdict.kind == "unbacked" else "33"
     return _STATUS_COLOURS.get(result.status)
 
 

@@ -33,7 +33,7 @@ _TEXT: dict[str, tuple[str, str]] = {
     # the summary line
     "succeeded": ("成功", "succeeded"),
     "succeeded_weak": ("成功·依据不足：{why}", "succeeded, weak: {why}"),
-    "succeeded_unbacked": ("成功·无依据：{why}", "succeeded, unbacked: {why}"),
+    "succeeded_unbacked": ("无依据：{why}", "unbacked: {why}"),  # not a plain success: exit 4
     "why_no_claims": ("答案中没有可核对的内容", "the answer states nothing that can be checked"),
     "why_weak_claims": ("答案只有太常见的数字", "the answer holds only too-common figures"),
     "why_from_question": ("有内容只出现在问题中", "a figure is only in the question"),
@@ -160,6 +160,11 @@ _TEXT: dict[str, tuple[str, str]] = {
         "marked read-only, but the server is not trusted; --mcp-trust {server} offers them",
     ),
     "mcp_left_out": ("  未采用：{name}：{why}", "  left out: {name}: {why}"),
+    "tools_withheld": (
+        "tools_withheld：问题只与本次运行未提供的工具相符，没有向模型发送任何内容：",
+        "tools_withheld: the question fits only tools this run does not offer; nothing was sent "
+        "to the model:",
+    ),
     # approvals
     "approval": ("[需要确认]", "[approval needed]"),
     "allowed_all": ("已自动允许（--approve all）", "allowed by --approve all"),
