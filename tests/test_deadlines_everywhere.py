@@ -26,6 +26,7 @@ from minipi.errors import MiniPiError
 from minipi.local.engine import Engine
 from minipi.local.models import ModelChoice
 from support.cli import clean_env, minipi
+from support.engine import fake_extra
 from support.fake import Exchange, FakeServer, Turn
 from support.render import compact_json
 
@@ -180,7 +181,6 @@ import os, sys, time
 open(os.environ["FAKE_ENGINE_PID"], "w").write(str(os.getpid()))
 time.sleep(300)
 """
-EXTRA = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context")
 
 
 @pytest.fixture
@@ -188,13 +188,7 @@ def never_ready(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Mod
     """A folder ahead on the path (here and in children) where ``llama_cpp.server`` is
     ``NEVER_READY`` and the other modules of the ``local`` extra are empty; a GGUF to serve.
     The stand-in writes its pid to ``$FAKE_ENGINE_PID``."""
-    shadow = tmp_path / "fake-extra"
-    for name in EXTRA:
-        (shadow / name).mkdir(parents=True)
-        (shadow / name / "__init__.py").write_text("")
-    (shadow / "llama_cpp" / "server").mkdir()
-    (shadow / "llama_cpp" / "server" / "__init__.py").write_text("")
-    (shadow / "llama_cpp" / "server" / "__main__.py").write_text(NEVER_READY)
+    shadow = fake_extra(tmp_path / "fake-extra", NEVER_READY)
     monkeypatch.syspath_prepend(str(shadow))
     paths = [str(shadow), os.environ.get("PYTHONPATH", "")]
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in paths if p))

@@ -31,6 +31,7 @@ import pytest
 from minipi.local.ports import DEFAULT_PORT
 from minipi.local.trust import ENGINE_MODULE, not_ours
 from support.cli import clean_env, minipi
+from support.engine import fake_extra
 
 pytestmark = pytest.mark.reliability
 
@@ -95,7 +96,6 @@ class Handler(BaseHTTPRequestHandler):
 
 HTTPServer((args.host, int(args.port)), Handler).serve_forever()
 """
-EXTRA = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context")
 
 
 @pytest.fixture
@@ -114,13 +114,7 @@ def implicit_port() -> int:
 def env(tmp_path: Path) -> dict[str, str]:
     """An environment in which the local engine is ``ENGINE`` (the ``local`` extra shadowed),
     with no model download and nothing cached."""
-    shadow = tmp_path / "fake-extra"
-    for name in EXTRA:
-        (shadow / name).mkdir(parents=True)
-        (shadow / name / "__init__.py").write_text("")
-    (shadow / "llama_cpp" / "server").mkdir()
-    (shadow / "llama_cpp" / "server" / "__init__.py").write_text("")
-    (shadow / "llama_cpp" / "server" / "__main__.py").write_text(ENGINE)
+    shadow = fake_extra(tmp_path / "fake-extra", ENGINE)
     return clean_env(
         PYTHONPATH=os.pathsep.join(p for p in (str(shadow), os.environ.get("PYTHONPATH")) if p),
         HF_HUB_CACHE=str(tmp_path / "hub"),

@@ -36,7 +36,7 @@ from minipi.local import Engine, EngineClient, find_running
 from minipi.local.models import SMOLLM_ALIAS, ModelChoice
 from minipi.local.ports import free_port
 from support.cli import clean_env, minipi
-from support.engine import SMOLLM, needs_engine
+from support.engine import SMOLLM, fake_extra, needs_engine
 
 SYSTEM = (
     "You are a terse assistant for a small project. Answer in one short sentence. "
@@ -303,7 +303,6 @@ if death == "SIGILL at start":
 print("fake engine: listening", flush=True)
 HTTPServer((args.host, int(args.port)), Handler).serve_forever()
 """
-EXTRA = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context")
 
 
 @pytest.fixture
@@ -311,13 +310,7 @@ def fake_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ModelChoice:
     """A folder ahead on the path (here and in children) where ``python -m llama_cpp.server``
     is ``FAKE_SERVER``, and the other modules of the extra are empty; a GGUF file to "serve".
     Set ``FAKE_LLAMA_DEATH`` to choose how the child ends."""
-    shadow = tmp_path / "fake-extra"
-    for name in EXTRA:
-        (shadow / name).mkdir(parents=True)
-        (shadow / name / "__init__.py").write_text("")
-    (shadow / "llama_cpp" / "server").mkdir()
-    (shadow / "llama_cpp" / "server" / "__init__.py").write_text("")
-    (shadow / "llama_cpp" / "server" / "__main__.py").write_text(FAKE_SERVER)
+    shadow = fake_extra(tmp_path / "fake-extra", FAKE_SERVER)
     monkeypatch.syspath_prepend(str(shadow))
     paths = [str(shadow), os.environ.get("PYTHONPATH", "")]
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in paths if p))

