@@ -621,3 +621,89 @@ def test_an_answer_that_gives_what_was_asked_stays_backed(
         "The oven is at 220 °C and the dough proofs for 45 minutes.",
     )
     assert verdict(result) == ("backed", None)
+
+
+GREENHOUSE = '{"day": "2026-03-14", "humidity": 71, "lamp_minutes": 540}\n'
+
+
+def test_words_between_two_figures_may_label_either(root: Path, sandbox: ProjectFiles) -> None:
+    """ "On <day> the humidity was 71": "humidity" sits between the day and 71 and names
+    71's record; words cannot tell it speaks of the day, so it never contradicts the day.
+    Words that name neither figure's record still do."""
+    write(root, {"sensors/greenhouse.json": GREENHOUSE})
+    question = "What was the humidity on 2026-03-14?"
+    right = ask(
+        sandbox, question, ["sensors/greenhouse.json"], "On 2026-03-14 the humidity was 71."
+    )
+    assert verdict(right) == ("backed", None)
+    swapped = ask(
+        sandbox, question, ["sensors/greenhouse.json"], "The humidity was 540 on 2026-03-14."
+    )
+    assert verdict(swapped) == ("weak", "mislabeled")
+
+
+def test_a_quoted_piece_of_the_question_is_no_fault(root: Path, sandbox: ProjectFiles) -> None:
+    """Repeating the question in quotes states nothing of the answer's own: the verdict
+    rests on the rest; what the question quotes that no read holds still keeps it weak."""
+    write(root, {"sensors/greenhouse.json": GREENHOUSE})
+    question = "How many lamp minutes did the greenhouse log on 2026-03-14?"
+    quoted = ask(
+        sandbox,
+        question,
+        ["sensors/greenhouse.json"],
+        'You asked "how many lamp minutes": the log says 540.',
+    )
+    assert verdict(quoted) == ("backed", None)
+    unread = ask(
+        sandbox,
+        'How many minutes did the "night lamp" run?',
+        ["sensors/greenhouse.json"],
+        'The "night lamp" ran 540 minutes.',
+    )
+    assert verdict(unread) == ("weak", "not_in_reads")
+
+
+def test_a_missing_file_the_tool_reported_is_backed_by_its_record(
+    root: Path, sandbox: ProjectFiles
+) -> None:
+    """The one absence a tool shows is a path it answered ``not_found``: "X does not exist"
+    for that path is backed by the tool's record, in any language; content said of the
+    missing file is unsupported; an absence said of anything else stays weak."""
+    write(root, {"sensors/greenhouse.json": GREENHOUSE})
+    question = "What does sensors/cellar.json say about humidity?"
+    for said in ("sensors/cellar.json does not exist.", "sensors/cellar.json 不存在。"):
+        gone = ask(sandbox, question, ["sensors/cellar.json"], said)
+        assert verdict(gone) == ("backed", None)
+        assert gone.evidence is not None
+        assert gone.evidence.claims[0].sources[0].text.startswith("error [not_found]")
+    invented = ask(sandbox, question, ["sensors/cellar.json"], "sensors/cellar.json shows 64.")
+    assert verdict(invented) == ("unbacked", "unsupported")
+    other = ask(
+        sandbox,
+        question,
+        ["sensors/cellar.json"],
+        "sensors/cellar.json does not exist; the humidity is not recorded anywhere.",
+    )
+    assert verdict(other) == ("weak", "says_absent")
+
+
+def test_a_path_the_change_record_shows_reports_the_change(
+    root: Path, sandbox: ProjectFiles
+) -> None:
+    """After a move, the answer naming where the file now is reports what the tool did: the
+    tool's record backs it, whatever verb the answer uses (or none)."""
+    write(root, {"drafts/poem.md": "roses\n", "published/.keep": ""})
+
+    def yes(request: ApprovalRequest) -> bool:
+        return True
+
+    model = ScriptedModel(
+        [
+            reply_calls(("move_file", {"source": "drafts/poem.md", "target": "published/"})),
+            reply_text("Done: the poem is now published/poem.md."),
+        ]
+    )
+    result = run_agent(
+        model, create_project_tools(sandbox, yes), CONFIG, "Publish the poem from drafts/."
+    )
+    assert verdict(result) == ("backed", None)

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from minipi.ai.types import Item
+from minipi.evidence.absent import absence_clause, confirmed_missing, missing_paths
 from minipi.evidence.claims import extract_claims, is_name
 from minipi.evidence.context import FIGURES, label_words
 from minipi.evidence.derive import Reads, Term, derive, difference_of, fraction
@@ -112,6 +113,7 @@ def check_evidence(
     claims, cut = checked_claims(answer, _names(run))
     asked = question if question is not None else Question.of(run.question or "")
     check = _Check(run, answer, claims, asked.words)
+    check.missing = missing_paths(items)
     checked = []
     for claim in claims:
         verdict = check.verdict(claim)
@@ -215,6 +217,8 @@ class _Check:
         self._texts = [o.text for o in run.outputs] + [a.path for a in run.path_arguments]
         self._texts += [run.question] if run.question else []
         self._work = 0
+        self.missing: dict[str, Source] = {}
+        """The paths a tool of this question answered ``not_found`` (``absent``)."""
 
     def verdict(self, claim: Claim) -> Verdict | None:
         """The claim's verdict, or None when its search would pass ``MAX_WORK``."""
@@ -382,9 +386,19 @@ def _judge_path(claim: Claim, check: _Check, matcher: Matcher) -> Verdict:
     shown += argument_hits(matcher, check.run)
     shown = shown or list(_glued(claim.value, check))
     if not shown:
-        return Verdict("unsupported")
+        return _missing(claim, check)
     current = [s for s in shown if s.question is None] or shown
     return Verdict("exact", _unique_paths(current))
+
+
+def _missing(claim: Claim, check: _Check) -> Verdict:
+    """A path no tool showed is backed by the tool's own ``not_found`` for it where the
+    answer's sentence says it is not there ("weekly.json does not exist"), else unsupported
+    (``minipi.evidence.absent``)."""
+    confirmed = confirmed_missing(claim.value, check.missing)
+    if confirmed is not None and absence_clause(check.answer, claim.span):
+        return Verdict("exact", (confirmed,))
+    return Verdict("unsupported")
 
 
 def _glued(value: str, check: _Check) -> Iterator[Source]:

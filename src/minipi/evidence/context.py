@@ -89,21 +89,56 @@ def mislabeled(
     (module docstring)."""
     outputs = {i.call_id: i.output for i in items if isinstance(i, FunctionCallOutput)}
     spans = [c.claim.span for c in claims if c.claim.kind in FIGURES]
-    return tuple(c for c in claims if _contradicted(c, answer, spans, outputs))
+    owns = {c.claim.span: _own_words(c, outputs) for c in claims}
+    return tuple(c for c in claims if _contradicted(c, answer, spans, outputs, owns))
 
 
 def _contradicted(
-    checked: CheckedClaim, answer: str, spans: list[tuple[int, int]], outputs: dict[str, str]
+    checked: CheckedClaim,
+    answer: str,
+    spans: list[tuple[int, int]],
+    outputs: dict[str, str],
+    owns: dict[tuple[int, int], frozenset[str]],
 ) -> bool:
     sources = _content(checked)
     if not sources:
         return False
     others = [span for span in spans if span != checked.claim.span]
     span = checked.claim.span
-    said = _Said(
-        checked.claim, label_words(answer, span, others), label_paths(answer, span, others)
-    )
+    theirs = _neighbours_words(answer, span, others, owns) - owns.get(span, frozenset())
+    label = label_words(answer, span, others) - theirs
+    said = _Said(checked.claim, label, label_paths(answer, span, others))
     return all(_disagrees(said, s, outputs.get(s.call_id or "")) for s in sources)
+
+
+def _own_words(checked: CheckedClaim, outputs: dict[str, str]) -> frozenset[str]:
+    """The words of the records a supported figure was found in (``Record.own``)."""
+    found: set[str] = set()
+    for source in _content(checked):
+        output = outputs.get(source.call_id or "")
+        if output is not None and len(output) <= MAX_OUTPUT:
+            found |= record_of(source, output).own
+    return frozenset(found)
+
+
+def _neighbours_words(
+    answer: str,
+    span: tuple[int, int],
+    others: Sequence[tuple[int, int]],
+    owns: dict[tuple[int, int], frozenset[str]],
+) -> frozenset[str]:
+    """The words between a figure and the figure next to it (either side) that name that
+    figure's own record. Words between two figures may speak of either ("On 2026-09-06 the
+    revenue was 9600": "revenue" is 9600's); where they name the neighbour's record and not
+    this one's, words cannot tell they speak of this one, so they never contradict it."""
+    before = max((s for s in others if s[1] <= span[0]), default=None, key=lambda s: s[1])
+    after = min((s for s in others if s[0] >= span[1]), default=None, key=lambda s: s[0])
+    found: set[str] = set()
+    if before is not None:
+        found |= words(answer[before[1] : span[0]]) & owns.get(before, frozenset())
+    if after is not None:
+        found |= words(answer[span[1] : after[0]]) & owns.get(after, frozenset())
+    return frozenset(found)
 
 
 def _content(checked: CheckedClaim) -> list[Source]:

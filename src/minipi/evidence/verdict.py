@@ -10,12 +10,16 @@ tell, the verdict is not ``backed`` (it never guesses green):
   or only in a file name (``path``), and at least one claim that is not a path and does not
   restate the question is supported by content a tool of this conversation returned. ``weak``
   claims (small numbers, a year alone) may stand beside; a file's name, whatever kind of
-  claim reads it, backs nothing (it says where an answer is, not what it is). Guided
+  claim reads it, backs nothing (it says where an answer is, not what it is), except where a
+  tool's own record says what happened to it: the file a change of this question moved
+  (``_reports_change``), a file a tool answered ``not_found`` that the answer says is missing
+  (``minipi.evidence.absent``). A figure or quoted phrase found only in the question is the
+  question repeated: no fault, no support (``_quoted_from_question``). Guided
   mode's cited facts are minipi's, not the answer's: they never make an answer backed; the
   answer's own claims are judged against the reads like any answer's.
 - ``weak``: nothing is unsupported, but the answer is not shown to rest on the reads:
   - nothing it states is backed: no checkable claim (``no_claims``), only weak claims
-    (``weak_claims``), a figure only in the question (``from_question``) or only in a file
+    (``weak_claims``), only what the question says (``from_question``) or only a file
     name (``path_only``), the figures only in the facts guided mode cited (``facts_only``),
     no tool result (``no_reads``), no check at all (``--evidence off``: ``not_checked``);
   - ``restates_question``: what it states that is supported only repeats the question (a
@@ -43,7 +47,8 @@ tell, the verdict is not ``backed`` (it never guesses green):
   - ``says_absent``: the answer says something is not in the files ("not specified",
     "no mention of", "没有提到", "找不到"). A read shows what a file holds, never what no file
     holds: that part of the answer rests on what was not read as much as on what was, and
-    words cannot tell whether another file holds it;
+    words cannot tell whether another file holds it (a sentence about a file the tool
+    answered ``not_found`` is the exception: the tool's record says it);
   - ``computed``: the question asks for a figure computed from the files (its arithmetic
     words: ``minipi.reading.Question.figure``; "the total", unless a read has a field of
     that name) and the answer states none that minipi recomputed from the reads
@@ -68,6 +73,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, last_question, since_question
+from minipi.evidence.absent import ABSENT, NOT_FOUND, same_clause
 from minipi.evidence.asked import holds_field, left_out
 from minipi.evidence.scope import is_file, path_argument, run_scope, within
 from minipi.reading import Question
@@ -161,16 +167,30 @@ class _Case:
 
 
 def _faulty(case: _Case) -> Verdict | None:
-    statuses: set[str] = {c.status for c in case.evidence.claims}
+    claims = [c for c in case.evidence.claims if not _quoted_from_question(c)]
+    statuses: set[str] = {c.status for c in claims}
     return _fault(case.evidence.unchecked_from is not None, statuses)
+
+
+_ASKED_KINDS = ("number", "date", "time", "identifier", "quote")
+"""The claims ``_unread_subject`` looks up in the reads when the question states them."""
+
+
+def _quoted_from_question(claim: CheckedClaim) -> bool:
+    """A figure, code or quoted phrase found only in the question is the question repeated
+    ("You asked about "the night plan" on 2026-09-06: …"): it says nothing of its own, so it
+    is no fault of the answer. It is not support either; and what the question states that no
+    read holds makes the answer weak on its own ground (``not_in_reads``)."""
+    return claim.status == "from_question" and str(claim.claim.kind) in _ASKED_KINDS
 
 
 def _uninformative(case: _Case) -> Verdict | None:
     """Nothing the answer itself states is backed, or only what the question says."""
     evidence, facts = case.evidence, case.facts
-    stated = [claim for claim in evidence.claims if _states(claim)]
-    if any(not _restates(claim, case.question) for claim in stated):
-        return None
+    changed = _changes_made(case.items)
+    stated = [c for c in evidence.claims if _states(c) or _reports_change(c, changed)]
+    if any(_confirmed_missing(c) or not _restates(c, case.question) for c in stated):
+        return None  # a file the question names, confirmed missing: that is news
     statuses: set[str] = {c.status for c in evidence.claims}
     reason = "restates_question" if stated else _why_weak(evidence, statuses, bool(facts))
     return Verdict("weak", reason)
@@ -183,8 +203,7 @@ def _unread_subject(case: _Case) -> Verdict | None:
     from minipi.evidence import check_evidence  # loaded with the check
 
     named = check_evidence(case.question.text, case.items, case.question).claims
-    figures = ("number", "date", "time", "identifier")
-    unread = [c for c in named if str(c.claim.kind) in figures and c.status == "from_question"]
+    unread = [c for c in named if _quoted_from_question(c)]
     return Verdict("weak", "not_in_reads") if unread else None
 
 
@@ -346,25 +365,43 @@ def _left_out(case: _Case) -> Verdict | None:
 
 
 def _says_absent(case: _Case) -> Verdict | None:
-    return Verdict("weak", "says_absent") if _ABSENT.search(case.answer) else None
+    """Unless each sentence that says something is missing names a file a tool of this
+    question answered ``not_found`` (the one absence a tool shows)."""
+    confirmed = [c.claim.span for c in case.evidence.claims if _confirmed_missing(c)]
+    for found in ABSENT.finditer(case.answer):
+        if not any(same_clause(case.answer, found.span(), span) for span in confirmed):
+            return Verdict("weak", "says_absent")
+    return None
 
 
-_ABSENT = re.compile(
-    r"\b(?:is|are|was|were|isn't|aren't|wasn't|weren't)?\s*not\s+(?:explicitly\s+|directly\s+)?"
-    r"(?:specified|provided|mentioned|found|given|listed|stated|defined|documented|"
-    r"included|available|present|recorded|shown|indicated|known)\b"
-    r"|\b(?:does|do|did)(?:\s+not|n't)\s+(?:exist|mention|specify|say|state|list|contain|"
-    r"include|define|show|indicate)\b"
-    r"|\b(?:no|without)\s+(?:information|mention|record|data|details?|entry|entries)\b"
-    r"|\b(?:cannot|can't|could\s+not|couldn't|unable\s+to)\s+(?:be\s+)?"
-    r"(?:find|found|determine|determined|tell|locate|located)\b"
-    r"|\bthere\s+(?:is|are)\s+no\b|\bunknown\b"
-    r"|(?:没有|没|未|并未|无)(?:找到|提到|提及|写明|注明|标明|说明|指定|列出|给出|记录|记载|定义|设置|相关)"
-    r"|找不到|查不到|不存在|无法(?:确定|得知|找到|判断|查到)|不清楚|未知",
-    re.IGNORECASE,
-)
-"""Words that say the files do not hold something (``_says_absent``): English and Chinese
-for "not given", "no mention", "cannot be found", "there is no", "unknown"."""
+def _changes_made(items: Sequence[Item]) -> frozenset[str]:
+    """The calls of this question whose tool changed a file (``details["changed"]``)."""
+    return frozenset(
+        i.call_id
+        for i in since_question(items)
+        if isinstance(i, FunctionCallOutput) and i.details.get("changed") is True
+    )
+
+
+def _reports_change(claim: CheckedClaim, changed: frozenset[str]) -> bool:
+    """A path the record of a change this question made shows (the file moved, where it
+    went): said after the change, it reports what the tool did, and the tool's own record
+    backs it ("the file is now adopted/cat.txt")."""
+    return (
+        str(claim.claim.kind) == "path"
+        and claim.supported
+        and any(s.call_id in changed for s in claim.sources)
+    )
+
+
+def _confirmed_missing(claim: CheckedClaim) -> bool:
+    """A path claim backed by a tool's ``not_found`` for it (``minipi.evidence.absent``)."""
+    return (
+        str(claim.claim.kind) == "path"
+        and claim.supported
+        and bool(claim.sources)
+        and all(s.text.startswith(NOT_FOUND) for s in claim.sources)
+    )
 
 
 _PERCENT_ASKED = re.compile(r"\bpercent(?:age)?s?\b|百分比|百分之|百分数|占比", re.IGNORECASE)
@@ -468,6 +505,8 @@ def _fault(unexamined: bool, statuses: set[str]) -> Verdict | None:
 
 def _why_weak(evidence: Evidence, statuses: set[str], facts: bool) -> str:
     """Why an answer with no fault states nothing backed."""
+    if "from_question" in statuses:
+        return "from_question"
     if facts:
         return "facts_only"
     if not evidence.tool_results:
@@ -480,6 +519,8 @@ def _why_weak(evidence: Evidence, statuses: set[str], facts: bool) -> str:
 def _states(claim: CheckedClaim) -> bool:
     """``claim`` backs the answer: supported, and not a path (a file's name, whatever kind
     of claim read it, says where an answer is, not what it is)."""
+    if _confirmed_missing(claim):
+        return True  # the tool's own record says so
     if not claim.supported or str(claim.claim.kind) == "path":
         return False
     value = claim.claim.value
