@@ -210,20 +210,13 @@ def test_the_shelter_answer_is_traced_in_english_headings(
     proc = ask(fake_server, project, "How old is the cat in inbox/猫咪小花.txt?")
     assert proc.returncode == 4, proc.stderr  # unbacked: 2026-09-07 is in no read
     log = proc.stderr
-    assert "[evidence] 2/3 figures traced" in log  # English question: English headings
+    # English question: English headings; "2 years" is shown, and not counted
+    assert "[evidence] 2/3 figures traced, 1 more listed, not counted" in log
     assert "2026-09-07  x not found in any tool result" in log
     assert "中华田园猫  inbox/猫咪小花.txt:2:4" in log  # a name the file gives a field
-    # "2 years": a small number is not counted, and its row is left out unless -v
-    assert "(too common to count)" not in log
-    assert "(1 more too common or only in a file name, not listed; -v shows them)" in log
+    # "2 years": a small number is not counted, but a figure the answer states is shown
+    assert "  2           (too common to count)" in log
     assert "[unbacked: a claim is in no tool result]" in log
-    fake_server.add(
-        Turn(calls=[Call("read_file", {"path": "inbox/猫咪小花.txt"})]),
-        Turn("猫咪小花 is a 中华田园猫, 2 years old; it was filed on 2026-09-07."),
-    )
-    verbose = ask(fake_server, project, "How old is the cat in inbox/猫咪小花.txt?", "-v")
-    assert "[evidence] 2/4 figures traced" in verbose.stderr  # the count is the rows shown
-    assert "  2           (too common to count)" in verbose.stderr
 
 
 def test_the_trace_and_the_session_keep_the_evidence(

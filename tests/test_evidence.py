@@ -141,8 +141,9 @@ def test_the_date_of_a_listed_file_name_is_only_a_path() -> None:
     evidence = check_evidence("日报是 2026-09-06 的。", items)
     (claim,) = evidence.claims
     assert claim.status == "path"
+    # the source is the file listed (no line: the date is in its name), not the folder
     assert [(s.tool, s.path, s.origin, s.line, s.range) for s in claim.sources] == [
-        ("list_files", "reports", "path", 1, (14, 24))
+        ("list_files", "reports/daily-2026-09-06.json", "path", None, (14, 24))
     ]
     assert (evidence.supported, evidence.unsupported) == (0, 0)
 

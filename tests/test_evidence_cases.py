@@ -360,7 +360,7 @@ NUMBERS = [
         (search("revenue", f'{DAILY_PATH}:4:   "revenue_yuan": 9600'),),
         "9600 元",
         "exact",
-        (At(1, "9600", line=1),),
+        (At(1, "9600", line=4),),  # the line of the file the hit is in
     ),
 ]
 
@@ -399,7 +399,7 @@ TRAPS = [
         (LIST,),
         "2026年9月6日",
         "path",
-        (At(1, "2026-09-06", line=1, origin="path"),),
+        (At(1, "2026-09-06", origin="path"),),  # in a listed name: no line
     ),
     case(
         "figure-only-in-a-path-argument",
@@ -741,7 +741,7 @@ TEXTS = [
         (LIST,),
         "daily-2026-09-06.json",
         "exact",
-        (At(1, "daily-2026-09-06.json", line=1, origin="path"),),
+        (At(1, "daily-2026-09-06.json", origin="path"),),
     ),
     case(
         "quote-exact",

@@ -53,7 +53,9 @@ def _where(source: Source, question: str, results: list[tuple[str, str, str, boo
         return question
     assert source.call_id is not None
     _, path, output, _ = results[int(source.call_id[1:])]
-    return path if source.line is None else output
+    # a path argument's source has no line; a listed name's has none either, and is in the output
+    argument = source.line is None and output[source.range[0] : source.range[1]] != source.text
+    return path if argument else output
 
 
 def _member(document: Any, pointer: str) -> str:
@@ -97,8 +99,11 @@ def test_every_locator_points_at_its_text(
         for source in sources:
             where = _where(source, question, results)
             assert where[source.range[0] : source.range[1]] == source.text
-            if source.line is not None:  # no offset argument here: output lines are file lines
+            if source.column is not None:  # no offset argument here: output lines are file lines
                 assert line_column(where, source.range[0]) == (source.line, source.column)
+            elif source.line is not None:  # a search hit: the line its own line says
+                start = where.rfind("\n", 0, source.range[0]) + 1
+                assert f":{source.line}: " in where[start : source.range[0]]
             if source.pointer:
                 try:
                     document = json.loads(where)

@@ -5,9 +5,18 @@
       128         reports/daily-2026-09-06.json:3  /orders
 
 Rendered from the ``"evidence"`` JSON object (``Evidence.to_json()``), so a live run and a
-saved session (``minipi sessions show``) show it alike. The heading counts the rows shown
-(weak and path-only rows only with ``-v``). Unsupported figures come first and are marked;
-a plain ``x`` replaces ``✗`` when the output is not a terminal or ``NO_COLOR`` is set. On a
+saved session (``minipi sessions show``) show it alike. Every block begins with its heading,
+in the answer's language (the words tables): the figures traced of those that needed a
+source, and how many more are shown but not counted. Every figure the answer states is
+shown, one row each, in the answer's order, unsupported ones first and marked; a ``weak``
+figure (too common to count), one only in a file name, one from the question, with what it
+is instead of a source.
+
+A row names the file a reader would open to check the figure (``Source.path``): a read's
+``file:line`` and JSON pointer (``file:line:column`` in text that is no JSON), a search hit's
+``file:line``, a listed or found file's path, a move's ``old → new`` path; a source that
+names no file shows its tool. ``-v`` lists every source of a figure found in several places.
+A plain ``x`` replaces ``✗`` when the output is not a terminal or ``NO_COLOR`` is set. On a
 terminal every line of minipi's blocks begins with ``MARK``. Everything from the answer or a
 tool is shown through ``safe``.
 """
@@ -28,10 +37,8 @@ the blocks (stderr) mix: model text shown there has it escaped (``marked_text``)
 answer can print a line that looks like one of minipi's."""
 
 _CROSS = "\x1b[31m✗\x1b[0m"  # red on a terminal that allows colour
-_ORDER = {"unsupported": 0, "path": 1, "from_question": 2, "weak": 3}
 _NOT_A_SOURCE = ("path", "from_question", "weak")
-_SHOWN_ONLY = frozenset({"weak", "path"})
-"""Rows left out unless ``-v``: they are neither support nor a fault."""
+"""Statuses shown with what they are instead of a source: neither support nor a fault."""
 
 
 def traced(evidence: Mapping[str, Any]) -> tuple[int, int]:
@@ -54,19 +61,23 @@ def evidence_lines(
     verbose: bool = False,
     marked: bool = False,
 ) -> list[str]:
-    """The block's lines: a heading whose count is the rows shown, then one row per distinct
-    claim (unsupported first); weak and path-only rows only when ``verbose``; each line
-    begun with ``MARK`` when ``marked`` (a terminal)."""
+    """The block's lines: a heading, then one row per distinct claim (unsupported first,
+    then in the answer's order), every claim shown; with ``verbose``, a row more for each
+    further source of a claim; each line begun with ``MARK`` when ``marked`` (a terminal)."""
     claims: Sequence[Mapping[str, Any]] = evidence["claims"]
-    shown = [c for c in claims if verbose or str(c["status"]) not in _SHOWN_ONLY]
-    tail = _tail(evidence.get("unchecked_from"), len(claims) - len(shown), words)
-    ordered = sorted(shown, key=lambda c: _ORDER.get(str(c["status"]), 9))
+    ordered = sorted(claims, key=lambda c: str(c["status"]) != "unsupported")  # stable
     # one row per distinct line: a figure said twice is one row
-    cells = {tuple(_cells(c, words, fancy)): str(c["status"]) for c in ordered}
-    if not cells:
+    rows: dict[tuple[str, ...], tuple[str, list[list[str]]]] = {}
+    for claim in ordered:
+        cells = _cells(claim, words, fancy)
+        more = _more_sources(claim) if verbose else []
+        rows.setdefault(tuple(cells), (str(claim["status"]), [cells, *more]))
+    tail = _tail(evidence.get("unchecked_from"), words)
+    if not rows:
         return _marked([words("evidence_none"), *tail], marked)
-    head = _head(list(cells.values()), bool(evidence["tool_results"]), words)
-    return _marked([head, *_rows([list(r) for r in cells]), *tail], marked)
+    head = _head([status for status, _ in rows.values()], bool(evidence["tool_results"]), words)
+    lines = _rows([row for _, claim_rows in rows.values() for row in claim_rows])
+    return _marked([head, *lines, *tail], marked)
 
 
 def _rows(rows: list[list[str]]) -> list[str]:
@@ -76,16 +87,22 @@ def _rows(rows: list[list[str]]) -> list[str]:
 
 
 def _head(statuses: list[str], any_results: bool, words: Words) -> str:
-    """The heading: the supported rows of the rows shown (``statuses``, one a row)."""
-    done = sum(1 for status in statuses if status not in _ORDER)
-    head = words("evidence", done=done, wanted=len(statuses))
+    """The heading: of the rows (``statuses``, one a row), the supported ones of those that
+    needed a source, and how many are shown but not counted (weak, path, from_question)."""
+    wanted = sum(1 for status in statuses if status not in _NOT_A_SOURCE)
+    done = wanted - statuses.count("unsupported")
+    uncounted = len(statuses) - wanted
+    if not wanted:
+        head = words("evidence_all_uncounted", n=uncounted)
+    else:
+        head = words("evidence", done=done, wanted=wanted)
+        head += words("evidence_uncounted", n=uncounted) if uncounted else ""
     return head if any_results else head + words("evidence_no_results")
 
 
-def _tail(cut: Any, hidden: int, words: Words) -> list[str]:
-    """Where checking stopped (a runaway answer), and how many rows ``-v`` would add."""
-    tail = [words("evidence_unchecked", at=cut)] if cut is not None else []
-    return [*tail, words("evidence_hidden", n=hidden)] if hidden else tail
+def _tail(cut: Any, words: Words) -> list[str]:
+    """Where checking stopped (a runaway answer)."""
+    return [words("evidence_unchecked", at=cut)] if cut is not None else []
 
 
 def cited_lines(facts: Sequence[str], words: Words, *, marked: bool = False) -> list[str]:
@@ -118,12 +135,20 @@ def _cells(claim: Mapping[str, Any], words: Words, fancy: bool) -> list[str]:
     return [text, *_source_cells(status, sources, words)]
 
 
+def _more_sources(claim: Mapping[str, Any]) -> list[list[str]]:
+    """A row for each source of a supported claim after its first (``-v``)."""
+    if str(claim["status"]) in (*_NOT_A_SOURCE, "unsupported"):
+        return []
+    further: Sequence[Mapping[str, Any]] = claim["sources"][1:]
+    return [["", _where(source), safe(str(source.get("pointer") or ""))] for source in further]
+
+
 def _unsupported(claim: Mapping[str, Any], words: Words, fancy: bool) -> str:
     """The mark of a claim no source backs, with the nearest value found when there is one."""
     mark = f"{_CROSS if fancy else 'x'} {words('evidence_unsupported')}"
     near = claim.get("nearest")
     if isinstance(near, Mapping):
-        where = safe(str(near["source"].get("path") or near["source"].get("tool") or ""))
+        where = _where(near["source"])
         mark += words("evidence_nearest", value=safe(str(near["value"])), where=where)
     return mark
 
@@ -131,11 +156,19 @@ def _unsupported(claim: Mapping[str, Any], words: Words, fancy: bool) -> str:
 def _source_cells(status: str, sources: Sequence[Mapping[str, Any]], words: Words) -> list[str]:
     """Where the first source is, its pointer, and a note (how many more; how it matched)."""
     first = sources[0] if sources else {}
-    where = safe(str(first.get("path") or first.get("tool") or "?")) + _position(first)
     note = words("evidence_more", n=len(sources) - 1) if len(sources) > 1 else ""
     if status != "exact":
         note += "  " + words("status_" + status)
-    return [where, safe(str(first.get("pointer") or "")), note.strip()]
+    return [_where(first), safe(str(first.get("pointer") or "")), note.strip()]
+
+
+def _where(source: Mapping[str, Any]) -> str:
+    """The file a source names, with its line (``Source``): ``old → new`` for a move; the
+    tool when it names no file."""
+    path, to = source.get("path"), source.get("to")
+    if path and to:
+        return f"{safe(str(path))} → {safe(str(to))}"
+    return safe(str(path or source.get("tool") or "?")) + _position(source)
 
 
 def _position(source: Mapping[str, Any]) -> str:

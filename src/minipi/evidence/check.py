@@ -26,7 +26,7 @@ from minipi.evidence.claims import extract_claims, is_name
 from minipi.evidence.context import FIGURES, label_words
 from minipi.evidence.derive import Reads, Term, derive, difference_of, fraction
 from minipi.evidence.elsewhere import Rereads, argument_hits, question_hits
-from minipi.evidence.locate import Locator
+from minipi.evidence.locate import Locator, change_source
 from minipi.evidence.match import (
     Hit,
     HitTier,
@@ -427,19 +427,7 @@ def _judge_change(claim: Claim, changes: tuple[Change, ...]) -> Verdict:
         if change.output.question is not None and not change.names_a_file(said):
             continue
         if any(word.lower() in said for word in change.words):
-            output = change.output
-            source = Source(
-                call_id=output.call_id,
-                tool=output.tool,
-                path=output.path,
-                origin="content",
-                pointer=None,
-                line=1,
-                column=1,
-                range=(0, len(output.text)),
-                text=output.text,
-            )
-            return Verdict("exact", (source,))
+            return Verdict("exact", (change_source(change.output),))
     return Verdict("unsupported")
 
 

@@ -1,6 +1,12 @@
 """Locators: a hit as a ``Source`` (``Locator``), with its 1-based line and column and the
 RFC 6901 JSON Pointer of its position when the output is JSON.
 
+A source names the file a reader would open to check the figure: a hit in a region of a
+result that names a file (a search hit's line, a listed entry, a moved path) is that file's,
+at the line the result gives for it, if any (``sources.Output.named_at``); a hit in a read is
+the read file's, at its line and column; a change a tool made is the file it changed
+(``change_source``: a move's old path, and ``to`` its new one).
+
 A pointer is found without parsing the whole document into objects we keep: from the top,
 the children of each container on the way are delimited with the stdlib's C scanner
 (``JSONDecoder.scan_once``) and the one holding the position is entered. A document cut
@@ -24,7 +30,7 @@ from __future__ import annotations
 import bisect
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from json.scanner import make_scanner
 from typing import Any, cast
 
@@ -35,6 +41,7 @@ from minipi.evidence.types import Origin, Source
 __all__ = [
     "JsonIndex",
     "Locator",
+    "change_source",
     "json_pointer",
     "line_column",
     "looks_like_json",
@@ -339,18 +346,49 @@ class Locator:
         return index.pointer(offset) if index is not None else None
 
     def source(self, output: Output, hit: Hit, origin: Origin) -> Source:
+        """The source of ``hit``, named by the file a reader would open to check it: the
+        file its region names (a search hit's file and line; a listed, found or moved path,
+        no line), else the call's ``path`` and the line in the output
+        (``minipi.evidence.sources``)."""
+        named = output.named_at(hit.start)
+        if named is not None:
+            return _source(output, hit, origin, named.path, named.line, None, None)
         line, column = self.line_column(output, hit.start)
         line += output.first_line - 1  # the file's line when read_file started at an offset
         pointer = self.pointer(output, hit.start) if origin == "content" else None
-        return Source(
-            call_id=output.call_id,
-            tool=output.tool,
-            path=output.path,
-            origin=origin,
-            pointer=pointer,
-            line=line,
-            column=column,
-            range=(hit.start, hit.end),
-            text=output.text[hit.start : hit.end],
-            question=output.question,
-        )
+        return _source(output, hit, origin, output.path, line, column, pointer)
+
+
+def _source(
+    output: Output,
+    hit: Hit,
+    origin: Origin,
+    path: str | None,
+    line: int | None,
+    column: int | None,
+    pointer: str | None,
+) -> Source:
+    return Source(
+        call_id=output.call_id,
+        tool=output.tool,
+        path=path,
+        origin=origin,
+        pointer=pointer,
+        line=line,
+        column=column,
+        range=(hit.start, hit.end),
+        text=output.text[hit.start : hit.end],
+        question=output.question,
+    )
+
+
+def change_source(output: Output) -> Source:
+    """The source of a change a tool made (``sources.Change``), named by the file it changed:
+    the first path its result shows, and ``to`` the last when it shows two or more (a move's
+    old and new path: ``moved inbox/a.txt -> archive/a.txt``); no line (a change is no place
+    in a file), its ``range`` the whole result."""
+    names = [output.named_at(start) for start, _, origin in output.regions if origin == "path"]
+    paths = [named.path for named in names if named is not None]
+    whole = Hit(0, len(output.text), "exact")
+    source = _source(output, whole, "content", paths[0] if paths else output.path, None, None, None)
+    return replace(source, to=paths[-1]) if len(paths) > 1 else source

@@ -212,8 +212,9 @@ HIT = re.compile(r"^([^\s:]+\.[A-Za-z0-9]+):\d+:")
 
 
 def file_of(source: Source, output: str) -> str | None:
-    """The file a figure was read from: the call's path when it names a file, else the file
-    a search hit's line starts with (``docs/a.md:3: …``); None when neither says."""
+    """The file a figure was read from: the source's path when it names a file (a read's
+    path, the file a search hit is in: ``Source``), else the file a search hit's line starts
+    with (``docs/a.md:3: …``, in a result no tool marked); None when neither says."""
     path = source.path
     if path is not None and "." in path.rstrip("/").rsplit("/", 1)[-1][1:]:
         return path

@@ -19,6 +19,15 @@ record whose ``details["output"]`` is ``"paths"`` is a path a line.
 
 A change is a result of this run with ``details["changed"]`` true; the tool names its change
 in ``details["change_words"]`` (``{"en": [...], "zh": [...]}``).
+
+What a region names (``Output.named_at``): a source names the file a reader would open to
+check the figure, so a region of a result that lists or finds files is traced to the file it
+names, not to the call: a ``path`` region names the path it shows (a listed entry, a found
+file, a moved file's old or new path; unquoted, without a folder's ``/``), with no line (the
+figure is in the name); a ``content`` region right after a ``path`` region on its line,
+joined by ``:N: `` (a search hit, ``reports/daily.json:4:   "refunds": 12``), is line N of
+that file. Any other region (a read, another tool's output) names nothing of its own: its
+source is the call's ``path`` argument and the line in the output.
 """
 
 from __future__ import annotations
@@ -26,6 +35,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import json
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,11 +43,23 @@ from typing import Any
 from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, Message, is_question
 from minipi.evidence.types import Origin
 
-__all__ = ["Change", "Output", "PathArgument", "RunSources", "collect_sources"]
+__all__ = ["Change", "Named", "Output", "PathArgument", "RunSources", "collect_sources"]
 
 Region = tuple[int, int, Origin]
 _MAX_ECHOES = 10_000
 """Occurrences of argument values cut out of one unmarked output, at most (a bound)."""
+_HIT_LINE = re.compile(r":([1-9][0-9]*): ")
+"""What joins a search hit's file to its line's text: ``:N: ``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Named:
+    """The file a region of an output names (``Output.named_at``): ``path`` as the project
+    names it, and ``line`` the 1-based line of it the region is (None: the region is the
+    name itself)."""
+
+    path: str
+    line: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +96,22 @@ class Output:
             return None
         region_start, region_end, origin = self.regions[index]
         return origin if region_start <= start < region_end else None
+
+    def named_at(self, start: int) -> Named | None:
+        """The file the region holding ``start`` names (module docstring), or None."""
+        index = bisect.bisect_right(self._starts, start) - 1
+        if index < 0 or start >= self.regions[index][1]:
+            return None
+        region_start, region_end, origin = self.regions[index]
+        if origin == "path":
+            return Named(_unquoted(self.text[region_start:region_end]))
+        if index == 0 or self.regions[index - 1][2] != "path":
+            return None
+        name_start, name_end, _ = self.regions[index - 1]
+        joined = _HIT_LINE.fullmatch(self.text, name_end, region_start)
+        if joined is None:
+            return None
+        return Named(_unquoted(self.text[name_start:name_end]), int(joined.group(1)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,3 +331,16 @@ def _lines(text: str) -> Iterator[tuple[int, int]]:
         if end > start:
             yield start, end
         start = end + 1
+
+
+def _unquoted(shown: str) -> str:
+    """A path as a tool showed it, as the project names it: without a folder's ``/``, and a
+    JSON string literal (``paths.quote_path``) read back."""
+    name = shown[:-1] if len(shown) > 1 and shown.endswith("/") else shown
+    if len(name) > 1 and name[0] == name[-1] == '"':
+        try:
+            loaded = json.loads(name)
+        except ValueError:
+            return name
+        return loaded if isinstance(loaded, str) and loaded else name
+    return name

@@ -132,15 +132,22 @@ class Claim:
 class Source:
     """Where a claim's figure was found.
 
+    ``path`` names the file a reader would open to check the figure: the file a search hit
+    is a line of, the entry a listing shows, the file a move moved (``to``: where it is now),
+    else the call's ``path`` argument when it has one (``minipi.evidence.sources``,
+    ``Output.named_at``). ``line``/``column`` are 1-based and that file's: ``line`` is the
+    file's for a ``read_file`` that started at an ``offset`` and for a search hit (whose
+    ``column`` is None: the hit's text is an excerpt of the line); a figure in a name (a
+    listed or found path) and a change have no line.
+
     ``origin`` ``content``: in a tool's output; ``range`` indexes that output (the exact
-    ``FunctionCallOutput.output``), ``line``/``column`` are 1-based (``line`` is the file's for
-    a ``read_file`` that started at an ``offset``), ``pointer`` is an RFC 6901 JSON Pointer
-    when the output is JSON. ``path``: in a listed path (``range`` indexes the
-    output) or in a call's ``path`` argument (``range`` indexes that argument; no line).
-    ``question``: in the user's question (``range`` indexes the question). ``path`` is the
-    call's ``path`` argument when it has one. ``text`` is the source's text at ``range``.
+    ``FunctionCallOutput.output``), ``pointer`` is an RFC 6901 JSON Pointer when the output
+    is JSON. ``path``: in a listed path (``range`` indexes the output) or in a call's
+    ``path`` argument (``range`` indexes that argument). ``question``: in the user's
+    question (``range`` indexes the question). ``text`` is the source's text at ``range``.
     ``question`` is the number (1-based) of the earlier question of the conversation whose
-    run made the result; None: this question's (in ``to_json()`` only when set).
+    run made the result; None: this question's (in ``to_json()`` only when set); so is
+    ``to``.
     """
 
     call_id: str | None
@@ -153,6 +160,8 @@ class Source:
     range: tuple[int, int]
     text: str
     question: int | None = None
+    to: str | None = None
+    """Where a change left the file ``path`` names (a move's destination)."""
 
     def to_json(self) -> dict[str, Any]:
         shown = {
@@ -167,6 +176,8 @@ class Source:
         }
         if self.question is not None:
             shown["question"] = self.question
+        if self.to is not None:
+            shown["to"] = self.to
         return shown
 
 

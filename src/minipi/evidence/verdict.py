@@ -167,7 +167,11 @@ class _Case:
 
 
 def _faulty(case: _Case) -> Verdict | None:
-    claims = [c for c in case.evidence.claims if not _quoted_from_question(c)]
+    claims = [
+        c
+        for c in case.evidence.claims
+        if not (_quoted_from_question(c) and _restates(c, case.question))
+    ]
     statuses: set[str] = {c.status for c in claims}
     return _fault(case.evidence.unchecked_from is not None, statuses)
 
@@ -323,10 +327,11 @@ def _other_record(
 def _outside_question(case: _Case) -> Verdict | None:
     """A figure found only outside the files the question names (and those they lead to):
     every figure of the text, cited or not (a cited port of the named config beside a
-    database name from the example config next to it is not an answer from the config)."""
+    database name from the example config next to it is not an answer from the config). A
+    change is no read: the files it moved say nothing of where an answer came from."""
     named = case.scope
     claims = case.evidence.claims
-    found = [c for c in claims if c.supported and str(c.claim.kind) != "path"]
+    found = [c for c in claims if c.supported and str(c.claim.kind) not in ("path", "change")]
     outputs = {i.call_id: i.output for i in case.items if isinstance(i, FunctionCallOutput)}
     outside = named and any(_outside(claim, named, outputs) for claim in found)
     return Verdict("weak", "outside_question") if outside else None
