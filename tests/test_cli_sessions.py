@@ -179,24 +179,27 @@ def test_sessions_list_show_delete(fake_server: FakeServer, data: Path, project:
 
     listing = sessions(data, "list")
     assert listing.returncode == 0
-    row = listing.stdout.splitlines()[1].split()
-    assert (row[0], row[1], row[2], row[-1]) == ("s", str(project), "1", "succeeded")
+    line = listing.stdout.splitlines()[1]
+    row = line.split()
+    assert (row[0], row[1], row[2]) == ("s", str(project), "1")
+    assert line.endswith("  succeeded · unbacked (unsupported)")  # never a plain success
 
     show = sessions(data, "show", "s")
     assert show.returncode == 0, show.stderr
     out = show.stdout
     assert "\x1b" not in out
     assert "\x07" not in out
-    assert "question  who is \\u001b]0;x\\u0007小花?" in out
-    assert 'call read_file {"path":"inbox/猫咪小花.txt"}  (c1)' in out
-    assert re.search(r"^    ok  .*  \d[\d.e-]* s$", out, re.MULTILINE)  # with its seconds
+    # the question is Chinese (its live log was): so is every label of its run
+    assert "问题  who is \\u001b]0;x\\u0007小花?" in out
+    assert '调用 read_file {"path":"inbox/猫咪小花.txt"}  (c1)' in out
+    assert re.search(r"^    成功  .*  \d[\d.e-]* s$", out, re.MULTILINE)  # with its seconds
     assert "    error [not_found]" in out
-    assert "answer  小花 is a cat\\u001b[31m" in out
+    assert "答案  小花 is a cat\\u001b[31m" in out
     for turn, request in enumerate(fake_server.requests, start=1):
         assert request.body is not None
-        assert f"request {turn}  tokens in " in out
-    assert "succeeded" in out
-    assert "total  3 requests, 2 tool calls" in out
+        assert f"第 {turn} 次请求  tokens 输入 " in out
+    assert "成功 · 无依据" in out
+    assert "合计  3 次模型请求，2 次工具调用" in out
 
     record = shown(data, "s")
     (run_record,) = record["runs"]

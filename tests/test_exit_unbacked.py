@@ -80,6 +80,18 @@ def test_quiet_exits_4_too(fake_server: FakeServer) -> None:
     proc = ask(fake_server, QUESTION, "-q")
     assert proc.returncode == UNBACKED, proc.stderr
     assert proc.stdout.strip() == WRONG
+    assert proc.stderr.splitlines()[-1] == "minipi: 无依据：有内容未在任何工具结果中找到"
+
+
+def test_quiet_says_the_verdict_in_one_line(fake_server: FakeServer) -> None:
+    """-q keeps one line of the log: the verdict, with its reason unless backed."""
+    fake_server.add(*read_then(RIGHT))
+    proc = ask(fake_server, QUESTION, "-q")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines()[-1] == "minipi: 成功"
+    fake_server.add(Turn("项目里有一份日报。"))
+    proc = ask(fake_server, QUESTION, "-q")
+    assert proc.stderr.splitlines()[-1] == "minipi: 成功·依据不足：本次对话没有读到任何内容"
 
 
 def test_backed_and_weak_answers_exit_0(fake_server: FakeServer) -> None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from minipi.cli.html_page import MAX_LINE, attribute, text
-from minipi.cli.transcript import Call, Transcript
+from minipi.cli.transcript import Call, Transcript, status_said, tone, verdict_said
 from minipi.cli.words import Words, words_for
 
 __all__ = ["FOLD_LINES", "MAX_LINES", "Labels", "markdown", "run_html", "session_page"]
@@ -44,6 +44,8 @@ _LABELS: dict[str, tuple[str, str]] = {
     "source": ("来源", "source"),
     "figure": ("数字", "figure"),
     "unsupported": ("未找到来源", "no source found"),
+    "verdict": ("判定", "Verdict"),
+    "facts": ("minipi 从工具结果中引用的事实", "Facts minipi cited from the tool results"),
 }
 
 
@@ -120,7 +122,8 @@ class _Page:
         if span is not None:
             start, end = span
             line = source.get("line")
-            if isinstance(line, int) and not isinstance(line, bool):
+            read = source.get("column") is not None  # a read's line (a hit's is its file's)
+            if read and isinstance(line, int) and not isinstance(line, bool):
                 output.first_line = line - output.line_of(start)
             return output.mark(start, end, f"{self.prefix}-c{index + 1}")
         return output.anchor
@@ -218,6 +221,7 @@ def _end_html(run: Transcript, anchors: _Page, labels: Labels) -> str:
     if run.status == "succeeded":
         parts.append(f"<h2>{text(labels('answer'))}</h2>")
         parts.append(f'<div class="box answer">{_answer_html(run, anchors, labels)}</div>')
+        parts.extend(_verdict_html(run, labels))
     elif run.status is not None:
         parts.append(f"<h2>{text(labels('status'))}: {text(run.status)}</h2>")
         detail = f"{run.code or ''}: {run.error or ''}"
@@ -232,6 +236,20 @@ def _end_html(run: Transcript, anchors: _Page, labels: Labels) -> str:
     else:
         parts.append(f'<p class="meta">{text(labels("no_changes"))}</p>')
     return "\n".join(parts)
+
+
+def _verdict_html(run: Transcript, labels: Labels) -> list[str]:
+    """The verdict on the answer, coloured, with why; then the facts minipi cited."""
+    parts = []
+    if run.verdict is not None:
+        said = verdict_said(run.verdict, labels.words)
+        css = f"verdict {tone(run.status, run.verdict)}"
+        parts.append(f"<h2>{text(labels('verdict'))}</h2>")
+        parts.append(f'<div class="box {css}" data-verdict="{run.verdict.kind}">{text(said)}</div>')
+    if run.facts:
+        parts.append(f"<h2>{text(labels('facts'))}</h2>")
+        parts.append("<ul>" + "".join(f"<li>{text(f, 2_000)}</li>" for f in run.facts) + "</ul>")
+    return parts
 
 
 def _claims(run: Transcript) -> list[Any]:
@@ -329,6 +347,11 @@ def _markdown_end(run: Transcript, labels: Labels) -> list[str]:
     out: list[str] = []
     if run.status == "succeeded":
         out += [f"**{labels('answer')}**", "", _fenced(run.answer), ""]
+        if run.verdict is not None:
+            out += [f"**{labels('verdict')}**: {_inline(verdict_said(run.verdict, labels.words))}"]
+            out += [""]
+        if run.facts:
+            out += [f"**{labels('facts')}**", "", *(f"- {_inline(f)}" for f in run.facts), ""]
     elif run.status is not None:
         out += [f"**{labels('status')}**: `{_inline(run.status)}` {_inline(run.error or '')}", ""]
     if run.evidence is not None:
@@ -383,11 +406,12 @@ def session_page(name: str, facts: Sequence[str], runs: Sequence[tuple[int, Tran
     body = [f"<h1>minipi · {text(name, 500)}</h1>"]
     body += [f'<div class="meta">{text(fact, 2_000)}</div>' for fact in facts]
     for number, run in runs:
-        status = run.status or "unfinished"
+        own = Labels(run.question)
+        status = status_said(run.status, run.verdict, own.words)
         body.append(
-            f'<section id="r{number}"><h1>{text(labels("run", n=number))} · '
-            f'<span class="{"ok" if status == "succeeded" else "err"}">{text(status)}</span></h1>'
+            f'<section id="r{number}"><h1>{text(own("run", n=number))} · '
+            f'<span class="{tone(run.status, run.verdict)}">{text(status)}</span></h1>'
         )
-        body.append(run_html(run, f"r{number}", Labels(run.question)))
+        body.append(run_html(run, f"r{number}", own))
         body.append("</section>")
     return page(f"minipi · {name}", "\n".join(body), lang=labels.lang)

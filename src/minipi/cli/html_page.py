@@ -56,7 +56,8 @@ def attribute(value: str, limit: int = 2_000) -> str:
 
 
 _STYLE = """
-:root{--fg:#1d232b;--mute:#5b6673;--line:#d8dee4;--ok:#1a7f37;--bad:#cf222e;--hi:#fff3a3}
+:root{--fg:#1d232b;--mute:#5b6673;--line:#d8dee4;--ok:#1a7f37;--bad:#cf222e;--hi:#fff3a3;
+--warn:#9a6700}
 *{box-sizing:border-box}
 body{font:15px/1.5 system-ui,sans-serif;color:var(--fg);margin:0 auto;max-width:1100px;
 padding:16px 24px;unicode-bidi:isolate}
@@ -73,7 +74,10 @@ overflow-wrap:anywhere;max-height:none}
 user-select:none;text-align:right;padding-right:.8em}
 .lit,.ln.lit{background:var(--hi);outline:2px solid #e0b000}
 mark{background:#fff8c5}mark.lit{background:#ffd33d}
-.err{color:var(--bad)}.ok{color:var(--ok)}
+.err{color:var(--bad)}.ok{color:var(--ok)}.warn{color:var(--warn)}.mute{color:var(--mute)}
+.verdict{font-weight:600;border-left-width:6px}.verdict.ok{border-color:var(--ok)}
+.verdict.warn{border-color:#d4a72c;background:#fff8c5}.verdict.err{border-color:var(--bad);
+background:#ffebe9}.verdict.mute{border-color:var(--line)}
 a.claim{color:#0550ae;text-decoration:underline dotted}
 .claim.bad{color:var(--bad);text-decoration:underline wavy var(--bad)}
 .ctl{color:var(--bad);font-family:ui-monospace,monospace;font-size:12px}
@@ -86,6 +90,8 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}
 td.answer{max-width:420px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
 tr.row:hover{background:#f3f6fa}
 .totals span{display:inline-block;margin-right:18px}
+.tone-green{color:#116329;background:#dafbe1}.tone-amber{color:#7d4e00;background:#fff1c2}
+.tone-red{color:#a40e26;background:#ffebe9}b.tone{padding:1px 6px;border-radius:4px}
 """
 
 _SCRIPT = """

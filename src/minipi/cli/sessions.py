@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,11 +18,11 @@ from typing import Any
 
 import click
 
-from minipi.cli.evidence import cited_lines, evidence_lines
 from minipi.cli.render import one_line
+from minipi.cli.saved_run import run_facts, run_verdict, timeline, when
 from minipi.cli.settings import data_dir
 from minipi.cli.terminal import safe, safe_json
-from minipi.cli.words import plural, words_for
+from minipi.cli.words import Words, plural, words_for
 from minipi.errors import ConfigError, SessionError
 from minipi.session import (
     Entry,
@@ -33,7 +31,6 @@ from minipi.session import (
     SessionLock,
     SessionStore,
     check_name,
-    saved_totals,
 )
 from minipi.session.store import DB_NAME
 
@@ -97,8 +94,8 @@ def _session_table(found: list[SessionInfo]) -> list[str]:
             one_line(s.name),
             one_line(s.project),
             str(s.runs),
-            _when(s.updated),
-            s.last_status or "unfinished",
+            when(s.updated),
+            _last(s),
         )
         for s in found
     ]
@@ -108,6 +105,17 @@ def _session_table(found: list[SessionInfo]) -> list[str]:
         cells = [safe(cell).ljust(width) for cell, width in zip(row, widths, strict=False)]
         lines.append("  ".join([*cells, row[4]]))
     return lines
+
+
+def _last(info: SessionInfo) -> str:
+    """The last run's status and its verdict with the reason's code (``succeeded · weak
+    (no_reads)``): a success whose answer is not backed never reads as a plain one."""
+    if info.last_status is None:
+        return "unfinished"
+    if info.last_verdict is None:
+        return info.last_status
+    why = f" ({info.last_reason})" if info.last_reason else ""
+    return f"{info.last_status} · {info.last_verdict}{why}"
 
 
 @contextmanager
@@ -137,15 +145,23 @@ def show_session(directory: Path, name: str, *, as_json: bool) -> int:
         record["runs"] = [_run_json(run, by_run.get(run.id, [])) for run in runs]
         click.echo(safe_json(json.dumps(record, ensure_ascii=False, indent=1)))
         return 0
-    click.echo(safe(f"session {one_line(info.name)}"))
-    click.echo(safe(f"  project  {one_line(info.project)}"))
-    click.echo(safe(f"  model    {one_line(info.model)}"))
-    click.echo(f"  created  {_when(info.created)}   updated {_when(info.updated)}")
+    for line in _header(info, words_for(runs[0].question if runs else "")):
+        click.echo(safe(line))
     for number, run in enumerate(runs, start=1):
         click.echo("")
-        for line in _timeline(number, run, by_run.get(run.id, [])):
+        for line in timeline(number, run, by_run.get(run.id, [])):
             click.echo(safe(line))
     return 0
+
+
+def _header(info: SessionInfo, words: Words) -> list[str]:
+    """The session's name, project, model and dates, in its first question's language."""
+    return [
+        words("saved_session", name=one_line(info.name)),
+        words("saved_project", project=one_line(info.project)),
+        words("saved_model", model=one_line(info.model)),
+        words("saved_dates", created=when(info.created), updated=when(info.updated)),
+    ]
 
 
 def export_session(
@@ -178,11 +194,8 @@ def export_session(
         )
         for number, record in numbered
     ]
-    facts = [
-        f"project {info.project}",
-        f"model {info.model}",
-        f"created {_when(info.created)} · updated {_when(info.updated)}",
-    ]
+    words = words_for(made[0][1].question if made else "")
+    facts = [line.strip() for line in _header(info, words)[1:]]  # the page's title names it
     if html is not None:
         _write(html, session_page(info.name, facts, made))
     if md is not None:
@@ -224,149 +237,6 @@ def _not_found(name: str) -> SessionError:
     )
 
 
-def _timeline(number: int, run: RunRecord, entries: list[Entry]) -> list[str]:
-    status = run.status or "unfinished (running, or interrupted: repaired when next opened)"
-    lines = [f"run {number}  {_when(run.started)}  {status}"]
-    lines.extend(_labelled("question", run.question))
-    seconds: dict[str, object] = {}  # call_id -> its tool's seconds (saved before its output)
-    for entry in entries[1:] if entries and entries[0].type == "items" else entries:
-        lines.extend(_entry_lines(entry.event, run, seconds))
-    lines.extend(_outcome_lines(run))
-    lines.extend(_evidence_block(run))
-    lines.append(_total_line(run, entries))
-    return lines
-
-
-def _outcome_lines(run: RunRecord) -> list[str]:
-    """The answer (and its cited facts) of a run that succeeded, the error of one that failed."""
-    if run.status == "succeeded":
-        lines = _labelled("answer", run.answer)
-        facts = run.end.get("facts") if run.end is not None else None
-        if isinstance(facts, list) and facts:  # guided mode's cited facts: minipi's block
-            words = words_for(run.question)
-            lines.extend("  " + line for line in cited_lines([str(f) for f in facts], words))
-        return lines
-    if run.status is not None:
-        return [f"  {run.code}: {one_line(run.error or '')}"]
-    return []
-
-
-def _evidence_block(run: RunRecord) -> list[str]:
-    """The sources block, as the run showed it (none when it saved none)."""
-    evidence = run.end.get("evidence") if run.end is not None else None
-    if not isinstance(evidence, dict):
-        return []
-    words = words_for(run.question)
-    return ["  " + line for line in evidence_lines(evidence, words, fancy=False)]
-
-
-def _total_line(run: RunRecord, entries: list[Entry]) -> str:
-    took = f", {_duration(run.ended - run.started)}" if run.ended is not None else ""
-    usage, turns, calls = run.usage, run.turns, run.tool_calls
-    if run.status is None:  # no end yet: count what was saved
-        usage, turns, calls = saved_totals(entries)
-    return (
-        f"  total  {plural(turns, 'request')}, {plural(calls, 'tool call')}, "
-        f"tokens in {usage.input_tokens} / "
-        f"out {usage.output_tokens} / cached {usage.cached_tokens}{took}"
-    )
-
-
-def _entry_lines(event: dict[str, Any], run: RunRecord, seconds: dict[str, object]) -> list[str]:
-    kind = event.get("type")
-    if kind == "tool_result":
-        seconds[str(event.get("call_id"))] = event.get("seconds")
-        return []
-    if kind == "items":
-        items = event.get("items")
-        if not isinstance(items, list):
-            return []
-        return [line for i in items if isinstance(i, dict) for line in _item_lines(i, run, seconds)]
-    return _step_lines(kind, event)
-
-
-def _step_lines(kind: object, event: dict[str, Any]) -> list[str]:
-    """The lines of a saved step that holds no items: a request, an approval, a notice."""
-    if kind == "model_response":
-        saved = event.get("usage")
-        usage: dict[str, Any] = saved if isinstance(saved, dict) else {}
-        line = (
-            f"  request {event.get('turn')}  tokens in {usage.get('input_tokens')} / out "
-            f"{usage.get('output_tokens')} / cached {usage.get('cached_tokens')}  "
-        )
-        return [(line + _duration(event.get("seconds"))).rstrip()]
-    if kind == "approval_asked":
-        return [f"    approval asked: {one_line(str(event.get('summary')))}"]
-    if kind == "approval_answered":
-        return [f"    approval {'granted' if event.get('allowed') is True else 'refused'}"]
-    if kind == "notice":
-        return [f"  notice  {one_line(str(event.get('message')))}"]
-    return []
-
-
-def _item_lines(data: dict[str, Any], run: RunRecord, seconds: dict[str, object]) -> list[str]:
-    kind = data.get("type")
-    if kind == "function_call":
-        arguments = _short(str(data.get("arguments")), 200)
-        name, call_id = one_line(str(data.get("name"))), one_line(str(data.get("call_id")))
-        return [f"  call {name} {arguments}  ({call_id})"]
-    if kind == "function_call_output":
-        return [_output_line(data, seconds)]
-    if kind == "message":
-        return _message_lines(data, run)
-    if kind == "reasoning":
-        return [f"  reasoning  ({len(str(data.get('text')))} characters)"]
-    return []
-
-
-def _output_line(data: dict[str, Any], seconds: dict[str, object]) -> str:
-    output = str(data.get("output"))
-    if data.get("is_error") is True:  # the output says "error [code]: ..." itself
-        shown = output if output.startswith("error [") else f"error {output}"
-        return f"    {_short(shown, 160)}"
-    took = _duration(seconds.get(str(data.get("call_id"))))
-    return f"    ok  {_short(output, 160)}" + (f"  {took}" if took else "")
-
-
-def _duration(seconds: object) -> str:
-    """``12.3 s``, ``0.04 s`` under a second; "" for a value not saved."""
-    if not isinstance(seconds, int | float) or isinstance(seconds, bool):
-        return ""
-    return f"{seconds:.1f} s" if seconds >= 1 else f"{seconds:.2f} s"
-
-
-def _message_lines(data: dict[str, Any], run: RunRecord) -> list[str]:
-    """A model's message (not again when it is the answer shown below), or a user's question."""
-    role = data.get("role")
-    if role == "assistant":
-        text = str(data.get("text")).strip()
-        if run.status == "succeeded" and text == run.answer.strip():
-            return []
-        return [f"  model  {_short(text, 160)}"] if text else []
-    if role == "user":
-        return _labelled("question", str(data.get("text")))
-    return []
-
-
-def _labelled(label: str, text: str) -> list[str]:
-    """``text`` after its label; its further lines behind the gutter, never a line of ours."""
-    encoding = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "")
-    gutter = "  │ " if encoding == "utf8" else "  | "
-    first, *rest = text.split("\n") if text else [""]
-    return [f"  {label}  {first}", *(gutter + line for line in rest)]
-
-
-def _short(text: str, limit: int) -> str:
-    lines = text.strip().splitlines() or [""]
-    first = lines[0] if len(lines[0]) <= limit else lines[0][:limit] + "…"
-    more = len(lines) - 1
-    return f"{first} [+{more} lines]" if more else first
-
-
-def _when(stamp: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(stamp))
-
-
 def _session_json(info: SessionInfo) -> dict[str, Any]:
     return {
         "name": info.name,
@@ -376,6 +246,11 @@ def _session_json(info: SessionInfo) -> dict[str, Any]:
         "updated": info.updated,
         "runs": info.runs,
         "last_status": info.last_status,
+        "last_verdict": (
+            {"kind": info.last_verdict, "reason": info.last_reason}
+            if info.last_verdict is not None
+            else None
+        ),
     }
 
 
@@ -391,5 +266,7 @@ def _run_json(run: RunRecord, entries: list[Entry]) -> dict[str, Any]:
         "started": run.started,
         "ended": run.ended,
         "status": run.status,
+        "verdict": verdict.to_json() if (verdict := run_verdict(run)) is not None else None,
+        "facts": run_facts(run),
         "events": events,
     }

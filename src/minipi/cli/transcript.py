@@ -13,7 +13,19 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Call", "Transcript", "Turn", "transcript_of"]
+from minipi.cli.words import Words
+from minipi.evidence.verdict import Verdict
+
+__all__ = [
+    "Call",
+    "Transcript",
+    "Turn",
+    "saved_verdict",
+    "status_said",
+    "tone",
+    "transcript_of",
+    "verdict_said",
+]
 
 
 @dataclass
@@ -64,6 +76,11 @@ class Transcript:
     answer: str = ""
     evidence: Mapping[str, Any] | None = None
     usage: Mapping[str, Any] = field(default_factory=dict)
+    verdict: Verdict | None = None
+    """What the answer rests on, as the run judged it (None: not succeeded, or saved before
+    verdicts were)."""
+    facts: list[str] = field(default_factory=list)
+    """The facts minipi cited under the answer (guided mode), as saved."""
 
     @property
     def calls(self) -> list[Call]:
@@ -157,6 +174,60 @@ def _end(run: Transcript, event: dict[str, Any]) -> None:
         run.evidence = evidence
     usage = event.get("usage")
     run.usage = usage if isinstance(usage, dict) else {}
+    run.verdict = saved_verdict(event.get("verdict"))
+    facts = event.get("facts")
+    run.facts = [f for f in facts if isinstance(f, str)] if isinstance(facts, list) else []
     for turn in run.turns:  # the answer is shown as the answer, not again as a turn's text
         if run.status == "succeeded" and turn.text.strip() == run.answer.strip():
             turn.text = ""
+
+
+def saved_verdict(value: Any) -> Verdict | None:
+    """The verdict saved as ``value`` (``Verdict.to_json()``); None when none was saved (a
+    run that did not succeed, one saved before verdicts) or it is malformed: never guessed."""
+    if not isinstance(value, dict):
+        return None
+    kind, reason = value.get("kind"), value.get("reason")
+    if kind not in ("backed", "weak", "unbacked"):
+        return None
+    if reason is not None and not isinstance(reason, str):
+        return None
+    return Verdict(kind, reason)
+
+
+_STATUS_KEYS = {"failed": "failed_run"}
+"""The word of a status whose key in ``minipi.cli.words`` is not the status itself."""
+
+
+def status_said(status: str | None, verdict: Verdict | None, words: Words) -> str:
+    """The run's status in ``words``' language, with its verdict when it has one
+    (``succeeded · weak``): a success is never shown plain when its answer is not backed."""
+    if status is None:
+        return words("saved_unfinished")
+    try:
+        said = words(_STATUS_KEYS.get(status, status))
+    except KeyError:  # a status of a later minipi: shown as saved
+        said = status
+    return said if verdict is None else f"{said} · {words(f'verdict_{verdict.kind}')}"
+
+
+def verdict_said(verdict: Verdict, words: Words) -> str:
+    """The verdict and, unless ``backed``, why (``weak: nothing was read ...``); a reason
+    this minipi has no words for is shown as its code."""
+    kind = words(f"verdict_{verdict.kind}")
+    if verdict.reason is None:
+        return kind
+    try:
+        why = words(f"why_{verdict.reason}")
+    except KeyError:
+        why = verdict.reason
+    return words("verdict_why", verdict=kind, why=why)
+
+
+def tone(status: str | None, verdict: Verdict | None) -> str:
+    """How a run's end is coloured: ``ok`` (green) only for a backed answer, ``warn``
+    (amber) for a weak one, ``err`` (red) for an unbacked answer or a failure, ``mute``
+    (grey) for a run cancelled, unfinished or succeeded without a verdict."""
+    if verdict is not None:
+        return {"backed": "ok", "weak": "warn"}.get(verdict.kind, "err")
+    return "err" if status in ("failed", "budget_exhausted") else "mute"

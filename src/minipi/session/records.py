@@ -25,6 +25,10 @@ class SessionInfo:
     runs: int = 0
     last_status: str | None = None
     """The status of the latest run; None while it has no end (running or killed)."""
+    last_verdict: str | None = None
+    """The verdict's kind of the latest run, as its end saved it (None: none saved)."""
+    last_reason: str | None = None
+    """Why that verdict (a reason code), as saved."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -72,12 +72,18 @@ CREATE TABLE entries (
     seq INTEGER NOT NULL, event TEXT NOT NULL, UNIQUE (session, seq));
 CREATE INDEX runs_of_session ON runs (session, id);
 """
-_SESSION_SQL = """SELECT s.id, s.name, s.project, s.model, s.created, s.updated,
+_LAST_RUN = "(SELECT {} FROM runs r WHERE r.session = s.id ORDER BY r.id DESC LIMIT 1)"
+_SAVED_TEXT = """CASE WHEN json_valid(r."end") AND json_type(r."end", '{0}') = 'text'
+    THEN json_extract(r."end", '{0}') END"""
+"""The text at the JSON path ``{0}`` of a run's end; NULL when it holds none there."""
+_SESSION_SQL = f"""SELECT s.id, s.name, s.project, s.model, s.created, s.updated,
     (SELECT COUNT(*) FROM runs r WHERE r.session = s.id),
-    (SELECT r.status FROM runs r WHERE r.session = s.id ORDER BY r.id DESC LIMIT 1)
+    {_LAST_RUN.format("r.status")},
+    {_LAST_RUN.format(_SAVED_TEXT.format("$.verdict.kind"))},
+    {_LAST_RUN.format(_SAVED_TEXT.format("$.verdict.reason"))}
     FROM sessions s"""
 _OPT_STR, _NUM = (str, type(None)), (int, float)
-_SESSION_TYPES = (int, str, str, str, _NUM, _NUM, int, _OPT_STR)
+_SESSION_TYPES = (int, str, str, str, _NUM, _NUM, int, _OPT_STR, _OPT_STR, _OPT_STR)
 _RUN_TYPES = (int, str, str, _NUM, (int, float, type(None)), _OPT_STR, _OPT_STR)
 _END_TYPES = {"code": _OPT_STR, "error": _OPT_STR, "answer": str, "turns": int, "tool_calls": int}
 T = TypeVar("T")
