@@ -67,10 +67,10 @@ def test_report_page_sorts_and_each_row_opens_its_transcript(out: Path, tmp_path
             "return r.cells[0].textContent;})"
         )
         assert browser.value(ids) == ["t000", "t001", "t002", "t003", "t004"]
-        browser.click('th[data-k="7"]')  # seconds, ascending
+        browser.click('th[data-k="8"]')  # seconds, ascending
         seconds = browser.value(
             "Array.from(document.querySelectorAll('tbody tr')).map(function(r){"
-            "return parseFloat(r.cells[7].textContent);})"
+            "return parseFloat(r.cells[8].textContent);})"
         )
         assert seconds == sorted(seconds)
         browser.screenshot(tmp_path / "batch.png")

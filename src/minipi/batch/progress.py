@@ -1,15 +1,20 @@
 """Progress while a batch runs: a tqdm bar on a terminal, one plain line per task otherwise.
 
 The bar shows done/total, its rate and ETA (tqdm's own), and succeeded/failed and tokens in
-its postfix. tqdm is imported only when stderr is a terminal (and is not required: without
-it the plain lines are shown there too). Plain lines carry the same counts and an ETA from
-the rate so far, so a log file of a nightly batch reads the same way.
+its postfix. It is redrawn at each task's end and once a second in between (a thread calls
+``refresh``), so its clock runs while a slow model thinks; and nothing breaks it: while it
+shows, ``sys.stderr`` is a stand-in that writes each complete line through ``tqdm.write``
+(the bar cleared, the line, the bar again), whoever prints it (a notice of the local engine,
+Ray, a warning). tqdm is imported only when stderr is a terminal (and is not required:
+without it the plain lines are shown there too). Plain lines carry the same counts and an
+ETA from the rate so far, so a log file of a nightly batch reads the same way.
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
+import threading
 import time
 from typing import Any, Protocol, TextIO
 
@@ -74,20 +79,83 @@ class PlainProgress:
         """Nothing to tidy: every line is complete."""
 
 
-class BarProgress:
-    """A tqdm bar on the terminal ``out``."""
+class _LinesAboveBar:
+    """``sys.stderr`` while the bar shows: each complete line written through ``tqdm.write``
+    on ``out`` (above the bar, which is drawn again under it); a line without its end yet
+    waits for it. Everything else is ``out``'s (``isatty``, ``encoding``, ``fileno``)."""
 
-    def __init__(self, total: int, done: int, out: TextIO, tqdm: Any) -> None:
+    def __init__(self, out: TextIO, tqdm: Any) -> None:
+        self._out, self._tqdm = out, tqdm
+        self._partial = ""
+        self._lock = threading.Lock()
+
+    def write(self, text: str) -> int:
+        with self._lock:
+            *lines, self._partial = (self._partial + text).split("\n")
+        for line in lines:
+            self._tqdm.write(line, file=self._out)
+        return len(text)
+
+    def flush(self) -> None:
+        self._out.flush()
+
+    def finish(self) -> None:
+        """The last line, should it have no end."""
+        with self._lock:
+            rest, self._partial = self._partial, ""
+        if rest:
+            self._tqdm.write(rest, file=self._out)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._out, name)
+
+
+class BarProgress:
+    """A tqdm bar on the terminal ``out``, redrawn every ``tick`` seconds; other lines are
+    written above it (``_LinesAboveBar``)."""
+
+    def __init__(self, total: int, done: int, out: TextIO, tqdm: Any, tick: float = 1.0) -> None:
         self.counts = _Counts(total, done)
-        self.bar = tqdm(total=total, initial=done, file=out, unit="task", dynamic_ncols=True)
+        self.bar = tqdm(
+            total=total,
+            initial=done,
+            file=out,
+            unit="task",
+            dynamic_ncols=True,
+            miniters=1,  # every task's end is drawn: no count held back
+            mininterval=0,
+            postfix=self._postfix(),
+        )
+        self.above = _LinesAboveBar(out, tqdm)
+        self.stderr = sys.stderr
+        if out is sys.stderr:
+            sys.stderr = self.above
+        self.stopped = threading.Event()
+        self.ticker = threading.Thread(
+            target=self._tick, args=(tick,), name="minipi-batch-bar", daemon=True
+        )
+        self.ticker.start()
+
+    def _postfix(self) -> str:
+        c = self.counts
+        return f"ok {c.succeeded} failed {c.failed} tokens {c.tokens}"
+
+    def _tick(self, seconds: float) -> None:
+        """Redraw the bar while no task ends: its elapsed time and rate keep moving."""
+        while not self.stopped.wait(seconds):
+            self.bar.refresh()
 
     def update(self, record: Record) -> None:
-        c = self.counts
-        c.add(record)
-        self.bar.set_postfix_str(f"ok {c.succeeded} failed {c.failed} tokens {c.tokens}")
+        self.counts.add(record)
+        self.bar.set_postfix_str(self._postfix(), refresh=False)
         self.bar.update(1)
 
     def close(self) -> None:
+        self.stopped.set()
+        self.ticker.join()
+        self.above.finish()
+        if sys.stderr is self.above:
+            sys.stderr = self.stderr
         self.bar.close()
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,6 +32,8 @@ from minipi.errors import ConfigError
 
 __all__ = ["BatchView", "href", "read_batch", "report_batch", "show_batch"]
 
+_MAX_TASK_FILE = 256 * 1024 * 1024
+"""The largest task file a report reads the questions of tasks without a trace from."""
 _HEAD = ("id", "status", "code", "correct", "traced", "unsup", "turns", "secs", "answer")
 """The terminal's headings (the page says ``unsupported`` and ``seconds``)."""
 
@@ -169,10 +172,12 @@ def report_batch(path: Path, html: Path) -> int:
     folder = html.with_name(html.stem + ".tasks")
     os.makedirs(folder, exist_ok=True)
     links: dict[str, str] = {}
+    asked = _questions(view)
     for number, record in enumerate(view.records, start=1):
         trace = _trace(view.path, record)
         name = f"{number:05d}.html"
-        _write(folder / name, task_page(record, trace, href("..", html.name)))
+        question = asked.get((record.id, record.task), "")
+        _write(folder / name, task_page(record, trace, href("..", html.name), question))
         links[record.id] = href(".", folder.name, name)
     _write(html, batch_page(view, links, _statuses(view.records)))
     click.echo(safe(f"wrote {html} ({len(view.records)} tasks; their pages in {folder})"), err=True)
@@ -190,6 +195,35 @@ def href(*parts: str) -> str:
 def _statuses(records: Sequence[Record]) -> list[tuple[str, int]]:
     counted = Counter(r.status if r.code is None else f"{r.status}/{r.code}" for r in records)
     return counted.most_common()
+
+
+def _questions(view: BatchView) -> dict[tuple[str, str], str]:
+    """The question of each task of the batch's task file (``batch.json`` names it), by id
+    and digest: what the page of a task without a trace (its project was refused) shows. A
+    task changed since it ran (another digest) is not the one its record is of."""
+    if not any(record.trace is None for record in view.records):
+        return {}
+    from minipi.batch.tasks import load_tasks
+
+    try:
+        config = load_json((view.path / "batch.json").read_bytes())
+        named = config.get("tasks_file") if isinstance(config, dict) else None
+        if not isinstance(named, str) or not _plain_file(Path(named)):
+            return {}
+        tasks, _ = load_tasks(Path(named))
+    except (OSError, ValueError):
+        return {}
+    return {(task.id, task.digest): task.question for task in tasks}
+
+
+def _plain_file(path: Path) -> bool:
+    """A regular file of at most ``_MAX_TASK_FILE`` bytes (``batch.json`` is data: never a
+    device or a pipe that reads forever)."""
+    try:
+        found = path.stat()
+    except OSError:
+        return False
+    return stat.S_ISREG(found.st_mode) and found.st_size <= _MAX_TASK_FILE
 
 
 def _trace(path: Path, record: Record) -> dict[str, Any] | None:
