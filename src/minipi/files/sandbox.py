@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import os
 import shlex
+import threading
+import time
 from collections.abc import Iterable
 from types import TracebackType
 
@@ -36,7 +38,7 @@ from minipi.files.walk import (
     walk,
 )
 
-__all__ = ["ProjectFiles"]
+__all__ = ["ProjectFiles", "ReadCache"]
 
 
 class ProjectFiles:
@@ -118,20 +120,32 @@ class ProjectFiles:
         most ``max_bytes + 1`` bytes), not strict UTF-8 (``not_utf8``), bad range
         (``invalid_range``), plus every path refusal.
         """
+        return self.read_text_reusing(path, offset, limit, None)[0]
+
+    def read_text_reusing(
+        self, path: object, offset: int | None, limit: int | None, reads: ReadCache | None
+    ) -> tuple[TextFile, bool]:
+        """``read_text``, with the bytes of an unchanged file taken from ``reads`` (and
+        whether they were) instead of read again; every refusal is checked as for a first
+        read, and the file is opened to ``fstat`` it (``ReadCache``)."""
         rel = self._resolve(path)
         check_range(offset, limit)
         fd, info = self._open(rel, "file")
         try:
             if info.st_size > self.max_bytes:
                 raise too_large(rel, info.st_size, self.max_bytes)
-            data = read_bounded(fd, self.max_bytes)
+            held = reads.get(rel.text, info) if reads is not None else None
+            data = held if held is not None else read_bounded(fd, self.max_bytes)
         finally:
             os.close(fd)
         if data is None:
             raise too_large(rel, None, self.max_bytes)
         text, bom = decode_utf8(data, rel)
+        if reads is not None and held is None:
+            reads.put(rel.text, info, data)
         selected, first, last, total = select_lines(text, offset, limit, rel)
-        return TextFile(rel.text, selected, len(data), info.st_nlink, bom, total, first, last)
+        read = TextFile(rel.text, selected, len(data), info.st_nlink, bom, total, first, last)
+        return read, held is not None
 
     def search(self, query: object, path: object = ".") -> SearchResult:
         """Lines containing ``query`` (literal, case-sensitive) in the files under ``path``."""
@@ -200,6 +214,53 @@ class ProjectFiles:
             return open_at(root, parent, rel.parts[-1], rel, want)
         finally:
             os.close(parent)
+
+
+SETTLED_NS = 2_000_000_000
+"""A file changed less than this long (ns) before it was read is never reused: a write in the
+same tick of a coarse clock, or on a file system that keeps times to 2 seconds, could leave
+its size and times as they were."""
+
+
+class ReadCache:
+    """The files read in one conversation, by root-relative path, so that a later read of an
+    unchanged file is answered with the same bytes instead of a new read
+    (``ProjectFiles.read_text_reusing``).
+
+    Unchanged means the same device, inode, size, modification and change time (``fstat`` of
+    the file opened again, after every refusal was checked again); a rename, a rewrite, a
+    ``touch`` or a ``chmod`` all change one of them. A file whose change time was less than
+    ``SETTLED_NS`` before it was read is read again every time. At most ``max_bytes`` are held,
+    the oldest dropped first. Tools may run in threads: the cache is locked."""
+
+    def __init__(self, max_bytes: int = 8 << 20) -> None:
+        self.max_bytes = max_bytes
+        self._held: dict[str, tuple[tuple[int, ...], bytes]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, path: str, info: os.stat_result) -> bytes | None:
+        """The bytes read of ``path`` when ``info`` says it is unchanged since, else None."""
+        with self._lock:
+            held = self._held.get(path)
+        return held[1] if held is not None and held[0] == _stamp(info) else None
+
+    def put(self, path: str, info: os.stat_result, data: bytes) -> None:
+        """Keep ``data``, read from ``path`` as ``info`` describes it, if it had settled."""
+        if time.time_ns() - info.st_ctime_ns < SETTLED_NS or len(data) > self.max_bytes:
+            return
+        with self._lock:
+            self._held.pop(path, None)
+            self._held[path] = (_stamp(info), data)
+            while sum(len(d) for _, d in self._held.values()) > self.max_bytes:
+                del self._held[next(iter(self._held))]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._held.clear()
+
+
+def _stamp(info: os.stat_result) -> tuple[int, ...]:
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
 def _open_root(resolved: str, given: str) -> Root:

@@ -41,6 +41,9 @@ evidence check read them):
   search hit's line) or ``"path"`` (a listed, found or moved path); the rest (notices,
   ``no matches for '…'``, line numbers, the ``moved``/``->`` words) is the tool's own words;
   this is what the evidence check takes as sources (``minipi.evidence.sources``);
+- ``details["reused"]`` (``read_file`` given a conversation's ``ReadCache``): the file was
+  unchanged since this conversation read it, and its text was not read again (the output is
+  what a new read gives);
 - ``details["changed"]`` (``move_file``): the call changed the project, and
   ``details["change_words"]`` how its change is called, by language
   (``{"en": [...], "zh": [...]}``): what an answer saying it was done may use.
@@ -65,7 +68,7 @@ from minipi.files.output import (
 )
 from minipi.files.paths import is_sensitive, quote_path
 from minipi.files.results import Listing
-from minipi.files.sandbox import ProjectFiles
+from minipi.files.sandbox import ProjectFiles, ReadCache
 from minipi.files.walk import Ignore
 
 __all__ = [
@@ -128,13 +131,19 @@ def make_list_files_tool(files: ProjectFiles) -> AgentTool:
     )
 
 
-def make_read_file_tool(files: ProjectFiles) -> AgentTool:
-    """``read_file(path, offset?, limit?)``: a UTF-8 text file, or a range of its lines."""
+def make_read_file_tool(files: ProjectFiles, reads: ReadCache | None = None) -> AgentTool:
+    """``read_file(path, offset?, limit?)``: a UTF-8 text file, or a range of its lines; with
+    ``reads`` (one conversation's), an unchanged file already read is not read again: the
+    result is the same, and says so in ``details["reused"]``."""
 
     def handler(arguments: Mapping[str, Any]) -> ToolResult:
-        text = files.read_text(arguments["path"], arguments.get("offset"), arguments.get("limit"))
+        path, offset, limit = arguments["path"], arguments.get("offset"), arguments.get("limit")
+        text, reused = files.read_text_reusing(path, offset, limit, reads)
         marks: list[Mark] = [[0, len(text.text), "content"]] if text.total_lines else []
-        return ToolResult(format_text(text), details={"marks": marks})
+        details: dict[str, Any] = {"marks": marks}
+        if reused:
+            details["reused"] = True
+        return ToolResult(format_text(text), details=details)
 
     line = {"type": "integer", "minimum": 1}
     return AgentTool(
@@ -247,11 +256,14 @@ class _Asked:
         return allowed
 
 
-def create_project_tools(files: ProjectFiles, approve: Approver | None = None) -> list[AgentTool]:
-    """list_files, read_file, search_files, and move_file when an approver is given."""
+def create_project_tools(
+    files: ProjectFiles, approve: Approver | None = None, *, reads: ReadCache | None = None
+) -> list[AgentTool]:
+    """list_files, read_file (reusing ``reads``, when given), search_files, and move_file
+    when an approver is given."""
     tools = [
         make_list_files_tool(files),
-        make_read_file_tool(files),
+        make_read_file_tool(files, reads),
         make_search_files_tool(files),
     ]
     if approve is not None:
