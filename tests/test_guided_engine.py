@@ -70,3 +70,28 @@ def test_smollm2_guided_reads_the_daily_report(engine: Engine) -> None:
     # The tiny model's own sentence may state no figure: the verdict says so, never hides it.
     assert result.verdict is not None
     assert result.verdict.backed or result.verdict.reason in ("facts_only", "no_claims")
+
+
+@pytest.mark.timeout(300)
+def test_smollm2_structured_answer_fits_the_schema_through_the_grammar(engine: Engine) -> None:
+    """With the engine the schema is the grammar: whatever the tiny model writes is JSON of
+    the shape, and each field is traced (a supported one to the report it was read from)."""
+    from minipi.structured import shape_of
+
+    shape = shape_of('{"date": "string", "orders": "integer", "revenue": "number"}')
+    inner = EngineClient(connect(Endpoint(engine.base_url, engine.model_name, wire="chat")), engine)
+    with ProjectFiles(SAMPLE) as files:
+        client = GuidedClient(inner)
+        try:
+            tools = create_project_tools(files)
+            result = run_agent(client, tools, CONFIG, QUESTION, output=shape)
+        finally:
+            client.close()
+    assert result.status == "succeeded", result.error
+    assert result.output is not None
+    assert shape.problem(json.loads(result.answer)) is None
+    assert [f.pointer for f in result.output.fields] == ["/date", "/orders", "/revenue"]
+    for field in result.output.fields:
+        if field.status == "supported":
+            assert {s.path for s in field.sources} == {REPORT}
+    assert result.verdict is not None

@@ -57,6 +57,8 @@ END_CODES: dict[str, tuple[RunStatus, str]] = {
     "content_filter": ("failed", "the endpoint filtered the reply"),
     "unsupported_figures": ("failed", "--evidence require: a claim no tool result holds, twice"),
     "answer_unexamined": ("failed", "--evidence require: the answer is too long to check whole"),
+    "invalid_output": ("failed", "--schema: the model's JSON did not fit the schema, twice"),
+    "unsupported_fields": ("failed", "--evidence require: a field of --schema no read backs"),
     "malformed_call": ("failed", "a tool call without a name: nothing can answer it"),
     # the endpoint
     "endpoint_unreachable": ("failed", "no connection, or it dropped (after retries)"),

@@ -270,6 +270,13 @@ def _tool_result(event: Any) -> dict[str, Any]:
 
 def _run_end(event: Any) -> dict[str, Any]:
     result: RunResult = event.result
+    shown = _run_end_fields(result)
+    if result.output is not None:  # a structured answer: its value and each field's sources
+        shown["output"] = result.output.to_json()
+    return shown
+
+
+def _run_end_fields(result: RunResult) -> dict[str, Any]:
     return {
         "status": result.status,
         "answer": result.answer,

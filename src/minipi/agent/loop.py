@@ -15,6 +15,7 @@ run's state and its moves (ask, keep, deliver, finish) are ``Run``, in
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from minipi.agent.config import AgentConfig
 from minipi.agent.events import EventSink, RunStart, SinkFailed
@@ -26,6 +27,9 @@ from minipi.agent.types import End, FinalAnswer, Note, Nudge, Retry, RunTools
 from minipi.ai.types import FunctionCall, Item, Message, ModelClient
 from minipi.errors import ModelError
 
+if TYPE_CHECKING:
+    from minipi.structured.shape import OutputShape
+
 __all__ = ["run_agent"]
 
 
@@ -35,6 +39,8 @@ def run_agent(
     config: AgentConfig,
     question_or_history: str | Sequence[Item],
     on_event: EventSink | None = None,
+    *,
+    output: object = None,
 ) -> RunResult:
     """Run the loop until the model answers, a budget runs out, or something fatal happens.
 
@@ -43,10 +49,19 @@ def run_agent(
     ``RunResult``: model and network failures, Ctrl-C, and a ``MiniPiError`` raised by
     ``on_event`` (a session that could not be saved), after which the sink still sees every
     event but its errors are ignored.
+
+    ``output`` (a JSON Schema, a dataclass, a pydantic model, or ``--schema`` text) asks for
+    the answer as a JSON value of that shape, each field traced to the reads
+    (``minipi.agent.output``; ``RunResult.output``); a bad shape is a ``ConfigError``.
     """
+    shape = _shape(output)
     run = Run(client, tools, config, question_or_history, on_event)
     try:
         outcome = _loop(run)
+        if shape is not None and isinstance(outcome, FinalAnswer):
+            from minipi.agent.output import structured_answer
+
+            outcome = structured_answer(run, shape, outcome)
     except KeyboardInterrupt:
         outcome = End("cancelled", "cancelled by the user")
     except OutOfTime:
@@ -56,6 +71,15 @@ def run_agent(
     except SinkFailed as failed:
         outcome = End.failed(failed.error)
     return run.finish(outcome)
+
+
+def _shape(output: object) -> OutputShape | None:
+    """The shape ``output`` asks for (loaded only then: the schema validator)."""
+    if output is None:
+        return None
+    from minipi.structured.shape import shape_of
+
+    return shape_of(output)
 
 
 def _loop(run: Run) -> FinalAnswer | End:

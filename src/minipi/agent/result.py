@@ -14,6 +14,7 @@ from minipi.said import Said
 
 if TYPE_CHECKING:
     from minipi.evidence import Evidence
+    from minipi.structured.trace import StructuredOutput
 
 __all__ = ["RunResult", "RunStatus"]
 
@@ -50,6 +51,10 @@ class RunResult:
     said: Said | None = None
     """``error`` as a message of ``minipi.said``, for a run shown in another language (None:
     ``error`` is the only wording)."""
+    output: StructuredOutput | None = None
+    """The answer as the caller's shape asked (``run_agent(output=...)``): the JSON value
+    with each field's sources; ``answer`` is its JSON text, ``evidence`` and ``verdict``
+    are its fields'."""
 
     @property
     def succeeded(self) -> bool:
@@ -68,6 +73,19 @@ class RunResult:
         """The result of a run that ended ``by`` an accepted answer or an ``End``, after
         ``counts`` (turns, tool calls)."""
         asked = question if question is not None else Question.of(last_question(items))
+        if isinstance(by, FinalAnswer) and by.structured is not None:
+            done = by.structured
+            return cls(
+                "succeeded",
+                by.text,
+                items,
+                usage,
+                *counts,
+                evidence=done.evidence,
+                verdict=done.verdict,
+                question=asked,
+                output=done.output,
+            )
         if isinstance(by, FinalAnswer):
             facts = _cited(items)
             verdict = judge(evidence, question=asked, facts=facts, items=items, answer=by.text)

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from minipi.agent.ends import RunStatus, status_of
 from minipi.agent.tools import AgentTool, ToolResult
@@ -46,6 +46,11 @@ from minipi.ai.types import FunctionCall, Item, ModelRequest, ModelResponse
 from minipi.errors import MiniPiError
 from minipi.reading import NO_QUESTION, Question
 from minipi.said import Said, SaidValue
+
+if TYPE_CHECKING:
+    from minipi.evidence import Evidence
+    from minipi.evidence.verdict import Verdict
+    from minipi.structured.trace import StructuredOutput
 
 __all__ = [
     "CallOutcome",
@@ -94,9 +99,22 @@ class End:
 
 @dataclass(frozen=True, slots=True)
 class FinalAnswer:
-    """The model answered (text, no calls); the answer rules have not yet accepted it."""
+    """The model answered (text, no calls); the answer rules have not yet accepted it.
+    ``structured``: the answer as the caller's shape asked (``minipi.agent.output``)."""
 
     text: str
+    structured: Structured | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Structured:
+    """A structured answer, traced: the value with each field's sources (a
+    ``minipi.structured.trace.StructuredOutput``), the check of its fields (an ``Evidence``)
+    and the fields' verdict (None: ``--evidence off``)."""
+
+    output: StructuredOutput
+    evidence: Evidence
+    verdict: Verdict | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -82,6 +82,9 @@ def encode(request: ModelRequest, model: str, *, stream: bool) -> JsonObject:
         )
         body["parallel_tool_calls"] = request.parallel_tool_calls
     body.update(_options(request.options))
+    if request.output_schema is not None:
+        schema = {"name": "answer", "schema": request.output_schema}
+        body["response_format"] = {"type": "json_schema", "json_schema": schema}
     if stream:
         body["stream"] = True
         if "stream_options" not in request.options:

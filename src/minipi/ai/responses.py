@@ -75,6 +75,9 @@ def encode(
     body["parallel_tool_calls"] = request.parallel_tool_calls
     body["store"] = store
     body.update(request.options)
+    if request.output_schema is not None:
+        schema = {"type": "json_schema", "name": "answer", "schema": request.output_schema}
+        body["text"] = {"format": schema}
     if stream:
         body["stream"] = True
     return body

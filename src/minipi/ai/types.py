@@ -171,6 +171,10 @@ class ModelRequest:
     deadline: float | None = field(default=None, compare=False)
     """``time.monotonic()`` by which the request must be done, answer read (the run's
     ``max_seconds``): past it the client gives up with ``ModelDeadlineError``."""
+    output_schema: JsonObject | None = None
+    """The reply must be one JSON value of this JSON Schema (a structured answer): each
+    client constrains it its own way (the chat wire's ``response_format``, the responses
+    wire's ``text.format``, guided mode's grammar)."""
     cancel: threading.Event | None = field(default=None, compare=False)
     """Set once the answer is no longer wanted (a batch stopping at Ctrl-C): the client gives
     up within a fraction of a second, in any phase but connecting, with a ``ModelError`` of

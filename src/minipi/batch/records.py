@@ -46,6 +46,11 @@ RECORD: dict[str, Any] = {
             "properties": {"kind": {"type": "string"}, "reason": _TEXT_OR_NULL},
         },
         "correct": {"type": ["boolean", "null"]},
+        "output": {
+            "type": "object",
+            "required": ["value", "fields"],
+            "properties": {"fields": {"type": "array", "items": {"type": "object"}}},
+        },
         "changes": {"type": "array", "items": {"type": "string"}},
     },
 }
@@ -78,6 +83,8 @@ class Record:
     verdict: dict[str, str | None] | None = None
     changes: tuple[str, ...] = ()
     """What the task changed (``moved A -> B``), its journal's earlier runs included."""
+    output: dict[str, Any] | None = None
+    """A structured answer's value and each field's trace (``StructuredOutput.to_json``)."""
 
     @property
     def shown_status(self) -> str:
@@ -117,6 +124,8 @@ class Record:
             data["correct"] = self.correct
         if self.changes:
             data["changes"] = list(self.changes)
+        if self.output is not None:
+            data["output"] = self.output
         return data
 
     @classmethod
@@ -144,6 +153,7 @@ class Record:
             if verdict is None
             else {"kind": verdict["kind"], "reason": verdict.get("reason")},
             changes=tuple(data.get("changes", ())),
+            output=data.get("output"),
         )
 
 
@@ -196,6 +206,7 @@ def record_of(task: Task, result: RunResult, seconds: float, trace: str | None) 
         finished=_now(),
         verdict=result.verdict.to_json() if result.verdict is not None else None,
         changes=changes,
+        output=result.output.to_json() if result.output is not None else None,
     )
 
 

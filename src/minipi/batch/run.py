@@ -120,7 +120,7 @@ def run_task(
         sink = fan_out(*(s for s in (recorder, traced, on_event) if s is not None))
         client = GatedClient(model.client, gate)
         config = agent_config(settings, model, tools, question=task.question, files=files)
-        result = run_agent(client, tools, config, asked, sink)
+        result = run_agent(client, tools, config, asked, sink, output=task.schema)
     shown = f"traces/{trace.name}" if traced is not None and trace is not None else None
     return record_of(task, result, time.perf_counter() - started, shown)
 

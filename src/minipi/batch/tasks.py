@@ -1,5 +1,6 @@
 """The task file: one JSON object per line, ``{"id", "question", "project", "expect"?,
-"max_turns"?}``.
+"max_turns"?, "schema"?}`` (``schema``: the answer as JSON of that shape, each field traced:
+a JSON Schema object, or text as ``minipi ask --schema`` takes it).
 
     tasks, problems = load_tasks(Path("tasks.jsonl"))
     for problem in problems:
@@ -27,7 +28,7 @@ __all__ = ["MAX_ID_CHARS", "LineProblem", "Task", "counted", "load_tasks", "pars
 MAX_ID_CHARS = 128
 MAX_NAME_BYTES = 255
 """The longest file name (in bytes) of Linux's file systems: ``ID.json`` must fit."""
-_FIELDS = frozenset({"id", "question", "project", "expect", "max_turns"})
+_FIELDS = frozenset({"id", "question", "project", "expect", "max_turns", "schema"})
 
 
 @dataclass(frozen=True)
@@ -43,12 +44,15 @@ class Task:
     """Strings the answer must hold for the task to count as ``correct`` (None: not judged)."""
     max_turns: int | None = None
     """This task's model-request budget (None: the batch's ``--max-turns``)."""
+    schema: str | None = None
+    """The shape of a structured answer, as JSON text or ``--schema``'s text (None: prose)."""
 
     @property
     def digest(self) -> str:
         """A short hash of what the task asks (a resumed batch notices a changed task)."""
         expect = list(self.expect) if self.expect is not None else None
-        data = [self.question, str(self.project), expect, self.max_turns]
+        data: list[Any] = [self.question, str(self.project), expect, self.max_turns]
+        data += [self.schema] if self.schema is not None else []  # older digests unchanged
         text = json.dumps(data, ensure_ascii=False)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -141,6 +145,7 @@ def parse_task(line: str, base: Path) -> Task:
         project=base / _text(data, "project"),
         expect=_expect(data.get("expect")),
         max_turns=_max_turns(data.get("max_turns")),
+        schema=_schema(data.get("schema")),
     )
 
 
@@ -201,3 +206,21 @@ def _max_turns(value: Any) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 100_000:
         raise _Bad('"max_turns" must be a whole number from 1 to 100000')
     return value
+
+
+def _schema(value: Any) -> str | None:
+    """The task's shape as text ``shape_of`` reads (checked now: a bad one is this line's)."""
+    if value is None:
+        return None
+    if not isinstance(value, (str, dict)):
+        raise _Bad('"schema" must be a JSON Schema object or text such as "date, orders:int"')
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    from minipi.errors import ConfigError
+    from minipi.structured import shape_of
+
+    try:
+        shape_of(text)
+    except ConfigError as error:
+        said = error.message.removeprefix("schema: ")
+        raise _Bad(f'"schema": {said}') from None
+    return text

@@ -174,6 +174,8 @@ class GuidedClient:
 
     def create(self, request: ModelRequest) -> ModelResponse:
         """Rewrite ``request`` for the grammar, ask the inner client, translate the reply."""
+        if request.output_schema is not None:
+            return self._structured(request, request.output_schema)
         _refuse_reserved(request.options)
         tools = self._offerable(request.tools)
         listing = self._listing(request, tools)
@@ -187,6 +189,16 @@ class GuidedClient:
         if cited.composed is not None:  # later turns show the model its reply as it wrote it
             self._rendered[id(cited.composed)] = (cited.composed, cited.reply)
         return response
+
+    def _structured(self, request: ModelRequest, schema: JsonObject) -> ModelResponse:
+        """The reply to a request for JSON of ``schema`` (``ModelRequest.output_schema``, a
+        structured answer): the history rendered and the instructions as every turn has them
+        (the engine's prefix cache holds), the schema as the grammar, in the server's
+        ``style``, the reply passed on as the server wrote it."""
+        _refuse_reserved(request.options)
+        constraint = {"response_format": response_format(schema, self.style)}
+        guided = self._guided(replace(request, output_schema=None), constraint, listing=False)
+        return self.inner.create(guided)
 
     def _offerable(self, tools: Sequence[ToolSpec]) -> Sequence[ToolSpec]:
         """The request's tools the grammar may offer (not the mutating ones without
