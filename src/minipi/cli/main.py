@@ -107,7 +107,7 @@ def _project_as_question(project: Path | None) -> None:
 def chat(**kwargs: Any) -> None:
     """An interactive conversation; history is kept until exit or Ctrl-D (saved with
     --session NAME; Ctrl-C cancels the current question)."""
-    from minipi.cli.app import chat as run_chat
+    from minipi.cli.chat import chat as run_chat
 
     sys.exit(_guard(lambda: run_chat(run_options(kwargs))))
 
@@ -181,7 +181,8 @@ def delete_session(name: str) -> None:
 
 @cli.group()
 def mcp() -> None:
-    """MCP servers whose tools ask and chat offer (--mcp, --mcp-config)."""
+    """MCP servers whose tools ask and chat offer (--mcp, --mcp-config), and minipi as an MCP
+    server for other agents (serve)."""
 
 
 @mcp.command("list")
@@ -198,6 +199,37 @@ def list_mcp(as_json: bool, **kwargs: Any) -> None:
         return cmd.list_servers(options, os.environ, _data_dir(), as_json=as_json)
 
     sys.exit(_guard(run))
+
+
+_SERVE_EXAMPLES = """
+# For a host that starts MCP servers (stdio), e.g. in its mcpServers config:
+minipi mcp serve --project examples/sample_project --base-url http://127.0.0.1:8021/v1 -m my-model
+# Streamable HTTP on http://127.0.0.1:8765/mcp:
+minipi mcp serve --project examples/sample_project --port 8765
+# Another minipi asking this one:
+minipi ask "What is the revenue?" --mcp 'minipi mcp serve -p examples/sample_project' \\
+    --mcp-trust minipi
+"""
+
+
+@mcp.command("serve", cls=GroupedCommand, examples=_SERVE_EXAMPLES)
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    help="Serve streamable HTTP at http://127.0.0.1:PORT/mcp (0: a free port) instead of stdio.",
+)
+@session_options
+@loop_options
+@tool_options
+@model_options
+@project_options
+def serve_mcp(port: int | None, **kwargs: Any) -> None:
+    """Serve ask_project (a backed answer: verdict and sources) and read_sources on the
+    project to other agents, as an MCP server (stdio; --port: streamable HTTP). Read-only
+    unless --approve all."""
+    from minipi.cli import mcp as cmd
+
+    sys.exit(_guard(lambda: cmd.serve_project(run_options(kwargs), port)))
 
 
 def _data_dir() -> Path:

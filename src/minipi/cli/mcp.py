@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sys
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -31,8 +32,12 @@ from minipi.mcp.config import (
 )
 
 if TYPE_CHECKING:
+    from minipi.agent import AgentEvent, RunResult
+    from minipi.agent.events import EventSink
     from minipi.ai.types import ToolSpec
     from minipi.assemble import Settings
+    from minipi.cli.runner import Served
+    from minipi.cli.settings import RunOptions
     from minipi.cli.words import Words
     from minipi.files import ProjectFiles
     from minipi.mcp import McpTools, ServerTools, ToolInfo
@@ -41,12 +46,14 @@ __all__ = [
     "BUILTIN_TOOLS",
     "TOKEN_ESTIMATE",
     "McpOptions",
+    "answer_text",
     "configured_servers",
     "list_servers",
     "mcp_config",
     "offer_lines",
     "open_for_run",
     "refuse_withheld",
+    "serve_project",
 ]
 
 BUILTIN_TOOLS = PROJECT_TOOLS
@@ -343,3 +350,134 @@ def _server_json(server: ServerTools) -> dict[str, Any]:
         ],
         "left_out": [{"name": n, "why": w} for n, w in server.left_out],
     }
+
+
+def serve_project(
+    options: RunOptions, port: int | None, env: Mapping[str, str] | None = None
+) -> int:
+    """``minipi mcp serve``: the project's ``ask_project`` and ``read_sources`` as an MCP
+    server (``minipi.mcp.server``), over stdio until stdin closes, or over streamable HTTP on
+    127.0.0.1:``port`` until interrupted. Read-only unless ``--approve all``; the model,
+    budgets and session are ``ask``'s. ConfigError (exit 2) for what cannot start."""
+    import anyio
+
+    from minipi.cli.runner import open_served
+    from minipi.cli.words import Words
+    from minipi.mcp.server import ServedProject, build_server, serve_http, serve_stdio
+
+    env = os.environ if env is None else env
+    options = _served_options(options, env)
+    with ExitStack() as stack:
+        served = open_served(options, stack, _note, env)
+        read_only = served.settings.approve == "deny"
+        project = ServedProject(_asker(served), answer_text, _reader(served.files), read_only)
+        server = build_server(project)
+        words = Words(False)
+        mode = words("serving_read_only" if read_only else "serving_changes")
+        if served.book is not None:
+            mode += "; " + words("serving_session", name=served.book.name)
+        if port is None:
+            _note(words("serving", transport="stdio", root=options.root, mode=mode))
+            anyio.run(serve_stdio, server)
+            return 0
+        sock = _listening(port)
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
+        _note(words("serving", transport=url, root=options.root, mode=mode))
+        anyio.run(serve_http, server, sock)
+    return 0
+
+
+def _served_options(options: RunOptions, env: Mapping[str, str]) -> RunOptions:
+    """``options`` with the project root resolved (given, never the current directory: a
+    host starts its servers wherever it runs) and ``--approve deny`` unless given: a
+    server's changes are allowed on its own command line only, never by a config file."""
+    from minipi.cli.settings import project_root
+
+    if options.project is None:
+        raise ConfigError(
+            "minipi mcp serve needs --project DIR: the folder whose files it answers about"
+        )
+    flags = {"approve": "deny", **options.flags}
+    root = project_root(options, env)
+    return replace(options, project=root, flags=flags)
+
+
+def _reader(files: ProjectFiles) -> Callable[[object], tuple[str, list[str]]]:
+    """``read_sources``' way into the project: the run's own sandbox, a file whole (as
+    ``read_file`` reads it, up to its size limit), its lines without their ends."""
+    from minipi.files.text import split_lines
+
+    def read(path: object) -> tuple[str, list[str]]:
+        text = files.read_text(path)
+        return text.path, [line.rstrip("\r\n") for line in split_lines(text.text)]
+
+    return read
+
+
+def _listening(port: int) -> socket.socket:
+    from minipi.mcp.server import listening_socket
+
+    try:
+        return listening_socket(port)
+    except OSError as error:
+        raise ConfigError(
+            f"--port {port}: cannot listen on 127.0.0.1:{port} ({error.strerror}); "
+            "choose another port, or 0 for a free one"
+        ) from None
+
+
+def _asker(
+    served: Served,
+) -> Callable[[str, Callable[[str], None], dict[str, Any] | None], RunResult]:
+    """Each question's run (with the schema of a structured answer, or None), its progress
+    said through ``report`` and its summary line on stderr (the server's log), in the
+    question's language."""
+    from minipi.cli.words import words_for
+
+    def ask(
+        question: str, report: Callable[[str], None], schema: dict[str, Any] | None
+    ) -> RunResult:
+        words = words_for(question)
+        result = served.ask(question, _progress(words, report), schema)
+        _note(words.summary(result))
+        return result
+
+    return ask
+
+
+def _progress(words: Words, report: Callable[[str], None]) -> EventSink:
+    """The events a host may show while it waits: each model request, each tool run."""
+    from minipi.agent.events import ToolExecuting, TurnStart
+
+    def sink(event: AgentEvent) -> None:
+        if isinstance(event, TurnStart):
+            report(words("status_model", turn=event.turn))
+        elif isinstance(event, ToolExecuting):
+            report(words("status_tool", name=event.name))
+
+    return sink
+
+
+def answer_text(question: str, result: RunResult) -> str:
+    """What ``ask_project`` says to a host that reads only text, in the question's language:
+    the answer, the verdict, the facts minipi cited and each figure's sources (every row);
+    for a run that did not succeed, its summary and why it ended."""
+    from minipi.cli.evidence import cited_lines, evidence_lines
+    from minipi.cli.words import words_for
+
+    words = words_for(question)
+    if not result.succeeded:
+        return words.summary(result)
+    verdict = result.verdict
+    if verdict is None or verdict.backed:
+        said = words("served_verdict", kind="backed", why=words("served_backed"))
+    else:
+        said = words("served_verdict", kind=verdict.kind, why=words(f"why_{verdict.reason}"))
+    lines = [result.answer, "", said, *cited_lines(result.facts, words)]
+    if result.evidence is not None:
+        lines += evidence_lines(result.evidence.to_json(), words, fancy=False, verbose=True)
+    return "\n".join(lines)
+
+
+def _note(text: str) -> None:
+    print(safe(text), file=sys.stderr, flush=True)
