@@ -18,9 +18,12 @@ PASS/MISS), preceded by progress on stderr and the local engine's per-turn figur
    run as is and with compact JSON separators (minipi's encoding);
 5. 8 parallel 200 ms tools (``perf_tools.py``), default and ``max_parallel_tools=8``;
 6. the local engine's prompt cache over a multi-turn conversation (``perf_engine.py``), with
-   native tool calls and with the CLI's guided mode.
+   native tool calls and with the CLI's guided mode;
+7. OpenTelemetry tracing (``--otel``) off and on: the loop's per-turn cost and the CLI's
+   import time, with their ratios (``perf_otel.py``).
 
-stdlib + minipi only; the measured processes all use ``--python`` (default: this one).
+stdlib + minipi only (7: and the ``otel`` extra); the measured processes all use
+``--python`` (default: this one).
 The harness (fake server, stdlib loop) is found at ``../shared/bench/peers`` from the repo root.
 """
 
@@ -222,6 +225,24 @@ def run_engine(args: argparse.Namespace, tmp: str) -> dict[str, Any] | str:
     return report
 
 
+def run_otel(args: argparse.Namespace, tmp: str) -> list[str]:
+    """Tracing (``--otel``) off and on, side by side (``perf_otel.py``): the loop's cost per
+    turn in-process (no HTTP: the most tracing can add in proportion) and the import time."""
+    imports = "5" if args.quick else "10"
+    command = [args.python, str(BENCH / "perf_otel.py"), "--reps", str(args.reps)]
+    try:
+        r = probe_json([*command, "--imports", imports], tmp)
+    except RuntimeError as error:  # the otel extra not installed for --python
+        return [f"tracing (--otel): not measured: {error}"]
+    return [
+        f"tracing (--otel), off / on / ratio: per turn (in-process loop, 2 spans a turn) "
+        f"{r['turn_off_us']:.0f} / {r['turn_on_us']:.0f} us / {r['turn_ratio']:.2f}x "
+        f"(spans alone, not exported: {r['turn_spans_us']:.0f} us); "
+        f"imports of ask {r['import_off_ms']:.0f} / {r['import_on_ms']:.0f} ms / "
+        f"{r['import_ratio']:.2f}x"
+    ]
+
+
 def first_request(args: argparse.Namespace, tmp: str) -> dict[str, Any]:
     workdir = make_workdir(tmp, 1)
     command = [
@@ -258,12 +279,13 @@ def main() -> int:
         tools = run_tools(args, tmp)
         engine = run_engine(args, tmp)
         first = first_request(args, tmp)
+        otel = run_otel(args, tmp)
         rows: list[Row] = [*build_rows(runs, compact, startup, tools, NS), *engine_rows(engine)]
         print(header(args, bytecode))
         for line in engine_lines(engine):
             print(line)
         print(render(rows))
-        for line in notes(runs, compact, first, args.peers_dir):
+        for line in [*notes(runs, compact, first, args.peers_dir), *otel]:
             print(line)
         print(f"(whole benchmark: {(time.monotonic() - started) / 60:.1f} min)")
     finally:
