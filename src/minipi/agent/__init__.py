@@ -1,5 +1,6 @@
 """The agent layer ("pi_agent"): tools, the loop, its rules, events and result."""
 
+from minipi.agent.aio import AsyncEventSink, arun_agent
 from minipi.agent.config import AgentConfig
 from minipi.agent.events import (
     AgentEvent,
@@ -38,6 +39,7 @@ __all__ = [
     "ApprovalRequest",
     "Approver",
     "AssistantText",
+    "AsyncEventSink",
     "CallOutcome",
     "Checked",
     "End",
@@ -60,6 +62,7 @@ __all__ = [
     "ToolResult",
     "ToolResultReady",
     "TurnStart",
+    "arun_agent",
     "needs_approval",
     "parse_arguments",
     "run_agent",
