@@ -760,6 +760,7 @@ def test_after_a_move_through_the_real_loop_the_file_is_offered_where_it_is(
         {"answer": "小花 is in archive"},
         {"tool": "read_file", "arguments": {"path": ADOPTED}},
         {"answer": "名字：小花"},
+        {"answer": "名字：小花"},  # told it only repeats the question, it says it again
     ]
     inner = ScriptedModel([reply(json.dumps(step, ensure_ascii=False)) for step in steps])
     client = GuidedClient(inner, answer="plain")

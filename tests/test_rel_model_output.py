@@ -827,8 +827,8 @@ def test_d16_text_beside_calls_is_not_the_answer(
 def test_d16_a_claim_without_a_call_changes_nothing_and_the_record_shows_it(
     server: FakeServer, wire: Wire, base: Path, tmp_path: Path
 ) -> None:
-    server.add(Turn("I moved a.txt into archive/."))
-    before = snapshot(base)
+    server.add(Turn("I moved a.txt into archive/."), Turn("I moved a.txt into archive/."))
+    before = snapshot(base)  # told once that no tool made it, the model says it again
     proc = ask_cli(server, wire, base / "proj", "--approve", "all")
     assert proc.returncode == 1  # the claim is checked: no tool moved anything (issue 21)
     assert "change_not_made" in proc.stderr

@@ -160,3 +160,23 @@ def test_a_guided_cli_run_reads_the_file_the_question_describes(
     assert "pull request" not in sent[0]  # shares no word with the question
     assert "read_file" in proc.stderr
     assert "conf/staging.ini" in proc.stderr
+
+
+def test_a_file_named_by_its_bare_name_is_read_beside_the_folder_named(tmp_path: Path) -> None:
+    """ "Move the parrot Kiwi's card to adopted/": the folder named is where the card goes;
+    the card is wherever its name is. Files the question does not name stay unread, and a
+    word the folder's own files already hold names nothing elsewhere."""
+    project = _write(
+        tmp_path,
+        {
+            "adopted/README.md": "Cards of adopted animals go here.\n",
+            "waiting/parrot-kiwi.md": "Kiwi, a grey parrot, 4 years old.\n",
+            "waiting/rabbit-momo.md": "Momo, a rabbit, 2 years old.\n",
+            "waiting/animals-cards.md": "How to write cards.\n",
+        },
+    )
+    offered = {"list_files", "read_file", "move_file"}
+    with ProjectFiles(project) as files:
+        opening = guided_opening(offered, "Move the parrot Kiwi's card to adopted/", files, 4000)
+    reads = [arguments["path"] for tool, arguments in opening if tool == "read_file"]
+    assert reads == ["adopted/README.md", "waiting/parrot-kiwi.md"]

@@ -22,6 +22,7 @@ from minipi.agent import AgentConfig, RunResult, run_agent
 from minipi.agent.tools import ApprovalRequest
 from minipi.agent.types import Nudge, Rule, RunView
 from minipi.ai.testing import ScriptedModel, reply_calls, reply_text
+from minipi.ai.types import Message
 from minipi.files import ProjectFiles, create_project_tools
 
 CONFIG = AgentConfig(max_turns=8)
@@ -102,10 +103,11 @@ def test_a_claim_that_restates_the_question_backs_nothing(
     write(root, {"limits/v2.json": '{"api": "v2", "requests_per_minute": 1200, "burst": 60}'})
     question = "What are the API v2 limits in limits/v2.json?"
     said = "This is a JSON object that contains data about the API v2 limits."
-    assert verdict(ask(sandbox, question, ["limits/v2.json"], said)) == (
-        "weak",
-        "restates_question",
-    )
+    # told once that it only repeats the question, the model says it again: it stands, weak
+    restated = ask(sandbox, question, ["limits/v2.json"], said, said)
+    assert verdict(restated) == ("weak", "restates_question")
+    told = [i for i in restated.items if isinstance(i, Message) and i.by_minipi]
+    assert "only repeats what the question says" in told[0].text
     right = "v2 allows 1200 requests per minute with a burst of 60."
     assert verdict(ask(sandbox, question, ["limits/v2.json"], right)) == ("backed", None)
 
@@ -195,17 +197,18 @@ def test_a_change_is_backed_only_for_the_files_its_record_names(
     def yes(request: ApprovalRequest) -> bool:
         return True
 
-    def move_and_say(said: str) -> RunResult:
+    def move_and_say(said: str, again: bool = False) -> RunResult:
         model = ScriptedModel(
             [
                 reply_calls(("move_file", {"source": "inbox/cat.txt", "target": "archive/"})),
                 reply_text(said),
+                *([reply_text(said)] if again else []),  # told once, it says it again
             ]
         )
         tools = create_project_tools(sandbox, yes)
         return run_agent(model, tools, CONFIG, "Move the cat's file from inbox/ to archive/.")
 
-    both = move_and_say("I moved cat.txt and dog.txt to archive/.")
+    both = move_and_say("I moved cat.txt and dog.txt to archive/.", again=True)
     assert (both.status, both.code) == ("failed", "change_not_made")
     (root / "archive" / "cat.txt").rename(root / "inbox" / "cat.txt")  # as it was
     one = move_and_say("I moved cat.txt to archive/.")
@@ -706,4 +709,30 @@ def test_a_path_the_change_record_shows_reports_the_change(
     result = run_agent(
         model, create_project_tools(sandbox, yes), CONFIG, "Publish the poem from drafts/."
     )
+    assert verdict(result) == ("backed", None)
+
+
+def test_a_change_claimed_before_it_was_made_is_told_once(
+    root: Path, sandbox: ProjectFiles
+) -> None:
+    """A model that writes that it moved a file instead of calling the tool is told that no
+    tool made the change; when it then makes it, the run succeeds, backed by the record."""
+    write(root, {"drafts/poem.md": "roses\n", "published/.keep": ""})
+
+    def yes(request: ApprovalRequest) -> bool:
+        return True
+
+    model = ScriptedModel(
+        [
+            reply_text("I moved drafts/poem.md to published/."),
+            reply_calls(("move_file", {"source": "drafts/poem.md", "target": "published/"})),
+            reply_text("I moved drafts/poem.md to published/."),
+        ]
+    )
+    tools = create_project_tools(sandbox, yes)
+    result = run_agent(model, tools, CONFIG, "Publish the poem from drafts/.")
+    model.assert_complete()
+    # told, the next request must be a call (answering again is what was refused)
+    assert [r.tool_choice for r in model.requests] == ["auto", "required", "auto"]
+    assert (root / "published" / "poem.md").is_file()
     assert verdict(result) == ("backed", None)

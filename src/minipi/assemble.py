@@ -31,7 +31,8 @@ from minipi.ai.types import ModelClient, Wire
 from minipi.errors import ConfigError
 from minipi.files import ProjectFiles, create_project_tools
 from minipi.files.named import folders_said, named_in_project
-from minipi.files.survey import survey
+from minipi.files.sandbox import ReadCache
+from minipi.files.survey import named_elsewhere, survey
 
 __all__ = [
     "DEFAULT_INSTRUCTIONS",
@@ -302,9 +303,11 @@ def guided_opening(
     it names read (``files.named``: found as written or by name). A question that names no
     file is given the files it bears on, up to ``budget`` bytes, in the folders it names or
     else the whole project (``files.survey``: every file that fits, else those sharing the
-    most words with the question); one that names a file has said where to look, found or
-    not. What the question names, or describes, is what its answer needs, and finding it
-    costs a small model turns it may not have."""
+    most words with the question), and beside the folders it names, the files it names by
+    their bare name wherever they are (``files.survey.named_elsewhere``: "猫咪小花" for
+    ``inbox/猫咪小花.txt`` in "move 猫咪小花's file to archive/"); one that names a file has
+    said where to look, found or not. What the question names, or describes, is what its
+    answer needs, and finding it costs a small model turns it may not have."""
     opening = [(name, arguments) for name, arguments in GUIDED_OPENING if name in offered]
     if question is not None and files is not None:
         from minipi.guided.rank import Question
@@ -316,6 +319,8 @@ def guided_opening(
         if "read_file" in offered and not asked.named_files:
             folders = tuple(path for tool, path in named if tool == "list_files")
             more = survey(files, question, budget, under=folders or (".",))
+            if folders:  # a file named by its bare name, outside the folders named
+                more += named_elsewhere(files, question, more, budget)
             opening += [("read_file", {"path": path}) for path in more]
     return tuple(opening)
 
@@ -352,13 +357,16 @@ def run_tools(
     files: ProjectFiles,
     approver: Approver,
     extra: Sequence[AgentTool] = (),
+    *,
+    reads: ReadCache | None = None,
 ) -> list[AgentTool]:
-    """The project's file tools and ``extra`` ones (MCP's). In a read-only run
-    (``approve="deny"``) the tools that change things are not offered, and a call of one
-    anyway is answered ``read_only`` (nothing is asked, nothing changes): a question in a
-    read-only run is not failed by a change it could not have asked for, and the log says
-    that nothing was changed."""
-    tools = [*create_project_tools(files, approver), *extra]
+    """The project's file tools and ``extra`` ones (MCP's); ``read_file`` answers a read of a
+    file unchanged since ``reads`` (a conversation's) holds it without reading it again. In a
+    read-only run (``approve="deny"``) the tools that change things are not offered, and a
+    call of one anyway is answered ``read_only`` (nothing is asked, nothing changes): a
+    question in a read-only run is not failed by a change it could not have asked for, and
+    the log says that nothing was changed."""
+    tools = [*create_project_tools(files, approver, reads=reads), *extra]
     if settings.approve != "deny":
         return tools
     return [_read_only(tool) if tool.mutating else tool for tool in tools]

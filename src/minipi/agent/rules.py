@@ -297,7 +297,7 @@ class Rules:
             config.max_tool_output_chars,
         )
         deadline, retry = Deadline.of(config), ReplyRetry()
-        policy = EvidencePolicy(config.evidence)
+        policy = EvidencePolicy(config.evidence, can_change=any(t.mutating for t in tools))
         built_in = (
             TurnLimit(config.max_turns, config.answer_on_last_turn),
             deadline,

@@ -90,6 +90,7 @@ __all__ = [
     "claimed_changes",
     "judge",
     "not_supported",
+    "only_restates",
 ]
 
 VerdictKind: TypeAlias = Literal["backed", "weak", "unbacked"]
@@ -111,6 +112,17 @@ class Verdict:
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "reason": self.reason}
+
+
+def only_restates(evidence: Evidence, question: Question) -> bool:
+    """Whether what ``evidence``'s answer states that a read backs is only what the
+    question already says, and it states nothing unsupported or weak beside (the
+    ``restates_question`` verdict): an answer that adds nothing to the question."""
+    claims = evidence.claims
+    stated = [c for c in claims if _states(c)]
+    if not stated or any(not c.supported and c.status != "path" for c in claims):
+        return False
+    return all(_restates(c, question) and not _confirmed_missing(c) for c in stated)
 
 
 def not_supported(evidence: Evidence) -> tuple[CheckedClaim, ...]:

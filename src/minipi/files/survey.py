@@ -32,7 +32,7 @@ from minipi.errors import FileAccessError
 from minipi.files.sandbox import ProjectFiles
 from minipi.reading import words
 
-__all__ = ["MAX_SURVEYED", "MAX_VISITED", "survey"]
+__all__ = ["MAX_SURVEYED", "MAX_VISITED", "named_elsewhere", "survey"]
 
 MAX_SURVEYED = 8
 """At most this many files are read before the first reply, whatever the budget: past a
@@ -74,6 +74,61 @@ def survey(
             chosen.append(candidate.path)
             left -= candidate.size
     return tuple(chosen)
+
+
+def named_elsewhere(
+    files: ProjectFiles, question: str, taken: Sequence[str], budget: int
+) -> tuple[str, ...]:
+    """The files anywhere in the project that the question names by their bare name: a word
+    of the question (``_terms``) is in the file's path and in none of the files ``taken``
+    (path or text), best first by how many such words, within what ``budget`` bytes leave
+    beside the files taken. A question
+    that names a folder says where its answer is, or where something goes ("move 猫咪小花's
+    file to archive/"): what it names beside that, by name, is wherever that name is."""
+    if budget <= 0:
+        return ()
+    told = frozenset().union(*(_terms(p.replace("/", " ")) | _held(files, p) for p in taken))
+    asked = _terms(question) - told
+    ranked: list[tuple[int, str, int]] = []
+    for path, size in _paths(files):
+        shared = len(asked & _terms(path.replace("/", " ")))
+        if path in taken:
+            budget -= size
+        elif shared:
+            ranked.append((shared, path, size))
+    chosen: list[str] = []
+    for _, path, size in sorted(ranked, key=lambda r: (-r[0], r[1])):
+        if len(chosen) + len(taken) >= MAX_SURVEYED:
+            break
+        if size <= budget and _text(files, path) is not None:
+            chosen.append(path)
+            budget -= size
+    return tuple(chosen)
+
+
+def _held(files: ProjectFiles, path: str) -> frozenset[str]:
+    text = _text(files, path)
+    return _terms(text) if text is not None else frozenset()
+
+
+def _paths(files: ProjectFiles) -> Iterator[tuple[str, int]]:
+    """The project's regular files (path, size), breadth first, at most ``MAX_VISITED``
+    entries, none read."""
+    folders = ["."]
+    visited = 0
+    while folders and visited < MAX_VISITED:
+        try:
+            listing = files.list_dir(folders.pop(0))
+        except FileAccessError:
+            continue
+        for entry in listing.entries:
+            visited += 1
+            if visited > MAX_VISITED:
+                return
+            if entry.type == "dir":
+                folders.append(entry.path)
+            elif entry.type == "file" and 0 < entry.size <= files.max_bytes:
+                yield entry.path, entry.size
 
 
 def _terms(text: str) -> frozenset[str]:
