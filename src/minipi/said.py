@@ -191,6 +191,14 @@ _TEXT: dict[str, tuple[str, str]] = {
         "--evidence require：答案仍有内容没有任何工具结果支持：{claims}",
         "--evidence require: the answer still has claims no tool result backs: {claims}",
     ),
+    "invalid_output": (
+        "模型给出的 JSON 两次都不符合 --schema：{problem}",
+        "the model's JSON did not fit --schema, twice: {problem}",
+    ),
+    "unsupported_fields": (
+        "--evidence require：这些字段没有任何工具结果支持：{fields}",
+        "--evidence require: no tool result backs these fields: {fields}",
+    ),
     "claim_unsupported": ("{claim}（不在任何工具结果中）", "{claim} (in no tool result)"),
     "claim_from_question": ("{claim}（只在问题中）", "{claim} (only in the question)"),
     "claim_path": ("{claim}（只在文件名中）", "{claim} (only in a file name)"),
@@ -235,6 +243,32 @@ _TEXT: dict[str, tuple[str, str]] = {
         "（没有保存的部分标为 interrupted）",
         "session '{name}' was not saved: {error}. The run stopped before its next step; "
         "resume with --session {name} (what was not saved is marked interrupted)",
+    ),
+    # minipi as an MCP server's tools (minipi.mcp.server)
+    "serve_question_empty": (
+        "question 必须是非空的文本：说明你想从项目的文件中了解什么",
+        "question must be a non-empty string: say what you want to know from the project's files",
+    ),
+    "serve_schema_object": (
+        "schema 必须是一个 JSON 对象（JSON Schema），而不是 {value}",
+        "schema must be a JSON object (a JSON Schema), not {value}",
+    ),
+    "serve_unknown_arguments": (
+        "未知的参数：{names}（可用：{known}）",
+        "unknown arguments: {names} (there are: {known})",
+    ),
+    "serve_unknown_tool": ("没有工具 {name}；可用：{names}", "no tool {name}; there are: {names}"),
+    "serve_line": (
+        "line 必须是从 1 起的整数，而不是 {value}",
+        "line must be a whole number from 1, not {value}",
+    ),
+    "serve_context": (
+        "context 必须是 0 到 {most} 的整数，而不是 {value}",
+        "context must be a whole number from 0 to {most}, not {value}",
+    ),
+    "serve_past_end": (
+        "第 {line} 行超出了 {path} 的末尾（共 {total} 行）",
+        "line {line} is past the end of {path}, which has {total} lines",
     ),
 }
 

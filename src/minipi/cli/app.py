@@ -1,4 +1,5 @@
-"""What ``minipi ask`` and ``minipi chat`` do: settings -> library -> sinks -> exit code."""
+"""What ``minipi ask`` does, and the setup ``minipi chat`` shares (``chat.py``): settings ->
+library -> sinks -> exit code."""
 
 from __future__ import annotations
 
@@ -10,28 +11,29 @@ from contextlib import ExitStack, closing
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TextIO
 
-from minipi.agent import AgentEvent, AgentTool, RunResult, run_agent
+from minipi.agent import AgentEvent, AgentTool, RunResult
 from minipi.agent.ends import EXIT_CODES, status_of
 from minipi.agent.events import fan_out
-from minipi.ai.types import Item, Message, ModelClient
-from minipi.assemble import ModelHandle, Settings, agent_config, open_model, run_tools
+from minipi.ai.types import Item, ModelClient
+from minipi.assemble import ModelHandle, Settings, open_model, run_tools
 from minipi.cli.approve import make_approver
 from minipi.cli.evidence import cited_lines, evidence_lines
-from minipi.cli.prompt import ChatPrompt
 from minipi.cli.render import HumanLog, JsonLines, answer_shown, colour_allowed, fit, terminal_width
+from minipi.cli.runner import run_question
 from minipi.cli.settings import RunOptions, data_dir, project_root, resolve_settings
 from minipi.cli.status import Ticker
 from minipi.cli.terminal import safe
 from minipi.cli.trace import TraceRecorder, trace_header
-from minipi.cli.words import Words, plural, words_for
+from minipi.cli.words import Words, words_for
 from minipi.errors import ConfigError, MiniPiError
 from minipi.files import ProjectFiles
+from minipi.files.sandbox import ReadCache
 
 if TYPE_CHECKING:
     from minipi.mcp import McpTools
     from minipi.session import OpenSession
 
-__all__ = ["EXIT_UNBACKED", "ask", "chat", "exit_code"]
+__all__ = ["EXIT_UNBACKED", "ask", "exit_code"]
 
 EXIT_UNBACKED = 4
 """The exit code of a run that succeeded with an ``unbacked`` answer (a claim in no tool
@@ -52,6 +54,8 @@ class _Session:
     started: float | None = None
     """The ``time.monotonic()`` the command started at (``--max-seconds`` of ask counts from
     it)."""
+    reads: ReadCache | None = None
+    """The files this conversation read, reused while unchanged (a chat's; ``ReadCache``)."""
 
     @property
     def client(self) -> ModelClient:
@@ -122,6 +126,10 @@ def _sinks(
     if options.trace is not None:
         header = trace_header(session.settings, session.model, tools, options.root)
         sinks.append(TraceRecorder(options.trace, header))
+    if options.otel:  # the run's spans (the provider was set up with the options)
+        from minipi.otel import span_sink, tracing
+
+        sinks.append(span_sink(tracing(), base_url=session.model.base_url))
 
     return fan_out(*sinks)  # every sink sees every event; the first error is raised
 
@@ -138,7 +146,7 @@ def _tools(
         approver = book.recorder.approver(approver)  # each question and answer saved
     # MCP tools that change things ask: server, tool, arguments
     extra = session.mcp.with_approval(approver) if session.mcp is not None else []
-    return run_tools(session.settings, session.files, approver, extra)
+    return run_tools(session.settings, session.files, approver, extra, reads=session.reads)
 
 
 def _run(
@@ -156,22 +164,19 @@ def _run(
     words = words_for(question)
     tools = _tools(session, options, words, stdin, book)
     emit = _sinks(options, words, session, tools, book)
-    items = [*history, Message("user", question)]
-    config = agent_config(
-        session.settings, session.model, tools, question=question, files=session.files
+    return run_question(
+        session.model,
+        session.settings,
+        session.files,
+        tools,
+        question,
+        history,
+        emit,
+        book,
+        started=started,
+        mcp=session.mcp,
+        output=options.schema,
     )
-    started = started if started is not None else time.monotonic()
-    config = replace(config, started=started)
-    if session.mcp is not None and config.max_seconds is not None:  # also during MCP calls
-        session.mcp.set_deadline(started + config.max_seconds)
-    if book is None:
-        return run_agent(session.client, tools, config, items, emit)
-    book.recorder.begin_run(question, session.client.model)
-    try:
-        return run_agent(session.client, tools, config, items, emit)
-    except BaseException as error:  # a bug, or Ctrl-C outside the loop: record what can be
-        book.recorder.abandon(error)
-        raise
 
 
 def _start(
@@ -356,60 +361,6 @@ def _say_root(options: RunOptions, words: Words, by_default: bool) -> None:
         print(safe(words("project", root=options.root) + where), file=sys.stderr, flush=True)
 
 
-def chat(options: RunOptions, stdin: TextIO | None = None) -> int:
-    """The interactive terminal of seed 004: questions share one history until exit/Ctrl-D.
-
-    Ctrl-C during a question cancels that question (its run ends ``cancelled``, closed and
-    saved); at the prompt it clears the line, and Ctrl-D or ``exit`` leaves (``prompt.py``).
-    With a session, each step is saved. On a terminal each answer is shown once (in the log).
-    """
-    source = stdin or sys.stdin
-    options, by_default = _rooted(options)
-    history_file = (options.data_dir or data_dir(os.environ)) / "chat_history"
-    with ExitStack() as stack:
-        try:
-            book, session, history = _start(options, stack, source, Words(False), auto=True)
-        except MiniPiError as error:
-            return _out_of_time(error)
-        _say_root(options, Words(False), by_default)
-        if book is not None and (options.session is not None or options.resume):
-            _note(f"[session {book.name}] {plural(book.runs(), 'earlier question')}")
-        prompt = ChatPrompt(source, history_file)
-        stack.callback(prompt.close)
-        once = _answer_in_log(options)
-        while True:
-            question = prompt.read()
-            if question is None:
-                return 0
-            if not question or _withheld_in_chat(session, question):
-                continue
-            result = _run(session, options, question, history, source, book)
-            history = list(result.items)
-            _show(result, options, words_for(question), answer=not once)
-
-
-def _withheld_in_chat(session: _Session, question: str) -> bool:
-    """Whether a chat question fits only withheld MCP tools (``refuse_withheld``): then
-    it is not sent, and the chat says why and goes on."""
-    if session.mcp is None:
-        return False
-    from minipi.cli.mcp import refuse_withheld
-
-    try:
-        refuse_withheld(session.mcp, session.settings, session.files, question)
-    except ConfigError as error:
-        _note(f"minipi: {error}")
-        return True
-    return False
-
-
-def _answer_in_log(options: RunOptions) -> bool:
-    """Whether the log shows each answer on the terminal that stdout is (then it is not
-    printed again); never with --json or -q, which have no such log."""
-    terminal = sys.stdout.isatty() and sys.stderr.isatty()
-    return terminal and not options.json and not options.quiet
-
-
 def _show(result: RunResult, options: RunOptions, words: Words, *, answer: bool = True) -> None:
     """The answer on stdout (unless the log showed it on the same terminal; on a terminal
     under minipi's heading, behind the gutter), then the sources of its figures on stderr
@@ -417,7 +368,9 @@ def _show(result: RunResult, options: RunOptions, words: Words, *, answer: bool 
     if options.json:
         return
     marked = sys.stderr.isatty()  # the answer and minipi's blocks mix on one terminal
-    if result.succeeded and answer:
+    if result.output is not None:  # --schema: the JSON alone, for a program to read
+        print(result.answer, flush=True)
+    elif result.succeeded and answer:
         print(answer_shown(result.answer, words, sys.stdout, marked=marked), flush=True)
     lines = cited_lines(result.facts, words, marked=marked) if result.succeeded else []
     if result.evidence is not None:
@@ -426,7 +379,9 @@ def _show(result: RunResult, options: RunOptions, words: Words, *, answer: bool 
         lines += evidence_lines(shown, words, fancy=fancy, verbose=verbose, marked=marked)
     if lines:
         print(fit("\n".join(lines), terminal_width(sys.stderr)), file=sys.stderr, flush=True)
-    if options.quiet and not result.succeeded:  # the log that would have said it is off
+    if options.quiet and result.succeeded:  # the verdict, one line: the log is off
+        _note(f"minipi: {words.status_of(result)}")
+    elif options.quiet:
         detail = str(result.error).replace("\n", "\\n")
         _note(f"minipi: {result.status}: {result.code}: {detail}")
 

@@ -153,6 +153,16 @@ def output_options(function: F) -> F:
             ),
             _option(
                 "output",
+                "--schema",
+                metavar="SCHEMA",
+                help="Answer as JSON of this shape, each field traced to the file, JSON "
+                "Pointer and line it came from: a JSON Schema (a file or inline), "
+                '\'{"date": "string", "orders": "integer"}\' or "date, orders:int, '
+                "revenue:number\". stdout gets the JSON alone; --json adds each field's "
+                "sources.",
+            ),
+            _option(
+                "output",
                 "--trace",
                 type=click.Path(path_type=Path, dir_okay=False),
                 help="Write the run's evidence record (requests, responses, calls) here.",
@@ -171,6 +181,14 @@ def output_options(function: F) -> F:
                 is_flag=True,
                 help="Show each tool output whole in the log (by default a long one is folded "
                 "to a few lines, with a count of what was left out).",
+            ),
+            _option(
+                "output",
+                "--otel",
+                is_flag=True,
+                help="Send OpenTelemetry spans of each run (model requests, tool calls) over "
+                "OTLP/HTTP to $OTEL_EXPORTER_OTLP_ENDPOINT (default http://localhost:4318); "
+                "needs pip install 'minipi[otel]'.",
             ),
         ],
     )
@@ -280,6 +298,10 @@ def run_options(kwargs: dict[str, Any]) -> Any:
     from minipi.cli.settings import RunOptions
 
     _one_of(kwargs)
+    if kwargs.get("otel"):  # the exporter set up now: a missing extra stops nothing started
+        from minipi.otel import tracing
+
+        tracing()
     flags = {}
     for key in KEYS:
         if key.flags and key.name in kwargs:
@@ -288,4 +310,9 @@ def run_options(kwargs: dict[str, Any]) -> Any:
                 flags[key.name] = tuple(value) if key.multiple else value
     mcp = mcp_from(kwargs) if "mcp_commands" in kwargs else None
     json_lines = kwargs.pop("json_lines", False)
-    return RunOptions(**kwargs, json=json_lines, mcp=mcp, flags=flags)
+    schema = kwargs.pop("schema", None)
+    if schema is not None:  # read now: a bad shape is a usage error before anything starts
+        from minipi.structured import shape_of
+
+        schema = shape_of(schema)
+    return RunOptions(**kwargs, json=json_lines, mcp=mcp, flags=flags, schema=schema)

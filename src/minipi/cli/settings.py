@@ -29,6 +29,7 @@ from minipi.errors import ConfigError
 
 if TYPE_CHECKING:
     from minipi.cli.mcp import McpOptions
+    from minipi.structured import OutputShape
 
 __all__ = [
     "Resolved",
@@ -58,6 +59,10 @@ class RunOptions:
     """``-q``: the answer, the sources block and errors only."""
     verbose: bool = False
     """``-v``: every tool output whole in the log (else a long one is folded)."""
+    otel: bool = False
+    """``--otel``: OpenTelemetry spans of each run, exported over OTLP/HTTP (``minipi.otel``)."""
+    schema: OutputShape | None = None
+    """``--schema``: the answer as JSON of this shape, each field traced (``minipi.structured``)."""
     session: str | None = None
     """Save the conversation under this name (created, or resumed with its history)."""
     resume: bool = False

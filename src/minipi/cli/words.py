@@ -126,9 +126,10 @@ _TEXT: dict[str, tuple[str, str]] = {
         "  (the answer is too long: not checked from character {at} on)",
     ),
     "evidence_more": ("，另有 {n} 处", ", and {n} more"),
-    "evidence_hidden": (
-        "  （另有 {n} 处太常见或只在文件名中，未列出；-v 显示）",
-        "  ({n} more too common or only in a file name, not listed; -v shows them)",
+    "evidence_uncounted": ("，另有 {n} 个列出但不计入", ", {n} more listed, not counted"),
+    "evidence_all_uncounted": (
+        "[依据] 答案的数字都不计入追溯：{n} 个，列在下面",
+        "[evidence] no figure of the answer counts as traced: {n} listed below",
     ),
     "cited": (
         "[摘自工具结果] {n} 条（由 minipi 引用）",
@@ -160,11 +161,67 @@ _TEXT: dict[str, tuple[str, str]] = {
         "marked read-only, but the server is not trusted; --mcp-trust {server} offers them",
     ),
     "mcp_left_out": ("  未采用：{name}：{why}", "  left out: {name}: {why}"),
+    # minipi mcp serve: its start line, and what ask_project says to hosts that read text
+    "serving": (
+        "minipi：MCP 服务器（{transport}）为项目 {root} 提供 ask_project 和 read_sources，{mode}",
+        "minipi: MCP server ({transport}) serving ask_project and read_sources for {root}, {mode}",
+    ),
+    "serving_read_only": (
+        "只读（--approve all 允许改动）",
+        "read-only (--approve all allows changes)",
+    ),
+    "serving_changes": (
+        "允许改动，不会询问（--approve all）",
+        "changes allowed without asking (--approve all)",
+    ),
+    "serving_session": (
+        "每个问题都保存在会话 {name} 中",
+        "each question is saved in session {name}",
+    ),
+    "served_verdict": ("[结论] {kind}：{why}", "[verdict] {kind}: {why}"),
+    "served_backed": (
+        "答案中的数字都在读到的文件中找到",
+        "the answer's figures were found in the files read",
+    ),
     "tools_withheld": (
         "tools_withheld：问题只与本次运行未提供的工具相符，没有向模型发送任何内容：",
         "tools_withheld: the question fits only tools this run does not offer; nothing was sent "
         "to the model:",
     ),
+    # minipi batch: its start line, its closing lines, the task pages of its report
+    "batch_start": (
+        "minipi batch：同时运行 {workers} 个任务（--workers）",
+        "minipi batch: {workers} at a time (--workers)",
+    ),
+    "batch_start_local": (
+        "minipi batch：一次运行 1 个任务（--workers 1，使用本地引擎时的默认值）：本地引擎一次只回答"
+        "一个请求，多开 worker 只会排队等它；用 --workers N 更改",
+        "minipi batch: 1 at a time (--workers 1, the default with the local engine): it answers "
+        "one request at a time, so more workers would only wait in its queue; --workers N "
+        "changes it",
+    ),
+    "batch_results": (
+        "  结果：{results}；汇总：{summary}",
+        "  results: {results}; summary: {summary}",
+    ),
+    "batch_fix_lines": (
+        "  修正上面指出的行，再运行同一命令即可运行它们",
+        "  fix the lines named above and run the same command to run them",
+    ),
+    "batch_again": (
+        "  再运行同一命令即可完成其余任务",
+        "  run the same command again to finish the rest",
+    ),
+    "batch_show": ("  终端上的表格：{command}", "  a table on the terminal: {command}"),
+    "batch_report": (
+        "  网页报告（每个任务一页记录）：{command}",
+        "  a page, each task's transcript a click away: {command}",
+    ),
+    "batch_status": ("状态", "status"),
+    "batch_verdict": ("判定", "verdict"),
+    "batch_verdict_backed": ("有依据", "backed"),
+    "batch_verdict_weak": ("依据不足", "weak"),
+    "batch_verdict_unbacked": ("无依据", "unbacked"),
     # approvals
     "approval": ("[需要确认]", "[approval needed]"),
     "allowed_all": ("已自动允许（--approve all）", "allowed by --approve all"),
@@ -178,11 +235,88 @@ _TEXT: dict[str, tuple[str, str]] = {
     "said_no_move": ("未移动：你拒绝了", "not moved: you said no"),
     "said_no": ("未运行：你拒绝了", "not run: you said no"),
     "denied_result": ("[你已拒绝]", "[you said no]"),
+    # minipi chat: its greeting and its commands (a line that starts with /word)
+    "chat_greeting": (
+        "minipi chat：项目 {root}{where}，模型 {model}。直接提问；/help 列出命令，"
+        "exit 或 Ctrl-D 退出",
+        "minipi chat: project {root}{where}, model {model}. Ask a question; /help lists the "
+        "commands, exit or Ctrl-D leaves",
+    ),
+    "chat_help": (
+        "命令：\n  /help   列出这些命令\n  /clear  清空对话上下文，下一个问题重新开始"
+        "（仍在同一会话中）\n  /model  显示所用的模型\n  exit、quit、退出 或 Ctrl-D 离开；"
+        "Ctrl-C 取消正在回答的问题",
+        "commands:\n  /help   lists these commands\n  /clear  clears the conversation: the next "
+        "question starts afresh (in the same session)\n  /model  shows the model in use\n  exit, "
+        "quit or Ctrl-D leaves; Ctrl-C cancels the question being answered",
+    ),
+    "chat_cleared": (
+        "[会话 {name}] 对话上下文已清空：下一个问题重新开始，不带之前的问答；"
+        "之前的问题仍保存在这个会话中（minipi chat --session {name} 恢复时会全部带回）",
+        "[session {name}] context cleared: the next question starts a new conversation, "
+        "without the earlier ones; they stay saved in this session (minipi chat --session "
+        "{name} resumes them all)",
+    ),
+    "chat_cleared_unsaved": (
+        "对话上下文已清空：下一个问题重新开始，不带之前的问答",
+        "context cleared: the next question starts a new conversation, without the earlier ones",
+    ),
+    "chat_model": ("[模型] {model}，服务端 {url}", "[model] {model} at {url}"),
+    "chat_model_file": (
+        "[模型] {model}（{file}），本地引擎 {url}",
+        "[model] {model} ({file}), the local engine at {url}",
+    ),
+    "chat_unknown": (
+        "未知命令 {command}，/help 列出所有命令；没有发送给模型",
+        "unknown command {command}, /help lists them; nothing was sent to the model",
+    ),
     # a long tool output in the log
     "folded": (
         "  … 另有 {lines} 行未显示（共 {chars} 个字符；-v 显示全部）",
         "  … {lines} more lines not shown ({chars} characters in all; -v shows all)",
     ),
+    # a saved run and its verdict (minipi sessions show, a session's page)
+    "verdict_backed": ("有依据", "backed"),
+    "verdict_weak": ("依据不足", "weak"),
+    "verdict_unbacked": ("无依据", "unbacked"),
+    "verdict_why": ("{verdict}：{why}", "{verdict}: {why}"),
+    "saved_session": ("会话 {name}", "session {name}"),
+    "saved_project": ("  项目  {project}", "  project  {project}"),
+    "saved_model": ("  模型  {model}", "  model    {model}"),
+    "saved_dates": (
+        "  创建于 {created}   更新于 {updated}",
+        "  created  {created}   updated {updated}",
+    ),
+    "saved_run": ("第 {n} 次运行  {when}  {status}", "run {n}  {when}  {status}"),
+    "saved_unfinished": (
+        "未结束（仍在运行，或已中断：下次打开时修复）",
+        "unfinished (running, or interrupted: repaired when next opened)",
+    ),
+    "saved_question": ("问题", "question"),
+    "saved_answer": ("答案", "answer"),
+    "saved_said": ("模型", "model"),
+    "saved_verdict": ("判定", "verdict"),
+    "saved_request": (
+        "  第 {turn} 次请求  tokens 输入 {input} / 输出 {output} / 缓存 {cached}  {took}",
+        "  request {turn}  tokens in {input} / out {output} / cached {cached}  {took}",
+    ),
+    "saved_call": (
+        "  调用 {name} {arguments}  ({call_id})",
+        "  call {name} {arguments}  ({call_id})",
+    ),
+    "saved_ok": ("    成功  {output}", "    ok  {output}"),
+    "saved_reasoning": ("  推理  （{n} 个字符）", "  reasoning  ({n} characters)"),
+    "saved_asked": ("    请求确认：{summary}", "    approval asked: {summary}"),
+    "saved_granted": ("    已允许", "    approval granted"),
+    "saved_refused": ("    已拒绝", "    approval refused"),
+    "saved_notice": ("  提示  {message}", "  notice  {message}"),
+    "saved_total": (
+        "  合计  {turns} 次模型请求，{calls} 次工具调用，"
+        "tokens 输入 {input} / 输出 {output} / 缓存 {cached}{took}",
+        "  total  {turns}, {calls}, tokens in {input} / out {output} / cached {cached}{took}",
+    ),
+    "saved_took": ("，用时 {seconds}", ", {seconds}"),
+    "saved_more": ("[另有 {n} 行]", "[+{n} lines]"),
 }
 
 _END_ZH: dict[str, str] = {
@@ -205,6 +339,8 @@ _END_ZH: dict[str, str] = {
     "content_filter": "服务端过滤了回复",
     "unsupported_figures": "--evidence require：答案有内容不在任何工具结果中",
     "answer_unexamined": "--evidence require：答案太长，无法全部检查",
+    "invalid_output": "--schema：模型给出的 JSON 两次都不符合结构",
+    "unsupported_fields": "--evidence require：--schema 有字段没有任何读取支持",
     "malformed_call": "有工具调用没有名称，无法执行",
     "endpoint_unreachable": "连不上服务端，或连接中断（已重试）",
     "timeout": "在 --timeout 内没有回复（已重试）",
@@ -274,8 +410,10 @@ class Words:
         else:
             tokens = self("no_tokens")
         status = self._status(result)
-        # the requests the model answered: a refused connection is not "1 model request"
-        answered, calls = usage.requests, result.tool_calls
+        # the requests the model answered: a refused connection is not "1 model request";
+        # a cancelled run counts the one it was waiting on, as its session records it
+        answered = result.turns if result.status == "cancelled" else usage.requests
+        calls = result.tool_calls
         line = self("summary", status=status, turns=answered, calls=calls, tokens=tokens)
         return line + self._measured(result) + self._notes(result, changes, all_failed, read_only)
 
@@ -318,6 +456,10 @@ class Words:
         line = self("end", code=code, detail=detail.replace("\n", "\\n"))
         flag = _BUDGET_FLAGS.get(code)
         return line + self("raise_budget", flag=flag) if flag is not None else line
+
+    def status_of(self, result: RunResult) -> str:
+        """The run's status and, unless backed, its verdict with the reason (``-q``'s line)."""
+        return self._status(result)
 
     def _status(self, result: RunResult) -> str:
         """The status as the summary names it: a succeeded run with its verdict when the

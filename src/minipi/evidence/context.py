@@ -130,14 +130,19 @@ def _neighbours_words(
     """The words between a figure and the figure next to it (either side) that name that
     figure's own record. Words between two figures may speak of either ("On 2026-09-06 the
     revenue was 9600": "revenue" is 9600's); where they name the neighbour's record and not
-    this one's, words cannot tell they speak of this one, so they never contradict it."""
+    this one's, and no clause ends between the two, words cannot tell they speak of this one,
+    so they never contradict it."""
     before = max((s for s in others if s[1] <= span[0]), default=None, key=lambda s: s[1])
     after = min((s for s in others if s[0] >= span[1]), default=None, key=lambda s: s[0])
-    found: set[str] = set()
+    sides = []
     if before is not None:
-        found |= words(answer[before[1] : span[0]]) & owns.get(before, frozenset())
+        sides.append((before, answer[before[1] : span[0]]))
     if after is not None:
-        found |= words(answer[span[1] : after[0]]) & owns.get(after, frozenset())
+        sides.append((after, answer[span[1] : after[0]]))
+    found: set[str] = set()
+    for other, between in sides:
+        if not _CLAUSE.search(between):  # a clause ends between: the words are this one's
+            found |= words(between) & owns.get(other, frozenset())
     return frozenset(found)
 
 
