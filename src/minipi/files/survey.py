@@ -111,10 +111,10 @@ def _held(files: ProjectFiles, path: str) -> frozenset[str]:
     return _terms(text) if text is not None else frozenset()
 
 
-def _paths(files: ProjectFiles) -> Iterator[tuple[str, int]]:
-    """The project's regular files (path, size), breadth first, at most ``MAX_VISITED``
+def _paths(files: ProjectFiles, under: Sequence[str] = (".",)) -> Iterator[tuple[str, int]]:
+    """The regular files in ``under`` (path, size), breadth first, at most ``MAX_VISITED``
     entries, none read."""
-    folders = ["."]
+    folders = list(dict.fromkeys(under))
     visited = 0
     while folders and visited < MAX_VISITED:
         try:
@@ -159,23 +159,10 @@ class _Score:
 
 def _candidates(files: ProjectFiles, under: Sequence[str]) -> Iterator[_Candidate]:
     """The readable text files in ``under``, breadth first, at most ``MAX_VISITED`` entries."""
-    folders = list(dict.fromkeys(under))
-    visited = 0
-    while folders and visited < MAX_VISITED:
-        try:
-            listing = files.list_dir(folders.pop(0))
-        except FileAccessError:
-            continue
-        for entry in listing.entries:
-            visited += 1
-            if visited > MAX_VISITED:
-                return
-            if entry.type == "dir":
-                folders.append(entry.path)
-            elif entry.type == "file" and 0 < entry.size <= files.max_bytes:
-                text = _text(files, entry.path)
-                if text is not None:
-                    yield _Candidate(entry.path, entry.size, text)
+    for path, size in _paths(files, under):
+        text = _text(files, path)
+        if text is not None:
+            yield _Candidate(path, size, text)
 
 
 def _text(files: ProjectFiles, path: str) -> str | None:
