@@ -151,8 +151,11 @@ def test_the_seed_flow_list_then_read(tools: dict[str, AgentTool]) -> None:
     read = tools["read_file"].execute({"path": listed.details["choices"]["file"][0]})
     assert read.content == DAILY
     assert not read.is_error
-    # its output is the file's content, not paths
-    assert read.details == {"marks": [[0, len(DAILY), "content"]]}
+    # its output is the file's content, not paths; the file read is one shown to exist
+    assert read.details == {
+        "marks": [[0, len(DAILY), "content"]],
+        "choices": {"file": ["reports/daily-2026-09-06.json"]},
+    }
 
 
 def test_list_choices_skip_links_specials_and_secrets(

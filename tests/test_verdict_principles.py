@@ -736,3 +736,25 @@ def test_a_change_claimed_before_it_was_made_is_told_once(
     assert [r.tool_choice for r in model.requests] == ["auto", "required", "auto"]
     assert (root / "published" / "poem.md").is_file()
     assert verdict(result) == ("backed", None)
+
+
+def test_what_the_question_names_is_no_answer_from_outside_its_folder(
+    root: Path, sandbox: ProjectFiles
+) -> None:
+    """ "Move Kiwi's card to adopted/": the name Kiwi, read in waiting/, repeats the question;
+    it is no figure found outside the folder the question names."""
+    write(root, {"waiting/kiwi.md": "Name: Kiwi Sunbeam\nAge: 4\n", "adopted/.keep": ""})
+
+    def yes(request: ApprovalRequest) -> bool:
+        return True
+
+    model = ScriptedModel(
+        [
+            reply_calls(("read_file", {"path": "waiting/kiwi.md"})),
+            reply_calls(("move_file", {"source": "waiting/kiwi.md", "target": "adopted/"})),
+            reply_text("Moved Kiwi Sunbeam's card to adopted/."),
+        ]
+    )
+    question = "Move Kiwi Sunbeam's card to adopted/."
+    result = run_agent(model, create_project_tools(sandbox, yes), CONFIG, question)
+    assert verdict(result) == ("backed", None)

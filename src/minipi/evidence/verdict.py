@@ -340,10 +340,18 @@ def _outside_question(case: _Case) -> Verdict | None:
     """A figure found only outside the files the question names (and those they lead to):
     every figure of the text, cited or not (a cited port of the named config beside a
     database name from the example config next to it is not an answer from the config). A
-    change is no read: the files it moved say nothing of where an answer came from."""
+    change is no read: the files it moved say nothing of where an answer came from; and what
+    the question itself says ("猫咪小花" of "move 猫咪小花's file to archive/"), wherever it
+    was read, is the question repeated, no answer from elsewhere."""
     named = case.scope
     claims = case.evidence.claims
-    found = [c for c in claims if c.supported and str(c.claim.kind) not in ("path", "change")]
+    found = [
+        c
+        for c in claims
+        if c.supported
+        and str(c.claim.kind) not in ("path", "change")
+        and not _restates(c, case.question)
+    ]
     outputs = {i.call_id: i.output for i in case.items if isinstance(i, FunctionCallOutput)}
     outside = named and any(_outside(claim, named, outputs) for claim in found)
     return Verdict("weak", "outside_question") if outside else None

@@ -31,7 +31,8 @@ evidence check read them):
   the words of the question); guided mode adds the paths the question names to ``file`` and
   ``dir``;
 - a result's ``ToolResult.details["choices"]`` maps a kind (``file``, ``dir``) to the paths
-  it showed to exist (``list_files``, ``search_files``, ``move_file``'s new path) and
+  it showed to exist (``list_files``, ``search_files``, ``read_file``'s file, ``move_file``'s
+  new path) and
   ``details["gone"]`` to those it showed to no longer exist (``move_file``'s old path);
   paths that need escaping or are sensitive are never in them;
 - ``details["output"] == "paths"`` (``list_files``, ``move_file``): every line of the
@@ -141,6 +142,8 @@ def make_read_file_tool(files: ProjectFiles, reads: ReadCache | None = None) -> 
         text, reused = files.read_text_reusing(path, offset, limit, reads)
         marks: list[Mark] = [[0, len(text.text), "content"]] if text.total_lines else []
         details: dict[str, Any] = {"marks": marks}
+        if _offerable(text.path, files):  # a file read is a file shown to exist
+            details["choices"] = {"file": [text.path]}
         if reused:
             details["reused"] = True
         return ToolResult(format_text(text), details=details)
