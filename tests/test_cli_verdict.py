@@ -422,3 +422,16 @@ def test_one_wording_of_counting_for_guided_mode_and_the_verdict() -> None:
     for held in ("How many units of SKU-7 are left?", "SKU-7 还剩多少件？"):
         assert Question.of(held).figure is None, held
         assert not Ranked.of(held).counts, held
+
+
+def test_what_the_model_is_told_is_shown_in_the_questions_language(
+    fake_server: FakeServer,
+) -> None:
+    """The notice that minipi refused an answer speaks the run's language, as its summary."""
+    fake_server.add(*read_then("订单数为140。"), Turn(RIGHT))
+    proc = ask(fake_server, QUESTION, "--evidence", "require")
+    assert proc.returncode == 0, proc.stderr
+    assert "[提示] 答案有内容没有任何工具结果支持：140（不在任何工具结果中）" in proc.stderr
+    fake_server.add(*read_then("There were 140 orders."), Turn("There were 128 orders."))
+    proc = ask(fake_server, "How many orders does the daily report list?", "--evidence", "require")
+    assert "the answer has claims no tool result backs: 140 (in no tool result)" in proc.stderr

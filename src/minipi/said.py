@@ -191,6 +191,21 @@ _TEXT: dict[str, tuple[str, str]] = {
         "--evidence require：答案仍有内容没有任何工具结果支持：{claims}",
         "--evidence require: the answer still has claims no tool result backs: {claims}",
     ),
+    "told_unmade": (
+        "答案说做了改动，但没有任何工具做过：{claims}；已请模型去做，或如实作答",
+        "the answer says a change no tool made: {claims}; the model is asked to make it or "
+        "answer without it",
+    ),
+    "told_restated": (
+        "答案只是重复了问题；已请模型用工具去做，或根据工具结果作答",
+        "the answer only repeats the question; the model is asked to do it with the tools or "
+        "answer from their results",
+    ),
+    "told_unbacked": (
+        "答案有内容没有任何工具结果支持：{claims}；已请模型只根据工具结果重新作答",
+        "the answer has claims no tool result backs: {claims}; the model is asked to answer "
+        "again from the results",
+    ),
     "invalid_output": (
         "模型给出的 JSON 两次都不符合 --schema：{problem}",
         "the model's JSON did not fit --schema, twice: {problem}",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from minipi.agent.tools import ToolResult
@@ -20,6 +20,7 @@ from minipi.errors import AgentError, ConfigError, MiniPiError
 
 if TYPE_CHECKING:
     from minipi.agent.result import RunResult
+    from minipi.said import Said
 
 __all__ = [
     "AgentEvent",
@@ -134,6 +135,8 @@ class Notice:
     message: str
     code: str
     type: Literal["notice"] = "notice"
+    said: Said | None = field(default=None, compare=False)
+    """``message`` as a message of ``minipi.said`` (None: ``message`` is its only wording)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,6 +226,11 @@ def to_json(event: AgentEvent) -> dict[str, Any]:
     return {"type": event.type, **{f.name: getattr(event, f.name) for f in fields(event)}}
 
 
+def _notice(event: Any) -> dict[str, Any]:
+    """A notice as it was said in English (its ``said`` is for the terminal's language)."""
+    return {"turn": event.turn, "message": event.message, "code": event.code}
+
+
 def _run_start(event: Any) -> dict[str, Any]:
     return {"question": event.question, "model": event.model, "tools": list(event.tools)}
 
@@ -293,6 +301,7 @@ def _run_end_fields(result: RunResult) -> dict[str, Any]:
 
 
 _SPECIAL: dict[type, Callable[[Any], dict[str, Any]]] = {
+    Notice: _notice,
     RunStart: _run_start,
     TurnStart: _turn_start,
     ModelResponded: _model_response,

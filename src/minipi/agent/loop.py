@@ -107,7 +107,7 @@ def _turn(run: Run) -> FinalAnswer | End | None:
         return _execute(run, decision.calls)
     verdict = run.rules.accept(decision.text, run.view())
     if isinstance(verdict, Nudge):  # told as a user message, then asked again
-        run.note(Note(verdict.notice, "nudge"))
+        run.note(Note(verdict.notice, "nudge", verdict.said))
         run.add(Message("user", verdict.message, by_minipi=True))
         return None
     return verdict or decision

@@ -82,7 +82,8 @@ class EvidencePolicy(Rule):
                 "tool that makes it now; otherwise answer without saying it was done."
             )
             self.call_next = True
-            return Nudge(self.nudged, f"the answer says a change no tool made: {said}")
+            told = Said.of("told_unmade", claims=said)
+            return Nudge(self.nudged, told.text(), told)
         if self.mode == "require" and self.nudged is None:
             return None
         return End.saying("change_not_made", claims=said)
@@ -99,7 +100,8 @@ class EvidencePolicy(Rule):
             "with the tools now, or answer with what the tool results show."
         )
         self.call_next = True
-        return Nudge(self.nudged, "the answer only repeats the question")
+        told = Said.of("told_restated")
+        return Nudge(self.nudged, told.text(), told)
 
     def _refuse(self, claims: Sequence[CheckedClaim]) -> End | Nudge | None:
         if not claims:
@@ -112,5 +114,6 @@ class EvidencePolicy(Rule):
                 "Answer again with only what the tool results contain (call the tools to "
                 "read more if you need to)."
             )
-            return Nudge(self.nudged, f"the answer has claims no tool result backs: {shown}")
+            told = Said.of("told_unbacked", claims=why)
+            return Nudge(self.nudged, told.text(), told)
         return End.saying("unsupported_figures", claims=why)

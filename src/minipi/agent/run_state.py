@@ -79,7 +79,7 @@ class Run:
         )
 
     def note(self, note: Note) -> None:
-        self.emit(Notice(self.turns, note.text, note.code))
+        self.emit(Notice(self.turns, note.text, note.code, said=note.said))
 
     def view(self) -> RunView:
         return self.rules.view(self.history, self.turns, self.tools.executed, self.question)

@@ -137,10 +137,13 @@ Decision: TypeAlias = FinalAnswer | RunTools | Retry | End
 
 @dataclass(frozen=True, slots=True)
 class Nudge:
-    """The decision to tell the model ``message`` (as a user message) and ask once more."""
+    """The decision to tell the model ``message`` (as a user message) and ask once more;
+    ``notice`` is what whoever watches is told (``said``: the same as a message of
+    ``minipi.said``, for a run shown in another language)."""
 
     message: str
     notice: str
+    said: Said | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +152,8 @@ class Note:
 
     text: str
     code: str
+    said: Said | None = None
+    """``text`` as a message of ``minipi.said`` (None: ``text`` is the only wording)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -303,7 +303,8 @@ class HumanLog:
             line(f"\n{w('text', turn=event.turn)}")
             line(self._quoted(event.text))
         elif isinstance(event, Notice):
-            line(f"{w('notice')} {one_line(event.message)}")
+            told = event.said.text(w.chinese) if event.said is not None else event.message
+            line(f"{w('notice')} {one_line(told)}")
         elif isinstance(event, RunEnd):
             all_failed = self.results[0] > 0 and self.results[1] == self.results[0]
             result = event.result
