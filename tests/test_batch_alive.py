@@ -370,3 +370,45 @@ def test_batch_help_is_grouped_with_batch_first_and_examples_last() -> None:
     examples = proc.stdout[proc.stdout.index("Examples:") :]
     assert "minipi batch tasks.jsonl --out out" in examples
     assert "minipi batch report out --html report.html" in examples
+
+
+def _stdout_on_terminal(args: list[str], **env: str) -> str:
+    """``minipi ARGS`` with stdout a terminal: what it showed there."""
+    controller, terminal = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "minipi", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=terminal,
+        stderr=subprocess.PIPE,
+        env=clean_env(**env),
+    )
+    os.close(terminal)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(controller, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(controller)
+    proc.communicate(timeout=60)
+    return shown.decode("utf-8", "replace")
+
+
+def test_batch_show_colours_the_status_on_a_terminal_only(
+    tmp_path: Path, server: FakeServer, project: Path
+) -> None:
+    rows = task_rows(2, project)
+    rows[1] = {**rows[1], "question": "answer wrongly [wrong]"}
+    out = tmp_path / "out"
+    batch_cli(
+        str(write_tasks(tmp_path / "t.jsonl", rows)), "--out", str(out), *endpoint_args(server)
+    )
+    shown = _stdout_on_terminal(["batch", "show", str(out)])
+    assert "\x1b[32msucceeded" in shown  # green: backed
+    assert "\x1b[31msucceeded/unbacked" in shown  # red: a figure in no read
+    plain = _stdout_on_terminal(["batch", "show", str(out)], NO_COLOR="1")
+    assert "\x1b[" not in plain
+    assert "\x1b[" not in minipi("batch", "show", str(out)).stdout  # a pipe: no colour

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import sys
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -132,17 +133,28 @@ def show_batch(path: Path, width: int | None = None) -> int:
         click.echo(f"no finished task in {path}", err=True)
         return 0
     rows = [list(_HEAD), *([_one_line(c) for c in cells(r)] for r in view.records)]
-    _table(rows, width or shutil.get_terminal_size((120, 24)).columns)
+    from minipi.cli.render import colour_allowed
+
+    fancy = colour_allowed(sys.stdout)
+    _table(rows, width or shutil.get_terminal_size((120, 24)).columns, fancy=fancy)
     return 0
 
 
-def _table(rows: list[list[str]], width: int) -> None:
+_STATUS_COLOURS = {"succeeded": "32", "succeeded/weak": "33", "cancelled": "2"}
+"""The status cell's colour on a terminal: green backed, yellow weak, dim cancelled, red
+the rest (unbacked, failed, budget_exhausted)."""
+
+
+def _table(rows: list[list[str]], width: int, *, fancy: bool = False) -> None:
     """``rows`` in padded columns, the last one (the answer) cut to what is left of
-    ``width``, or left out when too little is."""
+    ``width``, or left out when too little is; with ``fancy`` the status cell coloured."""
     widths = [max(columns(row[i]) for row in rows) for i in range(len(_HEAD) - 1)]
     room = width - sum(widths) - 2 * len(widths)
-    for row in rows:
+    for number, row in enumerate(rows):
         head = [pad(cell, widths[i]) for i, cell in enumerate(row[:-1])]
+        if fancy and number:  # not the heading
+            colour = _STATUS_COLOURS.get(row[1], "31")
+            head[1] = f"\x1b[{colour}m{head[1]}\x1b[0m"
         answer = [_fit(row[-1], room)] if room >= 8 else []  # no room: no answer column
         click.echo("  ".join([*head, *answer]).rstrip())
 
