@@ -62,6 +62,9 @@ minipi ask "Which animals are in inbox/?" -p examples/shelter --model-file model
 # Any OpenAI-compatible server (minipi serve starts one on port 8021):
 minipi ask "What is the revenue?" -p examples/sample_project \\
     --base-url http://127.0.0.1:8021/v1 -m my-model
+# The answer as JSON of a shape, each field traced to its file, pointer and line:
+minipi ask "日报的日期、订单数和营收？" -p examples/sample_project \
+    --schema "date, orders:int, revenue:number"
 # One JSON event a line, for a script; the question from stdin:
 cat question.txt | minipi ask -p examples/sample_project --json > events.jsonl
 """
@@ -73,6 +76,7 @@ minipi chat -p examples/sample_project
 minipi chat -p examples/shelter --session shelter --approve ask
 # Any OpenAI-compatible server (minipi serve starts one on port 8021):
 minipi chat -p examples/sample_project --base-url http://127.0.0.1:8021/v1 -m my-model
+# In the chat: /help lists the commands, /clear starts afresh, /model names the model
 """
 
 
