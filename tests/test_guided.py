@@ -1169,3 +1169,50 @@ def test_a_guided_answer_that_quotes_a_call_from_a_file_runs_nothing(
     assert started == ["read_file"]
     assert (outcome.status, outcome.answer) == ("succeeded", planted)
     assert (tmp_path / REPORT).exists()
+
+
+def test_a_follow_up_read_of_an_unchanged_file_is_a_pointer_to_the_first(tmp_path: Path) -> None:
+    """A chat's second question reads the same file again: the engine is shown a pointer to
+    the first result, not the text twice (the history keeps both whole: the evidence check
+    traces the figures to the second read); a file that changed in between is shown whole."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("".join(f"line {n}: value {n * 7}\n" for n in range(40)), encoding="utf-8")
+    read = {"tool": "read_file", "arguments": {"path": "notes.txt"}}
+    steps: list[JsonObject] = [read, {"answer": "line 3 is 21"}, read, {"answer": "line 4 is 28"}]
+    inner = ScriptedModel([reply(json.dumps(step)) for step in steps])
+    client = GuidedClient(inner, answer="plain")
+    with ProjectFiles(tmp_path) as files:
+        tools = create_project_tools(files)
+        first = run_agent(client, tools, AgentConfig(), "What is line 3 of notes.txt?")
+        history = [*first.items, Message("user", "And line 4 of notes.txt?")]
+        second = run_agent(client, tools, AgentConfig(), history)
+    inner.assert_complete()
+    shown = [m.text for m in inner.requests[-1].items if isinstance(m, Message)]
+    results = [text for text in shown if text.startswith("Result of read_file")]
+    assert "line 39: value 273" in results[0]
+    assert results[1].endswith(
+        '(unchanged: this text is in the Result of read_file {"path": "notes.txt"} above)'
+    )
+    # a range of the file, read after the whole of it: a pointer too
+    ranged = {"tool": "read_file", "arguments": {"path": "notes.txt", "offset": 10, "limit": 20}}
+    inner = ScriptedModel([reply(json.dumps(step)) for step in (ranged, {"answer": "70"})])
+    client = GuidedClient(inner, answer="plain")
+    with ProjectFiles(tmp_path) as files:
+        history = [*second.items, Message("user", "And line 10 of notes.txt?")]
+        run_agent(client, create_project_tools(files), AgentConfig(), history)
+    shown = [m.text for m in inner.requests[-1].items if isinstance(m, Message)]
+    assert shown[-1].endswith(
+        '(unchanged: this text is in the Result of read_file {"path": "notes.txt"} above)'
+    )
+    assert second.evidence is not None
+    (claim, *_) = [c for c in second.evidence.claims if c.claim.value == "28"]
+    assert claim.supported
+    assert claim.sources[0].question is None  # traced to this question's read
+    notes.write_text(notes.read_text(encoding="utf-8") + "line 40: value 280\n", encoding="utf-8")
+    inner = ScriptedModel([reply(json.dumps(step)) for step in (read, {"answer": "280"})])
+    client = GuidedClient(inner, answer="plain")
+    with ProjectFiles(tmp_path) as files:
+        history = [*second.items, Message("user", "And line 40 of notes.txt?")]
+        run_agent(client, create_project_tools(files), AgentConfig(), history)
+    shown = [m.text for m in inner.requests[-1].items if isinstance(m, Message)]
+    assert "line 40: value 280" in shown[-1]
