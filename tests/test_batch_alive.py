@@ -120,6 +120,7 @@ def test_each_task_page_shows_its_question_status_and_verdict_in_its_language(
         assert f'<html lang="{lang}">' in task, key
         assert f'<div class="box">{html.escape(question)}</div>' in task, key
         standing = _standing(task)
+        assert "data-verdict=" not in task, key  # said once, above the transcript
         assert f'<b class="tone tone-{status_tone}">{status}</b>' in standing, standing
         if verdict is None:
             assert standing.count("<b ") == 1, standing  # only a succeeded run has a verdict

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 from minipi.batch.records import Record
 from minipi.cli.export import Labels, run_html
 from minipi.cli.html_page import attribute, page, text
-from minipi.cli.transcript import transcript_of
+from minipi.cli.transcript import saved_verdict, transcript_of
+from minipi.cli.transcript import tone as transcript_tone
 from minipi.cli.words import Words
 
 if TYPE_CHECKING:
@@ -16,8 +17,8 @@ if TYPE_CHECKING:
 
 __all__ = ["batch_page", "task_page", "tone"]
 
-_TONES = {"backed": "green", "weak": "amber", "unbacked": "red"}
-"""A verdict's colour (``html_page``'s ``tone-*`` classes)."""
+_TONES = {"ok": "green", "warn": "amber", "err": "red"}
+"""``transcript.tone``'s colours as the report's ``tone-*`` classes (grey: none)."""
 
 _SHARES = (
     ("succeeded", "succeeded", "finished", "tasks that ended succeeded, of those finished"),
@@ -47,12 +48,14 @@ def _totals(summary: Mapping[str, Any]) -> list[str]:
 
 
 def tone(record: Record) -> str:
-    """The colour of a task's status: green for a backed answer, amber for a weak one, red
-    for an unbacked one or a task that did not succeed; none for a succeeded task recorded
-    before verdicts were."""
-    if record.status != "succeeded":
-        return "red"
-    return _TONES.get(_kind(record), "")
+    """The colour of a task's status, by the rule every page shares (``transcript.tone``):
+    green for a backed answer, amber for a weak one, red for an unbacked one or a task that
+    did not succeed; none for a succeeded task recorded before verdicts were."""
+    return _TONES.get(transcript_tone(record.status, saved_verdict(record.verdict)), "")
+
+
+def _verdict_tone(kind: str) -> str:
+    return _TONES.get(transcript_tone("succeeded", saved_verdict({"kind": kind})), "")
 
 
 def _kind(record: Record) -> str:
@@ -85,11 +88,12 @@ def _standing(record: Record, words: Words) -> str:
     ]
     kind = _kind(record)
     if kind:
-        said = words(f"batch_verdict_{kind}") if kind in _TONES else kind
+        known = saved_verdict({"kind": kind}) is not None
+        said = words(f"verdict_{kind}") if known else kind
         why = _why(record, words)
         shown.append(
-            f"<span>{text(words('batch_verdict'))}: "
-            f"<b{_css(_TONES.get(kind, ''))}>{text(said, 200)}</b>"
+            f"<span>{text(words('saved_verdict'))}: "
+            f"<b{_css(_verdict_tone(kind))}>{text(said, 200)}</b>"
             + (f" — {text(why, 2_000)}" if why else "")
             + "</span>"
         )
@@ -118,9 +122,11 @@ def task_page(
         run.status, run.code, run.error = record.status, record.code, record.error
         run.answer = run.answer or record.answer
     labels = Labels(run.question)
+    standing = _standing(record, labels.words)
+    run.verdict = None  # said once, above the transcript (``_standing``)
     body = (
         f'<p><a href="{attribute(back)}">← batch</a></p><h1>{text(record.id, 500)}</h1>'
-        + _standing(record, labels.words)
+        + standing
         + run_html(run, "t", labels)
     )
     return page(f"minipi · {record.id}", body, lang=labels.lang)
@@ -172,7 +178,7 @@ def _row(record: Record, href: str, words: Words) -> str:
     hint = f' title="{attribute(why)}"' if why else ""
     css = {
         1: _css(tone(record)) + hint,
-        2: _css(_TONES.get(row[2], "")) + hint,
+        2: _css(_verdict_tone(row[2])) + hint,
         9: _css("", "answer"),
     }
     css.update(dict.fromkeys(range(5, 9), _css("", "n")))

@@ -218,10 +218,6 @@ _TEXT: dict[str, tuple[str, str]] = {
         "  a page, each task's transcript a click away: {command}",
     ),
     "batch_status": ("状态", "status"),
-    "batch_verdict": ("判定", "verdict"),
-    "batch_verdict_backed": ("有依据", "backed"),
-    "batch_verdict_weak": ("依据不足", "weak"),
-    "batch_verdict_unbacked": ("无依据", "unbacked"),
     # approvals
     "approval": ("[需要确认]", "[approval needed]"),
     "allowed_all": ("已自动允许（--approve all）", "allowed by --approve all"),
