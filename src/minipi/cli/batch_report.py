@@ -135,26 +135,31 @@ def show_batch(path: Path, width: int | None = None) -> int:
     rows = [list(_HEAD), *([_one_line(c) for c in cells(r)] for r in view.records)]
     from minipi.cli.render import colour_allowed
 
-    fancy = colour_allowed(sys.stdout)
-    _table(rows, width or shutil.get_terminal_size((120, 24)).columns, fancy=fancy)
+    colours = [_ANSI[_tone(r)] for r in view.records] if colour_allowed(sys.stdout) else []
+    _table(rows, width or shutil.get_terminal_size((120, 24)).columns, colours)
     return 0
 
 
-_STATUS_COLOURS = {"succeeded": "32", "succeeded/weak": "33", "cancelled": "2"}
-"""The status cell's colour on a terminal: green backed, yellow weak, dim cancelled, red
-the rest (unbacked, failed, budget_exhausted)."""
+_ANSI = {"ok": "32", "warn": "33", "err": "31", "mute": "2"}
+"""``transcript.tone``'s colours on a terminal: green, yellow, red, dim."""
 
 
-def _table(rows: list[list[str]], width: int, *, fancy: bool = False) -> None:
+def _tone(record: Record) -> str:
+    from minipi.cli.transcript import saved_verdict, tone
+
+    return tone(record.status, saved_verdict(record.verdict))
+
+
+def _table(rows: list[list[str]], width: int, colours: Sequence[str] = ()) -> None:
     """``rows`` in padded columns, the last one (the answer) cut to what is left of
-    ``width``, or left out when too little is; with ``fancy`` the status cell coloured."""
+    ``width``, or left out when too little is; each task's status cell in its colour from
+    ``colours`` (none: plain)."""
     widths = [max(columns(row[i]) for row in rows) for i in range(len(_HEAD) - 1)]
     room = width - sum(widths) - 2 * len(widths)
     for number, row in enumerate(rows):
         head = [pad(cell, widths[i]) for i, cell in enumerate(row[:-1])]
-        if fancy and number:  # not the heading
-            colour = _STATUS_COLOURS.get(row[1], "31")
-            head[1] = f"\x1b[{colour}m{head[1]}\x1b[0m"
+        if number and colours:  # not the heading
+            head[1] = f"\x1b[{colours[number - 1]}m{head[1]}\x1b[0m"
         answer = [_fit(row[-1], room)] if room >= 8 else []  # no room: no answer column
         click.echo("  ".join([*head, *answer]).rstrip())
 
