@@ -14,6 +14,7 @@ Supported annotations: str, int, float, bool, list[X], dict, Literal[...], X | N
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 import re
@@ -26,7 +27,7 @@ from minipi.agent.tools import AgentTool, ToolResult
 from minipi.ai.types import JsonObject
 from minipi.errors import AgentError
 
-__all__ = ["tool_from_function"]
+__all__ = ["dataclass_schema", "schema_of", "tool_from_function"]
 
 _SCALARS: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
 
@@ -49,7 +50,7 @@ def tool_from_function(
             raise AgentError(f"{function.__name__}: *args/**kwargs cannot be tool parameters")
         if param.name not in hints:
             raise AgentError(f"{function.__name__}: parameter {param.name!r} needs a type hint")
-        schema = _schema_of(hints[param.name], function.__name__)
+        schema = schema_of(hints[param.name], function.__name__)
         if param.name in described:
             schema["description"] = described[param.name]
         properties[param.name] = schema
@@ -72,30 +73,47 @@ def tool_from_function(
     return AgentTool(name or function.__name__, summary, parameters, handler, mutating)
 
 
-def _schema_of(annotation: Any, owner: str) -> JsonObject:
+def schema_of(annotation: Any, owner: str) -> JsonObject:
+    """The JSON Schema of a type hint: ``str``, ``int``, ``float``, ``bool``, ``Literal``,
+    lists (tuples, sets) of one, ``dict``, unions (``X | None`` among them) and dataclasses
+    (an object of their fields, each required); ``AgentError`` naming ``owner`` for any
+    other. A tool's parameters and a structured answer's shape (``minipi.structured``) are
+    read by this one rule."""
     if annotation in _SCALARS:
         return {"type": _SCALARS[annotation]}
     origin, args = get_origin(annotation), get_args(annotation)
     if origin is Literal:
         return {"enum": list(args)}
-    if origin is list:
-        return {"type": "array", "items": _schema_of(args[0], owner) if args else {}}
+    if origin in (list, tuple, set, frozenset):
+        return {"type": "array", "items": schema_of(args[0], owner) if args else {}}
     if annotation is dict or origin is dict:
         return {"type": "object"}
-    optional = _optional(origin, args, owner)
-    if optional is None:
-        raise AgentError(f"{owner}: unsupported parameter type {annotation!r}")
-    return optional
+    if origin in (types.UnionType, typing.Union):
+        return _union(args, owner)
+    if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
+        return dataclass_schema(annotation, owner)
+    raise AgentError(f"{owner}: unsupported parameter type {annotation!r}")
 
 
-def _optional(origin: Any, args: tuple[Any, ...], owner: str) -> JsonObject | None:
-    """The schema of ``X | None``, or None for any other union (or no union)."""
-    if origin not in (types.UnionType, typing.Union):
-        return None
+def _union(args: tuple[Any, ...], owner: str) -> JsonObject:
+    """``X | None`` as ``X`` or null; any other union as any of its members."""
     options = [a for a in args if a is not type(None)]
-    if len(options) != 1:
-        return None
-    return {"anyOf": [_schema_of(options[0], owner), {"type": "null"}]}
+    shown = [schema_of(a, owner) for a in options]
+    if len(options) < len(args):
+        shown.append({"type": "null"})
+    return {"anyOf": shown}
+
+
+def dataclass_schema(model: type, owner: str) -> JsonObject:
+    """A dataclass as an object schema: each field by its type hint, each required."""
+    hints = typing.get_type_hints(model)
+    fields = {f.name: schema_of(hints[f.name], owner) for f in dataclasses.fields(model)}
+    return {
+        "type": "object",
+        "properties": fields,
+        "required": list(fields),
+        "additionalProperties": False,
+    }
 
 
 _ARG_LINE = re.compile(r"^\s+(\w+)(?:\s*\([^)]*\))?:\s*(.+)$")

@@ -19,7 +19,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-import types
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -185,35 +184,15 @@ def _object(fields: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 
 def _dataclass_schema(model: type) -> dict[str, Any]:
-    hints = typing.get_type_hints(model)
-    fields = {f.name: _type_schema(hints[f.name]) for f in dataclasses.fields(model)}
-    return _object(fields)
+    """The dataclass's schema by the rule tool parameters are read with
+    (``minipi.agent.function_tool.schema_of``)."""
+    from minipi.agent.function_tool import dataclass_schema
+    from minipi.errors import AgentError
 
-
-_PLAIN: dict[Any, dict[str, Any]] = {
-    str: {"type": "string"},
-    int: {"type": "integer"},
-    float: {"type": "number"},
-    bool: {"type": "boolean"},
-    type(None): {"type": "null"},
-}
-
-
-def _type_schema(hint: Any) -> dict[str, Any]:
-    """The JSON Schema of a dataclass field's type: plain types, lists, dicts of strings,
-    optionals and unions, nested dataclasses."""
-    if hint in _PLAIN:
-        return _PLAIN[hint]
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin in (list, tuple, set, frozenset):
-        return {"type": "array", "items": _type_schema(args[0]) if args else {}}
-    if origin is dict:
-        return {"type": "object", "additionalProperties": _type_schema(args[1]) if args else {}}
-    if origin in (typing.Union, types.UnionType):
-        return {"anyOf": [_type_schema(a) for a in args]}
-    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-        return _dataclass_schema(hint)
-    raise _invalid(f"a dataclass field of type {hint!r} has no JSON Schema here")
+    try:
+        return dict(dataclass_schema(model, model.__name__))
+    except AgentError as error:
+        raise _invalid(str(error)) from None
 
 
 def _dataclass_of(model: type, value: Any) -> Any:
