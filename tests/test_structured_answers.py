@@ -315,21 +315,22 @@ def test_a_batch_task_with_a_schema_writes_its_traced_value(
     assert shown.returncode == 0, shown.stderr
 
 
+@dataclasses.dataclass
+class Gust:
+    kmh: int
+
+
+@dataclasses.dataclass
+class Day:
+    station: str
+    gust: Gust
+    notes: list[str]
+    rain_mm: float | None
+
+
 def test_a_nested_dataclass_is_read_as_tool_parameters_are() -> None:
     """One rule reads type hints for a tool's parameters and for a structured answer: a
     nested dataclass, a list, an optional field; the value is built back into the classes."""
-
-    @dataclasses.dataclass
-    class Gust:
-        kmh: int
-
-    @dataclasses.dataclass
-    class Day:
-        station: str
-        gust: Gust
-        notes: list[str]
-        rain_mm: float | None
-
     shape = shape_of(Day)
     value = {"station": "Kiel", "gust": {"kmh": 87}, "notes": [], "rain_mm": None}
     assert shape.problem(value) is None

@@ -106,7 +106,11 @@ def _union(args: tuple[Any, ...], owner: str) -> JsonObject:
 
 def dataclass_schema(model: type, owner: str) -> JsonObject:
     """A dataclass as an object schema: each field by its type hint, each required."""
-    hints = typing.get_type_hints(model)
+    try:
+        hints = typing.get_type_hints(model)
+    except NameError as error:  # a hint naming a class defined inside a function
+        said = f"{owner}: cannot read the type hints of {model.__name__}: {error}"
+        raise AgentError(said) from None
     fields = {f.name: schema_of(hints[f.name], owner) for f in dataclasses.fields(model)}
     return {
         "type": "object",
