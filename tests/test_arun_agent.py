@@ -160,6 +160,27 @@ def test_arun_agent_gives_what_run_agent_gives(files: ProjectFiles, connect_to: 
     assert _runs_alive() == []
 
 
+def test_a_structured_answer_is_awaited_as_run_agent_gives_it(
+    files: ProjectFiles, connect_to: Connect
+) -> None:
+    """``output=`` reaches the one loop: the JSON value, each field traced to its read."""
+    script = [*_script(), Turn('{"orders": 128}')]
+    with FakeServer(script) as server:
+        result = asyncio.run(
+            arun_agent(
+                connect_to(server),
+                create_project_tools(files),
+                AgentConfig(),
+                QUESTION,
+                output="orders:int",
+            )
+        )
+    assert result.output is not None
+    assert result.output.value == {"orders": 128}
+    (field,) = result.output.fields
+    assert (field.status, field.sources[0].path) == ("supported", "notes.txt")
+
+
 def test_an_asyncio_queue_is_a_sink_and_sees_the_events_in_order(
     files: ProjectFiles, connect_to: Connect
 ) -> None:

@@ -1216,3 +1216,27 @@ def test_a_follow_up_read_of_an_unchanged_file_is_a_pointer_to_the_first(tmp_pat
         run_agent(client, create_project_tools(files), AgentConfig(), history)
     shown = [m.text for m in inner.requests[-1].items if isinstance(m, Message)]
     assert "line 40: value 280" in shown[-1]
+
+
+def test_a_file_read_is_offered_to_a_change_as_a_listed_one_is(tmp_path: Path) -> None:
+    """A file a read showed exists as surely as one a listing showed: a move may take it
+    as its source (the opening read the file the question names by its bare name; the
+    folder's listing showed only the destination's own file)."""
+    for name, text in {"inbox/kiwi.txt": "a parrot\n", "adopted/README.txt": "adopted\n"}.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    steps: list[JsonObject] = [{"answer": "done"}]
+    inner = ScriptedModel([reply(json.dumps(step)) for step in steps])
+    opening = (
+        ("list_files", {"path": "adopted"}),
+        ("read_file", {"path": "adopted/README.txt"}),
+        ("read_file", {"path": "inbox/kiwi.txt"}),
+    )
+    with ProjectFiles(tmp_path) as files:
+        tools = create_project_tools(files, approve=lambda _: True)
+        config = AgentConfig(opening_calls=opening)
+        run_agent(GuidedClient(inner, answer="plain"), tools, config, "Move kiwi to adopted/")
+    schema = inner.requests[0].options["response_format"]["schema"]
+    sources = json.dumps(branches(schema)["move_file"])
+    assert "inbox/kiwi.txt" in sources
+    assert "adopted/README.txt" not in sources  # a change takes the file the question names
