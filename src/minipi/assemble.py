@@ -32,7 +32,7 @@ from minipi.errors import ConfigError
 from minipi.files import ProjectFiles, create_project_tools
 from minipi.files.named import folders_said, named_in_project
 from minipi.files.sandbox import ReadCache
-from minipi.files.survey import named_elsewhere, survey
+from minipi.files.survey import survey
 
 __all__ = [
     "DEFAULT_INSTRUCTIONS",
@@ -304,7 +304,7 @@ def guided_opening(
     file is given the files it bears on, up to ``budget`` bytes, in the folders it names or
     else the whole project (``files.survey``: every file that fits, else those sharing the
     most words with the question), and beside the folders it names, the files it names by
-    their bare name wherever they are (``files.survey.named_elsewhere``: "猫咪小花" for
+    their bare name wherever they are (``files.survey``: "猫咪小花" for
     ``inbox/猫咪小花.txt`` in "move 猫咪小花's file to archive/"); one that names a file has
     said where to look, found or not. What the question names, or describes, is what its
     answer needs, and finding it costs a small model turns it may not have."""
@@ -319,8 +319,6 @@ def guided_opening(
         if "read_file" in offered and not asked.named_files:
             folders = tuple(path for tool, path in named if tool == "list_files")
             more = survey(files, question, budget, under=folders or (".",))
-            if folders:  # a file named by its bare name, outside the folders named
-                more += named_elsewhere(files, question, more, budget)
             opening += [("read_file", {"path": path}) for path in more]
     return tuple(opening)
 

@@ -32,7 +32,7 @@ from minipi.errors import FileAccessError
 from minipi.files.sandbox import ProjectFiles
 from minipi.reading import words
 
-__all__ = ["MAX_SURVEYED", "MAX_VISITED", "named_elsewhere", "survey"]
+__all__ = ["MAX_SURVEYED", "MAX_VISITED", "survey"]
 
 MAX_SURVEYED = 8
 """At most this many files are read before the first reply, whatever the budget: past a
@@ -57,45 +57,50 @@ def survey(
     files: ProjectFiles, question: str, budget: int, under: Sequence[str] = (".",)
 ) -> tuple[str, ...]:
     """The paths to read for ``question`` in the folders ``under``, best first, their sizes
-    summing to at most ``budget`` bytes (module docstring)."""
+    summing to at most ``budget`` bytes (module docstring); when ``under`` is narrower than
+    the project, then the files it names by their bare name elsewhere (``_named_elsewhere``)."""
     if budget <= 0:
         return ()
     found = list(_candidates(files, under))
+    chosen = _chosen(found, question, budget)
+    if set(under) <= {".", ""}:
+        return tuple(c.path for c in chosen)
+    left = budget - sum(c.size for c in chosen)
+    more = _named_elsewhere(files, question, chosen, left)
+    return tuple(c.path for c in chosen) + more
+
+
+def _chosen(found: list[_Candidate], question: str, budget: int) -> list[_Candidate]:
     if sum(c.size for c in found) <= budget:
-        ranked = sorted(found, key=_scorer(found, question), reverse=True)
-        return tuple(c.path for c in ranked[:MAX_SURVEYED])
+        return sorted(found, key=_scorer(found, question), reverse=True)[:MAX_SURVEYED]
     score = _scorer(found, question)
-    chosen: list[str] = []
+    chosen: list[_Candidate] = []
     left = budget
     for candidate in sorted(found, key=score, reverse=True):
         if len(chosen) == MAX_SURVEYED or score(candidate) <= 0:
             break
         if candidate.size <= left:
-            chosen.append(candidate.path)
+            chosen.append(candidate)
             left -= candidate.size
-    return tuple(chosen)
+    return chosen
 
 
-def named_elsewhere(
-    files: ProjectFiles, question: str, taken: Sequence[str], budget: int
+def _named_elsewhere(
+    files: ProjectFiles, question: str, taken: list[_Candidate], budget: int
 ) -> tuple[str, ...]:
     """The files anywhere in the project that the question names by their bare name: a word
     of the question (``_terms``) is in the file's path and in none of the files ``taken``
-    (path or text), best first by how many such words, within what ``budget`` bytes leave
-    beside the files taken. A question
+    (path or text), best first by how many such words, within ``budget`` bytes. A question
     that names a folder says where its answer is, or where something goes ("move 猫咪小花's
     file to archive/"): what it names beside that, by name, is wherever that name is."""
-    if budget <= 0:
-        return ()
-    told = frozenset().union(*(_terms(p.replace("/", " ")) | _held(files, p) for p in taken))
+    told = frozenset().union(*(_terms(c.path.replace("/", " ")) | _terms(c.text) for c in taken))
     asked = _terms(question) - told
-    ranked: list[tuple[int, str, int]] = []
-    for path, size in _paths(files):
-        shared = len(asked & _terms(path.replace("/", " ")))
-        if path in taken:
-            budget -= size
-        elif shared:
-            ranked.append((shared, path, size))
+    paths = {c.path for c in taken}
+    ranked = [
+        (shared, path, size)
+        for path, size in _paths(files)
+        if path not in paths and (shared := len(asked & _terms(path.replace("/", " "))))
+    ]
     chosen: list[str] = []
     for _, path, size in sorted(ranked, key=lambda r: (-r[0], r[1])):
         if len(chosen) + len(taken) >= MAX_SURVEYED:
@@ -104,11 +109,6 @@ def named_elsewhere(
             chosen.append(path)
             budget -= size
     return tuple(chosen)
-
-
-def _held(files: ProjectFiles, path: str) -> frozenset[str]:
-    text = _text(files, path)
-    return _terms(text) if text is not None else frozenset()
 
 
 def _paths(files: ProjectFiles, under: Sequence[str] = (".",)) -> Iterator[tuple[str, int]]:
