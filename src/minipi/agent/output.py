@@ -20,11 +20,9 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from minipi.agent.events import ModelResponded, TurnStart
 from minipi.agent.types import End, FinalAnswer, Structured
 from minipi.ai.types import Message, ModelRequest, ModelResponse, output_text
 from minipi.errors import ModelError
@@ -75,29 +73,24 @@ def _ask(run: Run, shape: OutputShape) -> tuple[Any, str | None]:
 
 
 def _request(run: Run, schema: dict[str, Any]) -> ModelResponse:
-    """Send the request for JSON, constrained as the client allows (module docstring)."""
-    run.turns += 1
-    view = run.view()
-    request = run.rules.request(replace(run.asking, items=view.history), view)
-    request = replace(request, tool_choice="none", on_delta=None)
-    run.emit(TurnStart(run.turns, request.tool_choice, request.items))
-    started = time.perf_counter()
-    response = _constrained(run, replace(request, output_schema=schema))
-    run.usage += response.usage
-    run.rules.responded(request, response)
-    run.emit(ModelResponded(run.turns, response, time.perf_counter() - started))
-    return response
+    """The reply to the request for JSON, constrained as the client allows; asked again
+    without the constraint when the server refuses it (400: a server that knows no JSON
+    Schema output). Through ``Run.ask``, as every request of the run: counted, shown,
+    given to the rules."""
 
+    def constrained(request: ModelRequest) -> ModelRequest:
+        return replace(request, tool_choice="none", on_delta=None, output_schema=schema)
 
-def _constrained(run: Run, request: ModelRequest) -> ModelResponse:
-    """The request for JSON as the client constrains it; asked again without the constraint
-    when the server refuses it (400: a server that knows no JSON Schema output)."""
     try:
-        return run.client.create(request)
+        reply = run.ask(constrained)
     except ModelError as error:
         if error.code != "bad_request":
             raise
-    return run.client.create(replace(request, output_schema=None))
+        reply = run.ask(lambda request: replace(constrained(request), output_schema=None))
+    if reply.response is None:  # a broken stream: the run's model error
+        assert reply.failure is not None
+        raise reply.failure
+    return reply.response
 
 
 _FENCE = re.compile(r"^\s*```(?:json)?\s*\n?(.*?)\n?```\s*$", re.DOTALL)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from minipi.agent.config import AgentConfig
@@ -84,12 +84,15 @@ class Run:
     def view(self) -> RunView:
         return self.rules.view(self.history, self.turns, self.tools.executed, self.question)
 
-    def ask(self) -> Reply:
-        """Send the next request, as the rules shape it; the reply, read once (a broken
-        stream is a reply too)."""
+    def ask(self, shaped: Callable[[ModelRequest], ModelRequest] | None = None) -> Reply:
+        """Send the next request, as the rules shape it (then ``shaped``, a caller's last
+        word: a structured answer's request); the reply, read once (a broken stream is a
+        reply too)."""
         self.turns += 1
         view = self.view()
         request = self.rules.request(replace(self.asking, items=view.history), view)
+        if shaped is not None:
+            request = shaped(request)
         self.emit(TurnStart(self.turns, request.tool_choice, request.items))
         started = time.perf_counter()
         try:
