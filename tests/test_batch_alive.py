@@ -14,18 +14,14 @@
 
 from __future__ import annotations
 
-import fcntl
 import html
 import json
 import os
-import pty
 import re
 import shlex
 import shutil
-import struct
 import subprocess
 import sys
-import termios
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -44,7 +40,7 @@ from batch_tasks.scripted import (
     write_tasks,
 )
 from support.browser import Browser, chromium_or_skip
-from support.cli import EXAMPLES, clean_env, minipi
+from support.cli import EXAMPLES, clean_env, minipi, on_terminal
 from support.engine import fake_extra
 from support.fake import FakeServer, Turn
 
@@ -155,29 +151,7 @@ def _colours_in_chromium(tmp_path: Path, page: Path) -> None:
 
 def _on_terminal(args: list[str]) -> tuple[str, subprocess.CompletedProcess[bytes]]:
     """``minipi batch ARGS`` with stderr a 120-column terminal: what it showed there."""
-    controller, terminal = pty.openpty()
-    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))
-    proc = subprocess.Popen(
-        [sys.executable, *ENTRY, *args],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=terminal,
-        env=clean_env(),
-    )
-    os.close(terminal)
-    shown = b""
-    while True:
-        try:
-            chunk = os.read(controller, 4096)
-        except OSError:  # EIO: the process closed the terminal
-            break
-        if not chunk:
-            break
-        shown += chunk
-    os.close(controller)
-    stdout, _ = proc.communicate(timeout=60)
-    done = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, b"")
-    return shown.decode("utf-8", "replace"), done
+    return on_terminal([sys.executable, *ENTRY, *args])
 
 
 def _screen(raw: str) -> list[str]:
@@ -375,27 +349,8 @@ def test_batch_help_is_grouped_with_batch_first_and_examples_last() -> None:
 
 def _stdout_on_terminal(args: list[str], **env: str) -> str:
     """``minipi ARGS`` with stdout a terminal: what it showed there."""
-    controller, terminal = pty.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "minipi", *args],
-        stdin=subprocess.DEVNULL,
-        stdout=terminal,
-        stderr=subprocess.PIPE,
-        env=clean_env(**env),
-    )
-    os.close(terminal)
-    shown = b""
-    while True:
-        try:
-            chunk = os.read(controller, 4096)
-        except OSError:
-            break
-        if not chunk:
-            break
-        shown += chunk
-    os.close(controller)
-    proc.communicate(timeout=60)
-    return shown.decode("utf-8", "replace")
+    command = [sys.executable, "-m", "minipi", *args]
+    return on_terminal(command, stream="stdout", env=clean_env(**env))[0]
 
 
 def test_batch_show_colours_the_status_on_a_terminal_only(

@@ -3,17 +3,11 @@ results, traces, summary, isolation, resume, configuration changes, Ctrl-C, SIGK
 
 from __future__ import annotations
 
-import fcntl
 import importlib.util
 import json
-import os
-import pty
 import shutil
 import signal
-import struct
-import subprocess
 import sys
-import termios
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,7 +28,7 @@ from batch_tasks.scripted import (
     wait_for_lines,
     write_tasks,
 )
-from support.cli import EXAMPLES, clean_env
+from support.cli import EXAMPLES, clean_env, on_terminal
 from support.engine import needs_engine
 from support.fake import FakeServer
 
@@ -284,30 +278,9 @@ def test_one_local_engine_serves_every_worker(tmp_path: Path, project: Path) -> 
 @pytest.mark.skipif(importlib.util.find_spec("tqdm") is None, reason="tqdm is not installed")
 def test_a_terminal_shows_a_progress_bar(tmp_path: Path, server: FakeServer, project: Path) -> None:
     tasks = write_tasks(tmp_path / "tasks.jsonl", task_rows(3, project))
-    controller, terminal = pty.openpty()
-    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))
-    proc = subprocess.Popen(
-        [sys.executable, *ENTRY, *_args(tasks, tmp_path / "out", server)],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=terminal,
-        env=clean_env(),
-    )
-    os.close(terminal)
-    shown = b""
-    while True:
-        try:
-            chunk = os.read(controller, 4096)
-        except OSError:  # EIO: the process closed the terminal
-            break
-        if not chunk:
-            break
-        shown += chunk
-    os.close(controller)
-    stdout, _ = proc.communicate(timeout=60)
+    text, proc = on_terminal([sys.executable, *ENTRY, *_args(tasks, tmp_path / "out", server)])
     assert proc.returncode == 0
-    assert b"3 tasks: 3 finished" in stdout
-    text = shown.decode("utf-8", "replace")
+    assert b"3 tasks: 3 finished" in proc.stdout
     assert "3/3" in text
     assert "ok 3 failed 0" in text
     assert "minipi batch: 3/3 done" not in text  # the bar, not the plain lines

@@ -62,3 +62,39 @@ def tool_outputs(body: dict[str, Any] | None) -> list[str]:
     if "messages" in body:
         return [m["content"] for m in body["messages"] if m.get("role") == "tool"]
     return [i["output"] for i in body.get("input", []) if i.get("type") == "function_call_output"]
+
+
+def on_terminal(
+    command: list[str], *, stream: str = "stderr", env: dict[str, str] | None = None
+) -> tuple[str, subprocess.CompletedProcess[bytes]]:
+    """``command`` with its ``stream`` (``stderr`` or ``stdout``) a 120-column terminal:
+    what it showed there, and the process (the other stream captured)."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    controller, terminal = pty.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))
+    on_tty = stream == "stdout"
+    proc = subprocess.Popen(
+        command,
+        stdin=subprocess.DEVNULL,
+        stdout=terminal if on_tty else subprocess.PIPE,
+        stderr=subprocess.PIPE if on_tty else terminal,
+        env=env if env is not None else clean_env(),
+    )
+    os.close(terminal)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(controller, 4096)
+        except OSError:  # EIO: the process closed the terminal
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(controller)
+    out, err = proc.communicate(timeout=60)
+    done = subprocess.CompletedProcess(proc.args, proc.returncode, out or b"", err or b"")
+    return shown.decode("utf-8", "replace"), done

@@ -31,12 +31,12 @@ if TYPE_CHECKING:
     from minipi.agent.run_state import Run
     from minipi.structured.shape import OutputShape
 
-__all__ = ["ask_for", "structured_answer"]
+__all__ = ["structured_answer"]
 
 
 def structured_answer(run: Run, shape: OutputShape, answer: FinalAnswer) -> FinalAnswer | End:
     """The run's answer as a value of ``shape``, traced; or the end that says why not."""
-    run.add(Message("user", ask_for(shape.schema), by_minipi=True))
+    run.add(Message("user", _ask_for(shape.schema), by_minipi=True))
     value, problem = _ask(run, shape)
     if problem is not None:
         run.add(Message("user", _refit(problem), by_minipi=True))
@@ -46,7 +46,7 @@ def structured_answer(run: Run, shape: OutputShape, answer: FinalAnswer) -> Fina
     return _traced(run, shape, value)
 
 
-def ask_for(schema: dict[str, Any]) -> str:
+def _ask_for(schema: dict[str, Any]) -> str:
     """minipi's message asking for the answer as JSON of ``schema``."""
     shown = json.dumps(schema, ensure_ascii=False)
     return (
