@@ -332,7 +332,7 @@ def test_a_nested_dataclass_is_read_as_tool_parameters_are() -> None:
     """One rule reads type hints for a tool's parameters and for a structured answer: a
     nested dataclass, a list, an optional field; the value is built back into the classes."""
     shape = shape_of(Day)
-    value = {"station": "Kiel", "gust": {"kmh": 87}, "notes": [], "rain_mm": None}
+    value: dict[str, Any] = {"station": "Kiel", "gust": {"kmh": 87}, "notes": [], "rain_mm": None}
     assert shape.problem(value) is None
     assert shape.problem({**value, "gust": {"kmh": "87"}}) is not None
     assert shape.build(value) == Day("Kiel", Gust(87), [], None)
