@@ -502,3 +502,23 @@ def test_sessions_show_and_list_cannot_be_imitated(
     listing = sessions(data, "list").stdout.splitlines()
     assert len(listing) == 2
     assert "two\\nlines" in listing[1]
+
+
+def test_python_m_minipi_keeps_its_exit_code_after_a_caught_interrupt(tmp_path: Path) -> None:
+    """A Ctrl-C that lands while a dataclass is being made leaves CPython's "unhandled
+    KeyboardInterrupt" flag set even though minipi caught it; under ``python -m`` the process
+    then died of SIGINT after printing its own "cancelled" (exit -2, not 130). Here the flag is
+    left set just before exit, as such a Ctrl-C leaves it: the exit code must still be minipi's."""
+    (tmp_path / "sitecustomize.py").write_text(
+        "import sys\n"
+        "_exit = sys.exit\n"
+        "def exit_after_a_caught_interrupt(code=None):\n"
+        "    try:\n"
+        "        exec('raise KeyboardInterrupt')\n"
+        "    except KeyboardInterrupt:\n"
+        "        pass\n"
+        "    _exit(code)\n"
+        "sys.exit = exit_after_a_caught_interrupt\n"
+    )
+    proc = minipi("--version", env=clean_env(PYTHONPATH=str(tmp_path)))
+    assert proc.returncode == 0, proc.stderr

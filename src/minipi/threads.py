@@ -13,34 +13,29 @@ with SIGINT blocked would survive Ctrl-C.
 from __future__ import annotations
 
 import signal
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["leave_sigint_to_main", "sigint_deferred"]
-
-
-def leave_sigint_to_main() -> None:
-    """Block SIGINT in the calling thread (where the platform has per-thread masks)."""
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+__all__ = ["sigint_held"]
 
 
 @contextmanager
-def sigint_deferred() -> Iterator[None]:
-    """Hold a Ctrl-C that comes during the block until the block is done, then raise it (as
-    the handler in place would). For a short step that hangs if interrupted: anyio's
-    ``start_blocking_portal`` joins its thread for ever when ``KeyboardInterrupt`` hits its
-    wait for the portal, so Ctrl-C while an MCP server started hung minipi (test_cli_sessions).
+def sigint_held() -> Iterator[None]:
+    """Block SIGINT in the calling thread for the block: the threads started in it inherit the
+    mask, so they are never chosen for SIGINT, from their first instruction on, and a Ctrl-C
+    that comes meanwhile waits and reaches the calling thread when the block ends.
+
+    A thread that blocked SIGINT itself, once running, left a window in which the kernel
+    could hand it a Ctrl-C that woke nobody (Python runs handlers in the main thread, which
+    may sleep on a lock). Holding the signal also keeps it out of a start that hangs if
+    interrupted (anyio's ``start_blocking_portal`` joins its thread for ever when
+    ``KeyboardInterrupt`` hits its wait for the portal).
     """
-    if threading.current_thread() is not threading.main_thread():
+    if not hasattr(signal, "pthread_sigmask"):
         yield
         return
-    caught: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda number, frame: caught.append(number))
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
-    if caught and callable(previous):  # not where the shell ignores SIGINT (SIG_IGN)
-        previous(signal.SIGINT, None)
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TextIO
 
-from minipi.threads import leave_sigint_to_main
+from minipi.threads import sigint_held
 
 __all__ = ["Ticker"]
 
@@ -46,7 +46,8 @@ class Ticker:
                 self.text, self.since = text, time.monotonic()
             if self.thread is None:
                 self.thread = threading.Thread(target=self._tick, daemon=True, name="ticker")
-                self.thread.start()
+                with sigint_held():  # Ctrl-C must wake the main thread at the approval prompt
+                    self.thread.start()
 
     def hide(self) -> None:
         with self.lock:
@@ -71,7 +72,6 @@ class Ticker:
             self.drawn = False
 
     def _tick(self) -> None:
-        leave_sigint_to_main()  # Ctrl-C must wake the main thread at the approval prompt
         frame = 0
         while not self.stopped.wait(self.every):
             with self.lock:

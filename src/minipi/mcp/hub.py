@@ -192,14 +192,13 @@ class Hub:
     def _connect_all(self) -> None:
         import anyio.from_thread
 
-        from minipi.threads import sigint_deferred
+        from minipi.threads import sigint_held
 
-        with sigint_deferred():  # an interrupted start never returns: Ctrl-C once it has
+        with sigint_held():  # its thread starts no process (ours are spawned here): born deaf
             portal = self._stack.enter_context(
                 anyio.from_thread.start_blocking_portal("asyncio", name="minipi-mcp")
             )
         self._portal = portal
-        portal.call(_leave_sigint_to_main)  # its thread starts no process: ours are spawned here
         links = [link for name, link in self.links.items() if name not in self.failures]
         for link in links:
             self._launch(link)
@@ -344,10 +343,3 @@ def _close_pipes(process: subprocess.Popen[bytes]) -> None:
         with contextlib.suppress(OSError):
             if pipe is not None:
                 pipe.close()
-
-
-async def _leave_sigint_to_main() -> None:
-    """Run in the portal's event-loop thread: Ctrl-C stays the main thread's."""
-    from minipi.threads import leave_sigint_to_main
-
-    leave_sigint_to_main()
