@@ -105,6 +105,25 @@ def test_a_broken_stream_is_asked_once_more_and_its_text_never_counts(
     assert len(_model_requests(fake_server)) == 2
 
 
+def test_the_retry_is_said_in_the_questions_language(fake_server: FakeServer) -> None:
+    """A Chinese question: the notice that a broken reply is asked for again is Chinese too,
+    with the same facts (no English sentence left in it)."""
+    fake_server.add(_cut_stream("All files moved successfully"), Turn(ANSWER))
+    proc = minipi(
+        "ask",
+        "日报里写了什么？",
+        "--project",
+        str(EXAMPLES / "sample_project"),
+        "--base-url",
+        fake_server.base_url,
+        "--model",
+        "fake-model",
+    )
+    assert "再问一次" in proc.stderr, proc.stderr
+    assert "asking once more" not in proc.stderr
+    assert "without a finish reason" not in proc.stderr
+
+
 def test_two_broken_streams_fail_the_run(fake_server: FakeServer) -> None:
     fake_server.add(_cut_stream("The answer is 4"), _cut_stream("The answer is 4"))
     proc = _ask(fake_server, "--json")

@@ -228,6 +228,30 @@ _TEXT: dict[str, tuple[str, str]] = {
         "{what}，连续两次；其中的内容都没有执行",
         "{what}, twice in a row; nothing in it was executed",
     ),
+    "stream_no_finish": (
+        "流结束了，却没有结束原因：回复不完整，没有采用",
+        "the stream ended without a finish reason: the reply is incomplete and was not used",
+    ),
+    "stream_no_done": (
+        "流结束了，却没有 [DONE] 标记：回复不完整，没有采用",
+        "the stream ended without its [DONE] marker: the reply is incomplete and was not used",
+    ),
+    "stream_no_completed": (
+        "流结束了，却没有 response.completed：回复不完整，没有采用",
+        "the stream ended without response.completed: the reply is incomplete and was not used",
+    ),
+    "once_more": (
+        "{what}；其中的内容都没有采用，再问一次",
+        "{what}; nothing in it was used, asking once more",
+    ),
+    "calls_not_run": (
+        "这次回复另有 {count} 个调用没有执行（每次回复最多 {limit} 个）",
+        "{count} more calls of this reply were not run (at most {limit} a reply)",
+    ),
+    "outputs_shortened": (
+        "为放进模型的上下文，缩短了 {count} 个较早的工具输出：{call_ids}",
+        "shortened {count} earlier tool output(s) to fit the model's context: {call_ids}",
+    ),
     "truncated": (
         "模型的回复在输出 token 上限处被截断（请调高 max_output_tokens）",
         "the model's reply was cut off at its output-token limit (raise max_output_tokens)",

@@ -35,6 +35,7 @@ from minipi.ai.types import (
     Reasoning,
     ToolSpec,
 )
+from minipi.said import Said
 
 __all__ = ["ContextFit", "ContextWindow", "cut_output"]
 
@@ -200,11 +201,8 @@ class ContextFit(Rule):
             return End.saying("context_exhausted", limit=window.limit, reserve=window.reserve)
         if not newly:
             return None
-        shown = (
-            f"shortened {len(newly)} earlier tool output(s) to fit the model's context: "
-            f"{', '.join(newly)}"
-        )
-        return Note(shown, "context_shortened")
+        shown = Said.of("outputs_shortened", count=len(newly), call_ids=", ".join(newly))
+        return Note(shown.text(), "context_shortened", shown)
 
     def request(self, request: ModelRequest, view: RunView) -> ModelRequest:
         """The request's items as sent: shortened outputs replaced."""

@@ -55,7 +55,8 @@ class ReplyRetry(Rule):
         self.in_a_row += 1
         self.raise_limit = self.raise_limit or code == "truncated"
         if self.in_a_row < 2:
-            return Retry(f"{what}; nothing in it was used, asking once more")
+            said = Said.of("once_more", what=what)
+            return Retry(said.text(), said)
         return End.worded(code, Said.of("twice", what=what))
 
     def usable(self) -> None:

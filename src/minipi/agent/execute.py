@@ -23,6 +23,7 @@ from minipi.agent.tools import AgentTool, ToolResult, parse_arguments
 from minipi.agent.types import CallOutcome, Checked, End, Note, Rule, RunView
 from minipi.ai.textcalls import INVALID_CALL_NAME
 from minipi.ai.types import FunctionCall, FunctionCallOutput, Item
+from minipi.said import Said
 
 __all__ = ["Toolbox", "beyond_limit", "close_open_calls", "opening_calls"]
 
@@ -196,10 +197,10 @@ def beyond_limit(
 ) -> tuple[Note, tuple[FunctionCallOutput, ...]]:
     """The calls of a reply beyond its ``limit``, not run: one note for them all, and the
     answer to each."""
-    told = f"{len(calls)} more calls of this reply were not run (at most {limit} a reply)"
+    told = Said.of("calls_not_run", count=len(calls), limit=limit)
     note = f"error [too_many_calls]: not run: at most {limit} calls a reply; ask again"
     answers = tuple(FunctionCallOutput(c.call_id, note, is_error=True) for c in calls)
-    return Note(told, "too_many_calls"), answers
+    return Note(told.text(), "too_many_calls", told), answers
 
 
 def close_open_calls(

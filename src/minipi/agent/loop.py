@@ -98,7 +98,7 @@ def _turn(run: Run) -> FinalAnswer | End | None:
     reply = run.ask()
     decision = run.rules.decide(reply)
     if isinstance(decision, Retry):
-        run.note(Note(decision.reason, "retry"))
+        run.note(Note(decision.reason, "retry", decision.said))
         return None
     if isinstance(decision, End):
         return decision

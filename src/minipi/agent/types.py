@@ -129,6 +129,8 @@ class Retry:
     """The decision to ask the model once more: nothing of its reply is kept."""
 
     reason: str
+    said: Said | None = None
+    """``reason`` as a message of ``minipi.said`` (None: ``reason`` is the only wording)."""
 
 
 Decision: TypeAlias = FinalAnswer | RunTools | Retry | End

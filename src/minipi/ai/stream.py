@@ -23,6 +23,7 @@ from typing import Any, Literal, Protocol
 from minipi.ai.depth import check_depth, check_values
 from minipi.ai.types import Delta, DeltaSink, JsonObject
 from minipi.errors import ModelError, ModelProtocolError, ModelStreamError
+from minipi.said import Said
 
 __all__ = ["ChatStream", "ResponsesStream", "StreamReader", "raise_inband_error"]
 
@@ -215,10 +216,8 @@ class ChatStream:
 
     def result(self) -> JsonObject:
         if self._finish is None or not self.finished:
-            missing = "a finish reason" if self._finish is None else "its [DONE] marker"
-            raise ModelStreamError(
-                f"the stream ended without {missing}: the reply is incomplete and was not used"
-            )
+            missing = "stream_no_finish" if self._finish is None else "stream_no_done"
+            raise ModelStreamError(Said.of(missing))
         message: JsonObject = {"role": "assistant", "content": "".join(self._text) or None}
         if self._reasoning:
             message["reasoning_content"] = "".join(self._reasoning)
@@ -309,10 +308,7 @@ class ResponsesStream:
 
     def result(self) -> JsonObject:
         if self._response is None:
-            raise ModelStreamError(
-                "the stream ended without response.completed: the reply is incomplete and was "
-                "not used"
-            )
+            raise ModelStreamError(Said.of("stream_no_completed"))
         output = self._response.get("output")
         if (not isinstance(output, list) or not output) and self._items:
             return {**self._response, "output": [self._items[i] for i in sorted(self._items)]}
