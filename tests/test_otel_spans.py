@@ -255,6 +255,39 @@ def test_ask_otel_exports_the_spans_over_otlp_http(receiver: _Receiver) -> None:
     assert tool["gen_ai.tool.call.id"]
 
 
+def test_batch_otel_exports_each_tasks_run_as_its_own_trace(
+    receiver: _Receiver, tmp_path: Path
+) -> None:
+    """``minipi batch --otel``: every task is one ``invoke_agent`` span with its requests and
+    calls under it, in a trace of its own."""
+    import json
+
+    tasks = tmp_path / "tasks.jsonl"
+    lines = [{"id": f"t{n}", "question": QUESTION, "project": str(SAMPLE)} for n in (1, 2)]
+    tasks.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    with FakeServer() as server:
+        _script(server)
+        _script(server)
+        port = receiver.server_address[1]
+        env = _otel_env(OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{port}")
+        proc = minipi(
+            "batch", str(tasks), "-o", str(tmp_path / "out"), "-w", "1",
+            "--base-url", server.base_url, "-m", "fake-model", "--otel", env=env,
+        )  # fmt: skip
+    assert proc.returncode in (0, 4), proc.stderr
+    assert "Traceback" not in proc.stderr
+    _, spans = _received(receiver)
+    runs = [span for span in spans if span["name"] == "invoke_agent minipi"]
+    assert len(runs) == 2
+    assert runs[0]["trace"] != runs[1]["trace"]
+    for run in runs:
+        under = [s for s in spans if s["trace"] == run["trace"] and s is not run]
+        assert sorted(s["name"] for s in under) == [
+            "chat fake-model", "chat fake-model", "execute_tool list_files"
+        ]  # fmt: skip
+        assert all(s["parent"] == run["id"] for s in under)
+
+
 def test_the_cli_without_otel_imports_no_opentelemetry() -> None:
     startup = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", "import minipi.cli.main"],

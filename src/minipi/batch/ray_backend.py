@@ -31,7 +31,7 @@ from minipi.assemble import ModelHandle, open_model
 from minipi.batch.backend import Job
 from minipi.batch.gate import Gate
 from minipi.batch.records import Record
-from minipi.batch.run import Plan, crashed, run_task
+from minipi.batch.run import Plan, crashed, flush_spans, run_task
 from minipi.batch.store import write_atomically
 from minipi.batch.tasks import Task
 from minipi.errors import ConfigError
@@ -70,6 +70,8 @@ class RayWorker:
         """The task's record and its trace document (the driver writes both)."""
         trace = self.traces / f"{task.id}.json"
         record = run_task(task, self.plan, self.model, self.gate, trace)
+        if self.plan.spans:
+            flush_spans()
         text = None
         if trace.exists():
             text = trace.read_text(encoding="utf-8")

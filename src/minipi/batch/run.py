@@ -29,7 +29,7 @@ from minipi.errors import MiniPiError
 from minipi.files import ProjectFiles
 from minipi.session import OpenSession
 
-__all__ = ["Plan", "TraceFactory", "run_task", "task_settings"]
+__all__ = ["Plan", "TraceFactory", "flush_spans", "run_task", "task_settings"]
 
 
 class TraceFactory(Protocol):
@@ -64,6 +64,9 @@ class Plan:
     check_root: Callable[[Path], Path] = _same_root
     """The task's project as the root to confine the tools to, or ``ConfigError`` (the CLI
     refuses ``/`` and the home directory unless ``--allow-broad-root``)."""
+    spans: bool = False
+    """Each task's run as OpenTelemetry spans (``minipi.otel``), exported by the process that
+    runs it (``--otel``)."""
 
 
 def task_settings(plan: Plan, task: Task) -> Settings:
@@ -117,12 +120,28 @@ def run_task(
         if plan.trace is not None and trace is not None:
             traced = plan.trace(trace, settings, model, tools, root)
         recorder = book.recorder if book is not None else None  # first: saved before shown
-        sink = fan_out(*(s for s in (recorder, traced, on_event) if s is not None))
+        spans = _span_sink(model) if plan.spans else None
+        sink = fan_out(*(s for s in (recorder, traced, spans, on_event) if s is not None))
         client = GatedClient(model.client, gate)
         config = agent_config(settings, model, tools, question=task.question, files=files)
         result = run_agent(client, tools, config, asked, sink, output=task.schema)
     shown = f"traces/{trace.name}" if traced is not None and trace is not None else None
     return record_of(task, result, time.perf_counter() - started, shown)
+
+
+def _span_sink(model: ModelHandle) -> EventSink:
+    """The spans of one task's run, to this process's exporter (``minipi.otel.tracing``)."""
+    from minipi.otel import span_sink, tracing
+
+    return span_sink(tracing(), base_url=model.base_url)
+
+
+def flush_spans() -> None:
+    """Send the spans this process holds now (a Ray worker may be stopped without its exit
+    hook); the CLI's own process flushes at exit."""
+    from minipi.otel.export import otlp_provider
+
+    otlp_provider().force_flush()
 
 
 def _approver(settings: Settings, book: OpenSession | None, root: str) -> Approver:

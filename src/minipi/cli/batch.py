@@ -201,6 +201,14 @@ def show(directory: Path) -> None:
     help="Let a task's project be /, your home directory itself, or a directory of secrets "
     "(~/.aws, ~/.ssh, minipi's own config and data).",
 )
+@_flag(
+    "--otel",
+    heading=HEADINGS["output"],
+    is_flag=True,
+    help="Send OpenTelemetry spans of each task's run over OTLP/HTTP to "
+    "$OTEL_EXPORTER_OTLP_ENDPOINT (default http://localhost:4318), as ask --otel does; needs "
+    "pip install 'minipi[otel]'.",
+)
 @tool_options
 @loop_options
 @model_options
@@ -213,6 +221,7 @@ def run_batch_command(
     force: bool,
     ray_address: str | None,
     allow_broad_root: bool,
+    otel: bool,
     **kwargs: Any,
 ) -> None:
     """Answer every task of TASKS.jsonl, one JSON object a line: {"id": "t1", "question":
@@ -231,7 +240,7 @@ def run_batch_command(
     options = BatchOptions(tasks_file, out, workers or WORKERS, max_connections, force, ray_address)
 
     def run() -> int:
-        return _run(options, workers, task_timeout, allow_broad_root, kwargs)
+        return _run(options, workers, task_timeout, allow_broad_root, otel, kwargs)
 
     sys.exit(_guard(run))
 
@@ -241,6 +250,7 @@ def _run(
     workers: int | None,
     task_timeout: float | None,
     allow_broad_root: bool,
+    otel: bool,
     kwargs: dict[str, Any],
 ) -> int:
     from dataclasses import replace
@@ -251,6 +261,10 @@ def _run(
     from minipi.cli.words import Words
 
     run = run_options(kwargs)
+    if otel:  # the exporter set up now: a missing extra stops nothing started
+        from minipi.otel import tracing
+
+        tracing()
     settings = _batch_approval(resolve_settings(run), run.flags.get("approve"))
     chinese = _in_chinese(options.tasks_file)
     words = Words(bool(chinese))
@@ -263,6 +277,7 @@ def _run(
         task_timeout,
         trace=BatchTrace(),
         check_root=partial(task_root, allow_broad_root, options.out),
+        spans=otel,
     )
     outcome = run_batch(options, plan)
     _show(outcome, options.out, words)
