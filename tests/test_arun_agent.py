@@ -550,3 +550,19 @@ def _when_up(
             assert proc.poll() is None, "the server ended"
             assert time.monotonic() < deadline, "the server did not start"
             time.sleep(0.1)
+
+
+def test_the_sync_loop_does_not_load_asyncio_until_arun_agent_is_asked_for() -> None:
+    """``minipi ask`` and ``run_agent`` do not pay for asyncio; ``arun_agent`` loads it."""
+    code = (
+        "import sys\n"
+        "from minipi.agent import run_agent, AgentConfig\n"
+        "import minipi.cli.app\n"
+        "print('asyncio' in sys.modules)\n"
+        "from minipi.agent import arun_agent\n"
+        "print('asyncio' in sys.modules, arun_agent.__name__)\n"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert shown.stdout.split() == ["False", "True", "arun_agent"]

@@ -1,6 +1,8 @@
 """The agent layer ("pi_agent"): tools, the loop, its rules, events and result."""
 
-from minipi.agent.aio import AsyncEventSink, arun_agent
+from typing import TYPE_CHECKING
+
+from minipi._lazy import lazy_names
 from minipi.agent.config import AgentConfig
 from minipi.agent.events import (
     AgentEvent,
@@ -31,6 +33,12 @@ from minipi.agent.tools import (
     parse_arguments,
 )
 from minipi.agent.types import CallOutcome, Checked, End, Nudge, Refusal, Rule, RunView
+
+if TYPE_CHECKING:
+    from minipi.agent.aio import AsyncEventSink, arun_agent
+
+# The async entry point loads asyncio (30 ms of every `minipi ask`): imported on first use.
+__getattr__ = lazy_names(__name__, {"minipi.agent.aio": ("AsyncEventSink", "arun_agent")})
 
 __all__ = [
     "AgentConfig",
