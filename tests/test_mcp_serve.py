@@ -377,3 +377,61 @@ def test_a_port_in_use_says_so(tmp_path: Path, fake_server: FakeServer) -> None:
     assert proc.returncode == 2
     assert f"--port {port}: cannot listen on 127.0.0.1:{port}" in proc.stderr
     assert os.linesep + "Traceback" not in proc.stderr
+
+
+def test_with_a_token_only_requests_that_carry_it_are_served(
+    fake_server: FakeServer, project: Path, tmp_path: Path
+) -> None:
+    """``MINIPI_MCP_TOKEN``: a request without ``Authorization: Bearer TOKEN``, or with
+    another token, is refused 401 before the MCP server sees it; a second minipi that sends
+    it (an ``mcpServers`` file's headers) gets its backed answer."""
+    fake_server.add(READ_REPORT, Turn("The daily report has 128 orders."))
+    command = [sys.executable, *serve_args(project, fake_server, "--port", "0")]
+    env = clean_env(MINIPI_MCP_TOKEN="s3cret-token")
+    with subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env) as server:
+        try:
+            assert server.stderr is not None
+            line = server.stderr.readline()
+            assert "a bearer token is required (MINIPI_MCP_TOKEN)" in line
+            found = re.search(r"http://127\.0\.0\.1:(\d+)/mcp", line)
+            assert found is not None, line
+            url = found.group(0)
+            body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+            accept = {"Accept": "application/json, text/event-stream"}
+            for given in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "s3cret-token"}):
+                refused = httpx.post(url, json=body, headers={**accept, **given}, timeout=10)
+                assert refused.status_code == 401, given
+                assert refused.headers["www-authenticate"].startswith("Bearer")
+            servers = {"minipi": {"url": url, "headers": {"Authorization": "Bearer ${TOKEN}"}}}
+            config = tmp_path / "mcp.json"
+            config.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+            here = tmp_path / "here"
+            here.mkdir()
+            asked = Turn(calls=[Call("ask_project", {"question": QUESTION})])
+            seen: list[dict[str, Any]] = []
+
+            def answer(body: dict[str, Any]) -> Turn:
+                seen.append(body)
+                return Turn("It has 128 orders.")
+
+            with FakeServer([asked, answer]) as outer:
+                proc = minipi(
+                    "ask", "How many orders does the other project's report have?",
+                    "-p", str(here), "--base-url", outer.base_url, "-m", "fake-model",
+                    "--mcp-config", str(config), "--mcp-trust", "minipi", "--json",
+                    env=clean_env(TOKEN="s3cret-token", MINIPI_DATA_DIR=str(tmp_path / "data")),
+                    timeout=120,
+                )  # fmt: skip
+            assert proc.returncode == 0, proc.stderr
+            (told,) = tool_outputs(seen[0])
+            assert told.startswith("The daily report has 128 orders.\n")
+        finally:
+            server.send_signal(signal.SIGTERM)
+            server.wait(timeout=20)
+
+
+def test_a_blank_token_is_a_usage_error(tmp_path: Path, fake_server: FakeServer) -> None:
+    args = serve_args(tmp_path, fake_server)[4:]
+    proc = minipi("mcp", "serve", *args, "--port", "0", env=clean_env(MINIPI_MCP_TOKEN=" "))
+    assert proc.returncode == 2
+    assert "MINIPI_MCP_TOKEN is set but empty" in proc.stderr

@@ -352,6 +352,10 @@ def _server_json(server: ServerTools) -> dict[str, Any]:
     }
 
 
+TOKEN_VARIABLE = "MINIPI_MCP_TOKEN"
+"""``minipi mcp serve --port``: when set, every HTTP request must carry this bearer token."""
+
+
 def serve_project(
     options: RunOptions, port: int | None, env: Mapping[str, str] | None = None
 ) -> int:
@@ -380,11 +384,27 @@ def serve_project(
             _note(words("serving", transport="stdio", root=options.root, mode=mode))
             anyio.run(serve_stdio, server)
             return 0
+        token = _token(env)
+        mode += "; " + words("serving_open" if token is None else "serving_token")
         sock = _listening(port)
         url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
         _note(words("serving", transport=url, root=options.root, mode=mode))
-        anyio.run(serve_http, server, sock)
+        anyio.run(serve_http, server, sock, token)
     return 0
+
+
+def _token(env: Mapping[str, str]) -> str | None:
+    """The bearer token HTTP requests must carry (``MINIPI_MCP_TOKEN``), or None: none is
+    asked for. Set but blank is a usage error, not an open server."""
+    token = env.get(TOKEN_VARIABLE)
+    if token is None:
+        return None
+    if not token.strip():
+        raise ConfigError(
+            f"{TOKEN_VARIABLE} is set but empty: give the token HTTP clients must send "
+            "(Authorization: Bearer TOKEN), or unset it"
+        )
+    return token.strip()
 
 
 def _served_options(options: RunOptions, env: Mapping[str, str]) -> RunOptions:

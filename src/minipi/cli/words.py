@@ -174,6 +174,14 @@ _TEXT: dict[str, tuple[str, str]] = {
         "允许改动，不会询问（--approve all）",
         "changes allowed without asking (--approve all)",
     ),
+    "serving_token": (
+        "需要 bearer token（MINIPI_MCP_TOKEN）",
+        "a bearer token is required (MINIPI_MCP_TOKEN)",
+    ),
+    "serving_open": (
+        "本机任何进程都可以调用它（设置 MINIPI_MCP_TOKEN 则要求 bearer token）",
+        "any process on this machine may call it (set MINIPI_MCP_TOKEN to require a bearer token)",
+    ),
     "serving_session": (
         "每个问题都保存在会话 {name} 中",
         "each question is saved in session {name}",

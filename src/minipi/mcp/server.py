@@ -25,6 +25,8 @@ The server never opens or closes what it serves. Messages it words itself are
 
 from __future__ import annotations
 
+import hmac
+import json
 import signal
 import socket
 from collections.abc import Callable, Iterator, Mapping
@@ -448,6 +450,31 @@ async def serve_stdio(server: Server[Any]) -> None:
         await server.run(read, write, server.create_initialization_options())
 
 
+def bearer_only(app: Any, token: str) -> Any:
+    """``app`` (ASGI) behind a static bearer token: an HTTP request whose ``Authorization``
+    is not ``Bearer TOKEN`` gets 401 and never reaches it (compared in constant time);
+    lifespan events pass. The 127.0.0.1 socket keeps other machines out; the token keeps out
+    the other users and processes of this one."""
+    expected = f"Bearer {token}".encode()
+    refusal = json.dumps({"error": "unauthorized: send Authorization: Bearer TOKEN"}).encode()
+
+    async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            given = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(given, expected):
+                headers = [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(refusal)).encode()),
+                    (b"www-authenticate", b'Bearer realm="minipi"'),
+                ]
+                await send({"type": "http.response.start", "status": 401, "headers": headers})
+                await send({"type": "http.response.body", "body": refusal})
+                return
+        await app(scope, receive, send)
+
+    return guarded
+
+
 def listening_socket(port: int) -> socket.socket:
     """A socket listening on 127.0.0.1:``port`` (0: a free port), made before the server
     starts so that the address can be said first."""
@@ -462,10 +489,11 @@ def listening_socket(port: int) -> socket.socket:
     return sock
 
 
-async def serve_http(server: Server[Any], sock: socket.socket) -> None:
+async def serve_http(server: Server[Any], sock: socket.socket, token: str | None = None) -> None:
     """Serve streamable HTTP at ``/mcp`` on ``sock`` (127.0.0.1: the SDK refuses requests
     whose Host or Origin is not local) until Ctrl-C (then ``KeyboardInterrupt``) or SIGTERM
-    (then it returns: the caller closes what it opened and exits 0)."""
+    (then it returns: the caller closes what it opened and exits 0). With ``token``, a
+    request without ``Authorization: Bearer TOKEN`` is answered 401 (``bearer_only``)."""
     import uvicorn
 
     class Uvicorn(uvicorn.Server):
@@ -478,7 +506,9 @@ async def serve_http(server: Server[Any], sock: socket.socket) -> None:
                     caught: list[int] = getattr(self, "_captured_signals", [])
                     caught[:] = [number for number in caught if number != signal.SIGTERM]
 
-    app = server.streamable_http_app(host="127.0.0.1")
+    app: Any = server.streamable_http_app(host="127.0.0.1")
+    if token is not None:
+        app = bearer_only(app, token)
     # an event stream a client keeps open delays the stop by this much at most
     config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
     await Uvicorn(config).serve(sockets=[sock])
