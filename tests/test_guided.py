@@ -1191,7 +1191,7 @@ def test_a_follow_up_read_of_an_unchanged_file_is_a_pointer_to_the_first(tmp_pat
     results = [text for text in shown if text.startswith("Result of read_file")]
     assert "line 39: value 273" in results[0]
     assert results[1].endswith(
-        '(unchanged: this text is in the Result of read_file {"path": "notes.txt"} above)'
+        '(unchanged: this text is in the result of read_file {"path": "notes.txt"} above)'
     )
     # a range of the file, read after the whole of it: a pointer too
     ranged = {"tool": "read_file", "arguments": {"path": "notes.txt", "offset": 10, "limit": 20}}
@@ -1202,7 +1202,7 @@ def test_a_follow_up_read_of_an_unchanged_file_is_a_pointer_to_the_first(tmp_pat
         run_agent(client, create_project_tools(files), AgentConfig(), history)
     shown = [m.text for m in inner.requests[-1].items if isinstance(m, Message)]
     assert shown[-1].endswith(
-        '(unchanged: this text is in the Result of read_file {"path": "notes.txt"} above)'
+        '(unchanged: this text is in the result of read_file {"path": "notes.txt"} above)'
     )
     assert second.evidence is not None
     (claim, *_) = [c for c in second.evidence.claims if c.claim.value == "28"]

@@ -26,6 +26,7 @@ from minipi.agent.config import AgentConfig
 from minipi.agent.context import ContextFit
 from minipi.agent.decide import Reply, ReplyRetry, decide
 from minipi.agent.policy import EvidencePolicy
+from minipi.agent.same import SameResults
 from minipi.agent.types import Checked, Decision, End, Note, Nudge, Refusal, Rule, RunView
 from minipi.ai.types import (
     FunctionCallOutput,
@@ -302,6 +303,7 @@ class Rules:
             TurnLimit(config.max_turns, config.answer_on_last_turn),
             deadline,
             context,
+            SameResults(),
             retry,
             RepeatGuard(config.max_repeats),
             ErrorStreak(config.max_repeated_errors),

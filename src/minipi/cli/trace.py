@@ -4,7 +4,9 @@
 to_json``), without the streamed pieces (each reply is whole in its ``model_response``, which
 here also carries the raw response and the request's size). The ``items`` events hold every
 item the history gained, in order: with the header's instructions and tools, request k is
-the items of the events before its ``turn_start``. ``result`` is the ``run_end`` event.
+the items of the events before its ``turn_start`` (as the history holds them: a request
+sends an output shortened to fit the context, or a result it already holds, shorter).
+``result`` is the ``run_end`` event.
 The API key is never written, nor any secret an endpoint was sent (``minipi.ai.secrets``).
 """
 

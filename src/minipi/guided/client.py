@@ -155,7 +155,7 @@ class GuidedClient:
         self.offer_mutating = offer_mutating
         self.answer = answer
         self.small = small
-        self._rendered: dict[int, tuple[Item, Message | None, str | None]] = {}
+        self._rendered: dict[int, tuple[Item, Message | None]] = {}
 
     @property
     def lists(self) -> bool:
@@ -187,7 +187,7 @@ class GuidedClient:
         reply = self.inner.create(guided)
         response = translate(reply, self.style, cited, offer.tools, declared, request.items)
         if cited.composed is not None:  # later turns show the model its reply as it wrote it
-            self._rendered[id(cited.composed)] = (cited.composed, cited.reply, None)
+            self._rendered[id(cited.composed)] = (cited.composed, cited.reply)
         return response
 
     def _structured(self, request: ModelRequest, schema: JsonObject) -> ModelResponse:
@@ -275,31 +275,24 @@ class GuidedClient:
         self.inner.close()
 
     def _render(self, items: Sequence[Item], listing: bool = False) -> list[Item]:
-        """The history as plain messages, reusing each item's rendering from earlier turns.
-
-        A tool result whose content is whole in an earlier one of the request (a follow-up
-        question's read of a file that has not changed, or of a range of it) is shown as a
-        pointer to it, not a second copy (``SAME_RESULT_CHARS``): the engine reads it once.
-        The history keeps both whole (the evidence check and the facts read them); a
-        shortened earlier copy is another text, so a pointer never points at text the
-        request no longer holds.
+        """The history as plain messages, reusing each item's rendering from earlier turns
+        (a result the request already holds comes as the loop's pointer to it:
+        ``minipi.agent.same``).
 
         The cache is keyed by item identity (checked, so a reused id is never confused) and
         keeps only the current history; a client shared by threads stays correct."""
         calls = {i.call_id: i for i in items if isinstance(i, FunctionCall)}
         previous, current = self._rendered, {}
         rendered: list[Item] = []
-        first: dict[str, str] = {}  # a result's text -> the head of the first that showed it
         for index, item in enumerate(items):
-            same = _same_as(item, calls, first)
             hit = previous.get(id(item))
-            if hit is not None and hit[0] is item and hit[2] == same:
+            if hit is not None and hit[0] is item:
                 message = hit[1]
             else:
                 alone = [item] if isinstance(item, FunctionCall) else []
                 reply = _reply_calls(items, index) if listing else alone
-                message = _render(item, calls, reply, listing, same)
-            current[id(item)] = (item, message, same)
+                message = _render(item, calls, reply, listing)
+            current[id(item)] = (item, message)
             if message is not None:
                 rendered.append(message)
         self._rendered = current
@@ -340,49 +333,6 @@ def _reply_calls(items: Sequence[Item], index: int) -> list[FunctionCall]:
     return reply
 
 
-SAME_RESULT_CHARS = 200
-"""A result whose content is this long or longer, whole in an earlier result of the
-request, is shown as a pointer to it (a short one costs less than the pointer)."""
-
-
-def _same_as(item: Item, calls: Mapping[str, FunctionCall], first: dict[str, str]) -> str | None:
-    """The head of the earlier result of the request that holds ``item``'s content whole
-    (the same file read again, or a range of it), or None (then ``item``'s text is recorded
-    in ``first`` when long enough)."""
-    if not isinstance(item, FunctionCallOutput) or item.is_error:
-        return None
-    content = _content(item)
-    if len(content) < SAME_RESULT_CHARS:
-        return None
-    earlier = first.get(item.output) or next(
-        (head for text, head in first.items() if content in text), None
-    )
-    if earlier is None:
-        first[item.output] = _head(item, calls)
-    return earlier
-
-
-def _content(item: FunctionCallOutput) -> str:
-    """The result's content (what its ``details["marks"]`` mark ``content``, up to where a
-    cut to fit the context stopped it: a file's text without a notice such as
-    ``[truncated: …]`` or ``[output cut: …]``), or its whole text without marks."""
-    marks = item.details.get("marks")
-    if not isinstance(marks, list):
-        return item.output
-    cut = item.details.get("cut_at")  # a result cut to fit: its marks stop there
-    end = cut if isinstance(cut, int) else len(item.output)
-    parts = [
-        item.output[m[0] : min(m[1], end)]
-        for m in marks
-        if isinstance(m, list)
-        and len(m) == 3
-        and m[2] == "content"
-        and isinstance(m[0], int)
-        and isinstance(m[1], int)
-    ]
-    return "".join(parts) if len(parts) == 1 else item.output
-
-
 def _head(item: FunctionCallOutput, calls: Mapping[str, FunctionCall]) -> str:
     call = calls.get(item.call_id)
     return f"Result of {call.name} {dumps_json(_shown(call))}" if call else "Result"
@@ -393,20 +343,15 @@ def _render(
     calls: Mapping[str, FunctionCall],
     reply: Sequence[FunctionCall] = (),
     listing: bool = False,
-    same: str | None = None,
 ) -> Message | None:
     """One history item as a plain message (None for reasoning and empty messages); the
-    calls of one reply as one message (``reply``: a JSON list when there are several); a
-    result the request already holds (``same``: the head of that one) as a pointer."""
+    calls of one reply as one message (``reply``: a JSON list when there are several)."""
     if isinstance(item, Message):
         return _rendered_message(item)
     if isinstance(item, FunctionCall):
         return _rendered_calls(reply, listing)
     if isinstance(item, FunctionCallOutput):
-        head = _head(item, calls)
-        if same is not None:
-            return Message("user", f"{head}:\n(unchanged: this text is in the {same} above)")
-        return Message("user", f"{head}:\n{item.output}")
+        return Message("user", f"{_head(item, calls)}:\n{item.output}")
     return None
 
 
