@@ -310,6 +310,8 @@ def test_the_closing_lines_give_the_show_and_report_commands_which_run(
         )
     assert start in done.stderr
     lines = done.stdout.splitlines()
+    head = "2 tasks: 2 finished (2 now)" if language == "en" else "2 个任务：完成 2 个（本次 2 个）"
+    assert lines[0] == head  # the figures too, in the batch's language
     commands = [
         line.split(label, 1)[1] for label in (table, page) for line in lines if label in line
     ]

@@ -138,29 +138,60 @@ def _share(part: int, whole: int) -> str:
     return f"{part}/{whole} ({100 * part / whole:.1f}%)" if whole else "-"
 
 
-def summary_lines(summary: dict[str, Any]) -> list[str]:
-    """The closing lines a person reads."""
-    head = f"{summary['tasks']} tasks: {summary['finished']} finished"
-    head += f" ({summary['ran_now']} now)"
+_LINES: dict[str, tuple[str, str]] = {
+    "head": (
+        "{tasks} 个任务：完成 {finished} 个（本次 {now} 个）",
+        "{tasks} tasks: {finished} finished ({now} now)",
+    ),
+    "pending": ("，{count} 个未完成", ", {count} not finished"),
+    "cancelled": ("（{count} 个已取消）", " ({count} cancelled)"),
+    "malformed": ("；跳过了 {count} 行格式错误的内容", "; {count} malformed line{s} skipped"),
+    "rates": (
+        "成功 {succeeded}  有依据 {backed}  正确 {correct}  可追溯 {traced}",
+        "succeeded {succeeded}  backed {backed}  correct {correct}  traced {traced}",
+    ),
+    "statuses": ("状态：{statuses}", "statuses: {statuses}"),
+    "tokens": (
+        "token：输入 {input}，输出 {output}，缓存 {cached}",
+        "tokens: input {input}, output {output}, cached {cached}",
+    ),
+    "no_timing": ("每个任务的秒数：-", "seconds per task: -"),
+    "timing": (
+        "每个任务的秒数：p50 {p50:.2f}，p95 {p95:.2f}",
+        "seconds per task: p50 {p50:.2f}, p95 {p95:.2f}",
+    ),
+    "wall": ("；总耗时 {wall:.1f} 秒", "; wall {wall:.1f} s"),
+}
+"""The closing lines' texts: Chinese, then English (as ``minipi.said``: the same facts in each)."""
+
+
+def summary_lines(summary: dict[str, Any], chinese: bool = False) -> list[str]:
+    """The closing lines a person reads, in English or (``chinese``) in Chinese."""
+
+    def say(key: str, **facts: Any) -> str:
+        return _LINES[key][0 if chinese else 1].format(**facts)
+
+    head = say("head", tasks=summary["tasks"], finished=summary["finished"], now=summary["ran_now"])
     if summary["pending"]:
-        head += f", {summary['pending']} not finished"
+        head += say("pending", count=summary["pending"])
     if summary["cancelled"]:
-        head += f" ({summary['cancelled']} cancelled)"
+        head += say("cancelled", count=summary["cancelled"])
     if summary["malformed_lines"]:
         count = summary["malformed_lines"]
-        head += f"; {count} malformed line{'s' if count > 1 else ''} skipped"
-    rates = (
-        f"succeeded {_share(summary['succeeded'], summary['finished'])}"
-        f"  backed {_share(summary.get('backed', 0), summary['finished'])}"
-        f"  correct {_share(summary['correct'], summary['judged'])}"
-        f"  traced {_share(summary['traced'], summary['with_figures'])}"
+        head += say("malformed", count=count, s="s" if count > 1 else "")
+    rates = say(
+        "rates",
+        succeeded=_share(summary["succeeded"], summary["finished"]),
+        backed=_share(summary.get("backed", 0), summary["finished"]),
+        correct=_share(summary["correct"], summary["judged"]),
+        traced=_share(summary["traced"], summary["with_figures"]),
     )
     statuses = ", ".join(f"{k} {v}" for k, v in summary["statuses"].items()) or "-"
-    tokens = summary["tokens"]
-    spent = f"tokens: input {tokens['input']}, output {tokens['output']}, cached {tokens['cached']}"
+    spent = say("tokens", **summary["tokens"])
     seconds = summary["seconds_per_task"]
-    timing = "seconds per task: -"
+    timing = say("no_timing")
     if seconds["p50"] is not None and seconds["p95"] is not None:
-        timing = f"seconds per task: p50 {seconds['p50']:.2f}, p95 {seconds['p95']:.2f}"
-    timing += f"; wall {summary['wall_seconds']:.1f} s"
-    return [head, "  " + rates, "  statuses: " + statuses, "  " + spent, "  " + timing]
+        timing = say("timing", p50=seconds["p50"], p95=seconds["p95"])
+    timing += say("wall", wall=summary["wall_seconds"])
+    shown = say("statuses", statuses=statuses)
+    return [head, "  " + rates, "  " + shown, "  " + spent, "  " + timing]

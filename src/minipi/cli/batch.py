@@ -357,7 +357,7 @@ def _show(outcome: BatchOutcome, out: Path, words: Words) -> None:
     from minipi.batch import summary_lines
     from minipi.cli.terminal import safe
 
-    lines = summary_lines(outcome.summary)
+    lines = summary_lines(outcome.summary, chinese=words.chinese)
     results, summary = out / "results.jsonl", out / "summary.json"
     lines.append(words("batch_results", results=results, summary=summary))
     if outcome.problems:
