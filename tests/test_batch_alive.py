@@ -187,7 +187,7 @@ def test_the_bar_ticks_every_second_and_lines_go_above_it(tmp_path: Path, projec
     finally:
         slow.stop()
     assert done.returncode == 0, raw
-    assert b"2 tasks: 2 finished (1 now)" in done.stdout
+    assert "2 个任务：完成 2 个（本次 1 个）".encode() in done.stdout
     ticks = set(re.findall(r"1/2 \[(\d\d:\d\d)<", raw))
     assert {"00:01", "00:02"} <= ticks, raw
     assert "2/2" in raw

@@ -280,7 +280,7 @@ def test_a_terminal_shows_a_progress_bar(tmp_path: Path, server: FakeServer, pro
     tasks = write_tasks(tmp_path / "tasks.jsonl", task_rows(3, project))
     text, proc = on_terminal([sys.executable, *ENTRY, *_args(tasks, tmp_path / "out", server)])
     assert proc.returncode == 0
-    assert b"3 tasks: 3 finished" in proc.stdout
+    assert "3 个任务：完成 3 个".encode() in proc.stdout  # the batch's questions are Chinese
     assert "3/3" in text
     assert "ok 3 failed 0" in text
     assert "minipi batch: 3/3 done" not in text  # the bar, not the plain lines

@@ -265,7 +265,7 @@ def test_the_same_error_on_many_task_lines_is_counted_not_repeated(tmp_path: Pat
     assert f"{tasks}:5: " not in proc.stderr
     assert "... and 99997 more lines with the same error" in proc.stderr
     assert f"{tasks}:100002: not JSON" in proc.stderr  # another error is still said
-    assert "100001 malformed lines skipped" in proc.stdout
+    assert "跳过了 100001 行格式错误的内容" in proc.stdout
     assert [r["id"] for r in read_results(tmp_path / "out")] == ["t000"]
 
 

@@ -103,7 +103,7 @@ def test_malformed_task_lines_of_every_kind_are_named_and_the_rest_run(tmp_path:
             assert proc.returncode == 1
             for number in range(2, 7):
                 assert f"{tasks}:{number}: " in proc.stderr, proc.stderr
-            assert "5 malformed lines skipped" in proc.stdout
+            assert "跳过了 5 行格式错误的内容" in proc.stdout
             assert "cannot name a trace file" in proc.stderr
             assert [r["id"] for r in read_results(out)] == ["t000"]
     finally:
