@@ -283,6 +283,29 @@ _TEXT: dict[str, tuple[str, str]] = {
         "session '{name}' was not saved: {error}. The run stopped before its next step; "
         "resume with --session {name} (what was not saved is marked interrupted)",
     ),
+    # a batch's closing lines (minipi.batch.summary)
+    "batch_head": (
+        "{tasks} 个任务：完成 {finished} 个（本次 {now} 个）",
+        "{tasks} tasks: {finished} finished ({now} now)",
+    ),
+    "batch_pending": ("，{count} 个未完成", ", {count} not finished"),
+    "batch_cancelled": ("（{count} 个已取消）", " ({count} cancelled)"),
+    "batch_malformed": ("；跳过了 {malformed} 行格式错误的内容", "; {malformed} skipped"),
+    "batch_rates": (
+        "成功 {succeeded}  有依据 {backed}  正确 {correct}  可追溯 {traced}",
+        "succeeded {succeeded}  backed {backed}  correct {correct}  traced {traced}",
+    ),
+    "batch_statuses": ("状态：{statuses}", "statuses: {statuses}"),
+    "batch_tokens": (
+        "token：输入 {input}，输出 {output}，缓存 {cached}",
+        "tokens: input {input}, output {output}, cached {cached}",
+    ),
+    "batch_no_timing": ("每个任务的秒数：-", "seconds per task: -"),
+    "batch_timing": (
+        "每个任务的秒数：p50 {p50}，p95 {p95}",
+        "seconds per task: p50 {p50}, p95 {p95}",
+    ),
+    "batch_wall": ("；总耗时 {wall} 秒", "; wall {wall} s"),
     # minipi as an MCP server's tools (minipi.mcp.server)
     "serve_question_empty": (
         "question 必须是非空的文本：说明你想从项目的文件中了解什么",
@@ -311,7 +334,7 @@ _TEXT: dict[str, tuple[str, str]] = {
     ),
 }
 
-_NOUNS = {"tries": "attempt"}
+_NOUNS = {"tries": "attempt", "malformed": "malformed line"}
 """Counts whose English takes a noun: ``tries=3`` is ``3 attempts``."""
 
 _JOINS = ("；", "; ")

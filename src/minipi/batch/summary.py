@@ -19,6 +19,7 @@ from typing import Any
 
 from minipi.batch.checked import Schema
 from minipi.batch.records import Record
+from minipi.said import Said, SaidValue
 
 __all__ = ["SUMMARY", "Counts", "check_summary", "summarize", "summary_lines"]
 
@@ -138,38 +139,11 @@ def _share(part: int, whole: int) -> str:
     return f"{part}/{whole} ({100 * part / whole:.1f}%)" if whole else "-"
 
 
-_LINES: dict[str, tuple[str, str]] = {
-    "head": (
-        "{tasks} 个任务：完成 {finished} 个（本次 {now} 个）",
-        "{tasks} tasks: {finished} finished ({now} now)",
-    ),
-    "pending": ("，{count} 个未完成", ", {count} not finished"),
-    "cancelled": ("（{count} 个已取消）", " ({count} cancelled)"),
-    "malformed": ("；跳过了 {count} 行格式错误的内容", "; {count} malformed line{s} skipped"),
-    "rates": (
-        "成功 {succeeded}  有依据 {backed}  正确 {correct}  可追溯 {traced}",
-        "succeeded {succeeded}  backed {backed}  correct {correct}  traced {traced}",
-    ),
-    "statuses": ("状态：{statuses}", "statuses: {statuses}"),
-    "tokens": (
-        "token：输入 {input}，输出 {output}，缓存 {cached}",
-        "tokens: input {input}, output {output}, cached {cached}",
-    ),
-    "no_timing": ("每个任务的秒数：-", "seconds per task: -"),
-    "timing": (
-        "每个任务的秒数：p50 {p50:.2f}，p95 {p95:.2f}",
-        "seconds per task: p50 {p50:.2f}, p95 {p95:.2f}",
-    ),
-    "wall": ("；总耗时 {wall:.1f} 秒", "; wall {wall:.1f} s"),
-}
-"""The closing lines' texts: Chinese, then English (as ``minipi.said``: the same facts in each)."""
-
-
 def summary_lines(summary: dict[str, Any], chinese: bool = False) -> list[str]:
     """The closing lines a person reads, in English or (``chinese``) in Chinese."""
 
-    def say(key: str, **facts: Any) -> str:
-        return _LINES[key][0 if chinese else 1].format(**facts)
+    def say(key: str, **facts: SaidValue) -> str:
+        return Said.of(f"batch_{key}", **facts).text(chinese)
 
     head = say("head", tasks=summary["tasks"], finished=summary["finished"], now=summary["ran_now"])
     if summary["pending"]:
@@ -178,7 +152,7 @@ def summary_lines(summary: dict[str, Any], chinese: bool = False) -> list[str]:
         head += say("cancelled", count=summary["cancelled"])
     if summary["malformed_lines"]:
         count = summary["malformed_lines"]
-        head += say("malformed", count=count, s="s" if count > 1 else "")
+        head += say("malformed", malformed=count)
     rates = say(
         "rates",
         succeeded=_share(summary["succeeded"], summary["finished"]),
@@ -187,11 +161,12 @@ def summary_lines(summary: dict[str, Any], chinese: bool = False) -> list[str]:
         traced=_share(summary["traced"], summary["with_figures"]),
     )
     statuses = ", ".join(f"{k} {v}" for k, v in summary["statuses"].items()) or "-"
-    spent = say("tokens", **summary["tokens"])
+    tokens = summary["tokens"]
+    spent = say("tokens", input=tokens["input"], output=tokens["output"], cached=tokens["cached"])
     seconds = summary["seconds_per_task"]
     timing = say("no_timing")
     if seconds["p50"] is not None and seconds["p95"] is not None:
-        timing = say("timing", p50=seconds["p50"], p95=seconds["p95"])
-    timing += say("wall", wall=summary["wall_seconds"])
+        timing = say("timing", p50=f"{seconds['p50']:.2f}", p95=f"{seconds['p95']:.2f}")
+    timing += say("wall", wall=f"{summary['wall_seconds']:.1f}")
     shown = say("statuses", statuses=statuses)
     return [head, "  " + rates, "  " + shown, "  " + spent, "  " + timing]
