@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, settings
 
 from minipi.ai import ClientConfig, Endpoint, ModelClient, Wire, connect
 from support.fake import FakeServer
+from support.terminal import Terminal
 
 FAST_RETRIES = ClientConfig(backoff_base=0.01, read_timeout=10.0)
 """Real retry policy, tiny backoff: tests that retry stay fast."""
@@ -68,3 +69,12 @@ def model_client(fake_server: FakeServer, wire: Wire) -> Iterator[ModelClient]:
     client = connect(Endpoint(fake_server.base_url, "fake-model", wire=wire), FAST_RETRIES)
     yield client
     client.close()
+
+
+@pytest.fixture
+def terminals() -> Iterator[list[Terminal]]:
+    """Terminals a test opens (``support.terminal``), killed at its end even when it failed."""
+    opened: list[Terminal] = []
+    yield opened
+    for terminal in opened:
+        terminal.kill()

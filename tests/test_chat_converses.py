@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,17 +16,9 @@ import pytest
 from minipi.files.sandbox import SETTLED_NS
 from support.cli import clean_env, minipi, tool_outputs
 from support.fake import Call, FakeServer, RawReply, Turn
-from test_cli_terminal import Terminal
+from support.terminal import Terminal
 
 NOTES = "alpha 17\n"
-
-
-@pytest.fixture
-def terminals() -> Iterator[list[Terminal]]:
-    opened: list[Terminal] = []
-    yield opened
-    for terminal in opened:
-        terminal.kill()
 
 
 @pytest.fixture

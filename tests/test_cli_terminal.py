@@ -9,7 +9,6 @@ import select
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ import pytest
 
 from support.cli import EXAMPLES, QUESTION, clean_env, json_lines, minipi
 from support.fake import Call, FakeServer, Turn
+from support.terminal import Terminal
 
 SAMPLE = EXAMPLES / "sample_project"
 REPORT = "reports/daily-2026-09-06.json"
@@ -199,73 +199,6 @@ def test_a_move_onto_its_own_place_changes_nothing_and_fails_nothing(
     assert "[工具失败] already_there" in proc.stderr
     assert "[需要确认]" not in proc.stderr
     assert (project / REPORT).exists()
-
-
-def _controlling_terminal() -> None:
-    import fcntl
-    import termios
-
-    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
-
-
-class Terminal:
-    """``python -m minipi ARGS`` on a pseudo-terminal, typed into like a person would."""
-
-    def __init__(self, args: list[str], env: dict[str, str]) -> None:
-        self.master, slave = os.openpty()
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "minipi", *args],
-            stdin=slave,
-            stdout=slave,
-            stderr=slave,
-            env=env,
-            close_fds=True,
-            start_new_session=True,
-            preexec_fn=_controlling_terminal,  # so that ^C typed is a SIGINT, as in a shell
-        )
-        os.close(slave)
-        self.seen = ""
-
-    def expect(self, text: str, timeout: float = 30) -> str:
-        """Read until ``text`` has appeared (after what was expected before)."""
-        deadline = time.monotonic() + timeout
-        while text not in self.seen and time.monotonic() < deadline:
-            ready, _, _ = select.select([self.master], [], [], 0.2)
-            if ready:
-                try:
-                    self.seen += os.read(self.master, 65536).decode("utf-8", "replace")
-                except OSError:
-                    break
-        assert text in self.seen, self.seen
-        before, _, self.seen = self.seen.partition(text)
-        return before
-
-    def send(self, keys: bytes) -> None:
-        os.write(self.master, keys)
-
-    def close(self) -> int:
-        try:
-            return self.process.wait(timeout=20)
-        finally:
-            self.kill()
-
-    def kill(self) -> None:
-        """Whatever happened, no process is left behind (and the terminal is closed)."""
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
-        if self.master >= 0:
-            os.close(self.master)
-            self.master = -1
-
-
-@pytest.fixture
-def terminals() -> Iterator[list[Terminal]]:
-    """Terminals a test opens, killed at its end even when it failed."""
-    opened: list[Terminal] = []
-    yield opened
-    for terminal in opened:
-        terminal.kill()
 
 
 @pytest.mark.timeout(240)  # three chats, each a fresh process; slow on a loaded machine

@@ -3,24 +3,15 @@ shown as one, and the run ends ``user_denied`` at once (the README's table)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from support.cli import clean_env, copy_example
 from support.fake import Call, FakeServer, Turn
-from test_cli_terminal import Terminal
+from support.terminal import Terminal
 
 CAT = "inbox/猫咪小花.txt"
-
-
-@pytest.fixture
-def terminals() -> Iterator[list[Terminal]]:
-    opened: list[Terminal] = []
-    yield opened
-    for terminal in opened:
-        terminal.kill()
 
 
 @pytest.mark.parametrize(
