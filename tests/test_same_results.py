@@ -13,6 +13,7 @@ import pytest
 from minipi import AgentConfig, Endpoint, connect, run_agent
 from minipi.agent import RunResult, RunView
 from minipi.agent.same import SameResults
+from minipi.ai import Wire
 from minipi.ai.types import FunctionCall, FunctionCallOutput, Message, ModelRequest
 from minipi.files import ProjectFiles, create_project_tools
 from support.cli import tool_outputs
@@ -28,9 +29,9 @@ def _notes(root: Path, lines: int = 40) -> Path:
 
 
 def _ask(
-    server: FakeServer, root: Path, wire: str, history: Any, config: AgentConfig | None = None
+    server: FakeServer, root: Path, wire: Wire, history: Any, config: AgentConfig | None = None
 ) -> RunResult:
-    client = connect(Endpoint(server.base_url, "fake-model", wire=wire))  # type: ignore[arg-type]
+    client = connect(Endpoint(server.base_url, "fake-model", wire=wire))
     try:
         with ProjectFiles(root) as files:
             return run_agent(client, create_project_tools(files), config or AgentConfig(), history)
@@ -44,7 +45,7 @@ def _read(**arguments: Any) -> Turn:
 
 @pytest.mark.parametrize("wire", ["chat", "responses"])
 def test_a_follow_ups_read_of_an_unchanged_file_is_sent_as_a_pointer(
-    fake_server: FakeServer, tmp_path: Path, wire: str
+    fake_server: FakeServer, tmp_path: Path, wire: Wire
 ) -> None:
     _notes(tmp_path)
     fake_server.add(_read(), Turn("line 3 is 21"), _read(), Turn("line 4 is 28"))

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from minipi.agent.types import Rule, RunView
 from minipi.ai.types import FunctionCall, FunctionCallOutput, Item, ModelRequest
 
-__all__ = ["SAME_RESULT_CHARS", "SameResults", "content_of"]
+__all__ = ["SAME_RESULT_CHARS", "SameResults"]
 
 SAME_RESULT_CHARS = 200
 """A result whose content is this long or longer, whole in an earlier result of the
@@ -25,7 +25,7 @@ request, is sent as a pointer to it (a short one costs less than the pointer).""
 
 @dataclass
 class SameResults(Rule):
-    """A tool result whose content (``content_of``) is whole in an earlier result that the
+    """A tool result whose content (``_content``) is whole in an earlier result that the
     request still holds whole (not an error, not shortened to fit the context) is sent as a
     pointer to that one: the same file read again, unchanged, or a range of it. A file that
     changed in between is another text, so it is sent whole. The pointer names the earlier
@@ -54,7 +54,7 @@ class SameResults(Rule):
             assert isinstance(item, FunctionCallOutput)
             if item.is_error or item.call_id in view.shortened:
                 continue
-            content = content_of(item)
+            content = _content(item)
             earlier = first.get(item.output) or next(
                 (said for text, said in first.items() if content in text), None
             )
@@ -87,7 +87,7 @@ class SameResults(Rule):
         return made
 
 
-def content_of(item: FunctionCallOutput) -> str:
+def _content(item: FunctionCallOutput) -> str:
     """The result's content (what its ``details["marks"]`` mark ``content``, up to where a
     cut to fit the context stopped it: a file's text without a notice such as
     ``[truncated: …]`` or ``[output cut: …]``), or its whole text without marks."""
