@@ -55,8 +55,7 @@ class ReplyRetry(Rule):
         self.in_a_row += 1
         self.raise_limit = self.raise_limit or code == "truncated"
         if self.in_a_row < 2:
-            said = Said.of("once_more", what=what)
-            return Retry(said.text(), said)
+            return Retry(Said.of("once_more", what=what))
         return End.worded(code, Said.of("twice", what=what))
 
     def usable(self) -> None:

@@ -126,11 +126,14 @@ class RunTools:
 
 @dataclass(frozen=True, slots=True)
 class Retry:
-    """The decision to ask the model once more: nothing of its reply is kept."""
+    """The decision to ask the model once more: nothing of its reply is kept. ``said``: why,
+    in each language (``reason`` is its English)."""
 
-    reason: str
-    said: Said | None = None
-    """``reason`` as a message of ``minipi.said`` (None: ``reason`` is the only wording)."""
+    said: Said
+
+    @property
+    def reason(self) -> str:
+        return self.said.text()
 
 
 Decision: TypeAlias = FinalAnswer | RunTools | Retry | End
