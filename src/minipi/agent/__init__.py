@@ -37,7 +37,8 @@ from minipi.agent.types import CallOutcome, Checked, End, Nudge, Refusal, Rule, 
 if TYPE_CHECKING:
     from minipi.agent.aio import AsyncEventSink, arun_agent
 
-# The async entry point loads asyncio (30 ms of every `minipi ask`): imported on first use.
+# The async entry point loads asyncio (1.4 MB and 5 ms of every `minipi ask`, measured):
+# imported on first use.
 __getattr__ = lazy_names(__name__, {"minipi.agent.aio": ("AsyncEventSink", "arun_agent")})
 
 __all__ = [
